@@ -1,1 +1,55 @@
+//! # akledger
+//!
+//! An embedded, append-only ledger of signed, content-addressed events, with a causal DAG
+//! index and the Arkret sidecar exchange fold. See `ARCHITECTURE.md` for the code map and
+//! `docs/format.md` for every byte on disk.
+//!
+//! The pure core — [`canonical`], [`id`], [`did`], [`time`], [`envelope`], [`proof`],
+//! [`encrypted`], [`event`] — does no IO, reads no clock and draws no randomness.
+//!
+//! ```
+//! use akledger::{ActorId, Event, EventBuilder, Keyring, ScopeRef, Timestamp, Verifier};
+//!
+//! let key = ed25519_dalek::SigningKey::from_bytes(&[1; 32]);
+//! let me = ActorId::service_for_key(&key.verifying_key());
+//! let at = Timestamp::parse("2026-11-29T12:00:00.000Z")?;
+//! let realm = EventBuilder::new("ak.realm.create", ScopeRef::RealmGenesis, me, at).sign(&key)?;
+//!
+//! // A receiver checks untrusted bytes and gets a verified event or a coded rejection.
+//! let verifier = Verifier::new(Keyring::new());
+//! let event = Event::from_bytes(realm.bytes(), &verifier)?;
+//! assert_eq!(event.id(), realm.id());
+//! let mut tampered = realm.bytes().to_vec();
+//! tampered[20] ^= 1;
+//! assert!(Event::from_bytes(&tampered, &verifier).is_err());
+//! # Ok::<(), akledger::Rejection>(())
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
+pub mod canonical;
+pub mod did;
+pub mod encrypted;
+pub mod envelope;
+pub mod error;
+pub mod event;
+pub mod id;
+pub mod keyring;
+pub mod limits;
+pub mod proof;
+pub mod time;
+
+pub use canonical::{Json, Object};
+pub use did::{ActorId, DidCoreId};
+pub use encrypted::{EncryptedEnvelope, SidecarKey};
+pub use envelope::{Body, Envelope, ScopeRef, SemanticRef};
+pub use error::{Code, Error, Fault, Rejection};
+pub use event::{Event, EventBuilder, Unverified, Verified};
+pub use id::{DigestSuite, EventId, RealmId, SidecarId, StrandId};
+pub use keyring::Keyring;
+pub use proof::Verifier;
+pub use time::Timestamp;

@@ -1,0 +1,96 @@
+use super::*;
+use crate::error::Code;
+
+fn code(bytes: &[u8]) -> Code {
+    match parse_canonical(bytes) {
+        Ok(v) => panic!("accepted {:?} as {v:?}", String::from_utf8_lossy(bytes)),
+        Err(e) => e.code(),
+    }
+}
+
+#[test]
+fn canonical_documents_round_trip() {
+    for doc in [
+        r#"{"a":1,"b":[true,false,null],"c":{"d":"e"}}"#,
+        r#"[]"#,
+        r#"{}"#,
+        r#""\"\\\b\t\n\f\r\u0001\u001f""#,
+        r#"-9007199254740991"#,
+        r#"9007199254740991"#,
+        "\"é ü 漢字 😀\"",
+        r#"{"":0,"a":0}"#,
+    ] {
+        let v = parse_canonical(doc.as_bytes()).unwrap_or_else(|e| panic!("{doc}: {e}"));
+        assert_eq!(to_canonical(&v), doc.as_bytes());
+    }
+}
+
+#[test]
+fn keys_sort_by_utf16_code_units_not_bytes() {
+    // U+E000 is one UTF-16 unit 0xE000; U+1F600 is the surrogate pair D83D DE00.
+    // By UTF-8 bytes U+E000 (EE 80 80) < U+1F600 (F0 ..); by UTF-16 units the emoji is first.
+    let doc = "{\"\u{1F600}\":1,\"\u{E000}\":2}";
+    assert!(parse_canonical(doc.as_bytes()).is_ok());
+    let bytes_order = "{\"\u{E000}\":2,\"\u{1F600}\":1}";
+    assert_eq!(code(bytes_order.as_bytes()), Code::SchemaViolation);
+}
+
+#[test]
+fn rejects_non_canonical_spellings() {
+    for doc in [
+        r#"{"b":1,"a":2}"#,
+        r#"{"a": 1}"#,
+        r#" {}"#,
+        "{}\n",
+        r#""\u0062""#,
+        r#""\u001F""#,
+        r#""\/""#,
+        r#"-0"#,
+        r#"01"#,
+    ] {
+        assert_eq!(code(doc.as_bytes()), Code::SchemaViolation, "{doc}");
+    }
+}
+
+#[test]
+fn rejects_value_rules() {
+    for doc in [
+        r#"{"a":1,"a":1}"#,
+        r#"1.0"#,
+        r#"1e3"#,
+        r#"9007199254740992"#,
+        r#"-9007199254740992"#,
+        r#"18446744073709551616"#,
+        "\"e\u{0301}\"",
+        "\u{feff}{}",
+        "\"a\u{feff}\"",
+        r#""\ufeff""#,
+        r#""\ud800""#,
+        r#""\udc00x""#,
+        "\"\u{0}\"",
+    ] {
+        assert_eq!(code(doc.as_bytes()), Code::SchemaViolation, "{doc:?}");
+    }
+}
+
+#[test]
+fn depth_64_is_accepted_and_65_rejected() {
+    let nest = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    assert!(parse_canonical(nest(64).as_bytes()).is_ok());
+    assert_eq!(code(nest(65).as_bytes()), Code::SchemaViolation);
+}
+
+#[test]
+fn size_limit_is_payload_too_large() {
+    let limit = crate::limits::MAX_EVENT_BYTES;
+    let at = format!("\"{}\"", "a".repeat(limit - 2));
+    assert!(parse_canonical(at.as_bytes()).is_ok());
+    let over = format!("\"{}\"", "a".repeat(limit - 1));
+    assert_eq!(code(over.as_bytes()), Code::PayloadTooLarge);
+}
+
+#[test]
+fn invalid_utf8_is_rejected() {
+    assert_eq!(code(b"\"\xff\""), Code::SchemaViolation);
+    assert_eq!(code(b"\"\xed\xa0\x80\""), Code::SchemaViolation);
+}

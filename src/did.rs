@@ -1,0 +1,260 @@
+//! Principals (PROFILE §1): `did_core_id`, [`ActorId`], and the self-certifying `key` method
+//! (`ak:did_core:key:z…` ⇄ `did:key:z…` ⇄ an Ed25519 public key).
+
+use std::fmt;
+
+use ed25519_dalek::VerifyingKey;
+
+use crate::canonical::{Json, Object};
+use crate::error::{schema, Rejection};
+use crate::limits::MAX_DID_CORE_ID_BYTES;
+
+/// Multicodec prefix of an Ed25519 public key (`ed25519-pub`, varint 0xed).
+const ED25519_MULTICODEC: [u8; 2] = [0xED, 0x01];
+
+/// A `did_core_id`: `ak:did_core:<method>:<core>`, compared byte for byte.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DidCoreId(String);
+
+impl DidCoreId {
+    /// Parses and validates `^ak:did_core:[a-z0-9]+:[^\s/?#]+$`, at most 512 bytes.
+    pub fn parse(s: &str) -> Result<Self, Rejection> {
+        if s.len() > MAX_DID_CORE_ID_BYTES {
+            return Err(schema("did_core_id longer than 512 bytes"));
+        }
+        let rest = s
+            .strip_prefix("ak:did_core:")
+            .ok_or_else(|| schema("did_core_id must start with ak:did_core:"))?;
+        let (method, core) = rest
+            .split_once(':')
+            .ok_or_else(|| schema("did_core_id needs <method>:<core>"))?;
+        let method_ok = !method.is_empty()
+            && method
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+        let core_ok = !core.is_empty()
+            && !core
+                .chars()
+                .any(|c| c.is_whitespace() || matches!(c, '/' | '?' | '#'));
+        if method_ok && core_ok {
+            Ok(DidCoreId(s.to_owned()))
+        } else {
+            Err(schema(format!("malformed did_core_id {s:?}")))
+        }
+    }
+
+    /// The `ak:did_core:key:` principal of an Ed25519 key.
+    pub fn for_key(key: &VerifyingKey) -> Self {
+        DidCoreId(format!("ak:did_core:key:{}", multibase_of(key)))
+    }
+
+    /// The Ed25519 key of a `key`-method principal, if this is one.
+    pub fn key(&self) -> Option<VerifyingKey> {
+        self.0
+            .strip_prefix("ak:did_core:key:")
+            .and_then(|mb| key_of_multibase(mb).ok())
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for DidCoreId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for DidCoreId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+/// `z` + base58btc(0xED 0x01 ‖ key): the multibase text shared by `did:key` and
+/// `ak:did_core:key:`.
+pub fn multibase_of(key: &VerifyingKey) -> String {
+    let mut bytes = Vec::with_capacity(34);
+    bytes.extend_from_slice(&ED25519_MULTICODEC);
+    bytes.extend_from_slice(key.as_bytes());
+    format!("z{}", bs58::encode(bytes).into_string())
+}
+
+/// Decodes the multibase text of an Ed25519 key.
+pub fn key_of_multibase(mb: &str) -> Result<VerifyingKey, Rejection> {
+    let b58 = mb
+        .strip_prefix('z')
+        .ok_or_else(|| schema("multibase key must start with z"))?;
+    let bytes = bs58::decode(b58)
+        .into_vec()
+        .map_err(|_| schema("multibase key is not base58btc"))?;
+    let key = bytes
+        .strip_prefix(&ED25519_MULTICODEC)
+        .ok_or_else(|| schema("multibase key is not an Ed25519 key"))?;
+    let key: [u8; 32] = key
+        .try_into()
+        .map_err(|_| schema("Ed25519 key must be 32 bytes"))?;
+    VerifyingKey::from_bytes(&key).map_err(|_| schema("Ed25519 key is not a valid point"))
+}
+
+/// `did:key:<mb>` of an Ed25519 key.
+pub fn did_key(key: &VerifyingKey) -> String {
+    format!("did:key:{}", multibase_of(key))
+}
+
+/// The verification method `did:key:<mb>#<mb>` of an Ed25519 key (PROFILE §4).
+pub fn verification_method(key: &VerifyingKey) -> String {
+    let mb = multibase_of(key);
+    format!("did:key:{mb}#{mb}")
+}
+
+/// The key named by a `did:key:<mb>` or `did:key:<mb>#<mb>` text.
+pub fn key_of_did_key(text: &str) -> Result<VerifyingKey, Rejection> {
+    let rest = text
+        .strip_prefix("did:key:")
+        .ok_or_else(|| schema("expected did:key:"))?;
+    let mb = match rest.split_once('#') {
+        Some((mb, fragment)) if mb == fragment => mb,
+        Some(_) => return Err(schema("did:key fragment must repeat the key")),
+        None => rest,
+    };
+    key_of_multibase(mb)
+}
+
+/// Who authored an event (PROFILE §1): a closed tagged object.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum ActorId {
+    /// A person's account at a station.
+    Account {
+        /// The account's principal.
+        principal_id: DidCoreId,
+        /// The station holding the account.
+        station_id: DidCoreId,
+    },
+    /// A service.
+    Service {
+        /// The service's principal.
+        service_id: DidCoreId,
+    },
+}
+
+impl ActorId {
+    /// The principal: `principal_id` of an account, `service_id` of a service.
+    pub fn principal(&self) -> &DidCoreId {
+        match self {
+            ActorId::Account { principal_id, .. } => principal_id,
+            ActorId::Service { service_id } => service_id,
+        }
+    }
+
+    /// A service actor whose principal is the `key` principal of `key`.
+    pub fn service_for_key(key: &VerifyingKey) -> Self {
+        ActorId::Service {
+            service_id: DidCoreId::for_key(key),
+        }
+    }
+
+    /// Reads the closed object form.
+    pub fn from_json(v: &Json) -> Result<Self, Rejection> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| schema("actor_id must be an object"))?;
+        match obj.get("kind").and_then(Json::as_str) {
+            Some("account") => {
+                only_keys(obj, &["kind", "account_id"], "actor_id")?;
+                let acc = obj
+                    .get("account_id")
+                    .and_then(Json::as_object)
+                    .ok_or_else(|| schema("actor_id.account_id must be an object"))?;
+                only_keys(acc, &["principal_id", "station_id"], "account_id")?;
+                Ok(ActorId::Account {
+                    principal_id: did_member(acc, "principal_id")?,
+                    station_id: did_member(acc, "station_id")?,
+                })
+            }
+            Some("service") => {
+                only_keys(obj, &["kind", "service_id"], "actor_id")?;
+                Ok(ActorId::Service {
+                    service_id: did_member(obj, "service_id")?,
+                })
+            }
+            _ => Err(schema("actor_id.kind must be account or service")),
+        }
+    }
+
+    /// The closed object form.
+    pub fn to_json(&self) -> Json {
+        match self {
+            ActorId::Account {
+                principal_id,
+                station_id,
+            } => Object::new()
+                .with("kind", "account".into())
+                .with(
+                    "account_id",
+                    Object::new()
+                        .with("principal_id", principal_id.as_str().into())
+                        .with("station_id", station_id.as_str().into())
+                        .into(),
+                )
+                .into(),
+            ActorId::Service { service_id } => Object::new()
+                .with("kind", "service".into())
+                .with("service_id", service_id.as_str().into())
+                .into(),
+        }
+    }
+}
+
+/// Requires that `obj` has exactly the members `keys` (all present, nothing else).
+pub(crate) fn only_keys(obj: &Object, keys: &[&str], what: &str) -> Result<(), Rejection> {
+    if let Some(extra) = obj.keys().find(|k| !keys.contains(k)) {
+        return Err(schema(format!("{what}: unknown member {extra:?}")));
+    }
+    if let Some(missing) = keys.iter().find(|k| obj.get(k).is_none()) {
+        return Err(schema(format!("{what}: missing member {missing:?}")));
+    }
+    Ok(())
+}
+
+fn did_member(obj: &Object, key: &str) -> Result<DidCoreId, Rejection> {
+    let text = obj
+        .get(key)
+        .and_then(Json::as_str)
+        .ok_or_else(|| schema(format!("{key} must be a string")))?;
+    DidCoreId::parse(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn did_key_round_trip() {
+        let sk = ed25519_dalek::SigningKey::from_bytes(&[9u8; 32]);
+        let vk = sk.verifying_key();
+        let principal = DidCoreId::for_key(&vk);
+        assert!(principal.as_str().starts_with("ak:did_core:key:z6Mk"));
+        assert_eq!(principal.key(), Some(vk));
+        assert_eq!(key_of_did_key(&verification_method(&vk)).ok(), Some(vk));
+        assert_eq!(key_of_did_key(&did_key(&vk)).ok(), Some(vk));
+        assert!(DidCoreId::parse(principal.as_str()).is_ok());
+    }
+
+    #[test]
+    fn did_core_id_rules() {
+        for bad in [
+            "ak:did_core:KEY:x",
+            "ak:did_core:key:",
+            "ak:did_core:key:a/b",
+            "did:key:z",
+            "ak:did_core:k ey:x",
+        ] {
+            assert!(DidCoreId::parse(bad).is_err(), "{bad}");
+        }
+        assert!(DidCoreId::parse("ak:did_core:webvh:z6mkfixture:agent.example").is_ok());
+        assert!(DidCoreId::parse(&format!("ak:did_core:x:{}", "a".repeat(600))).is_err());
+    }
+}

@@ -1,0 +1,249 @@
+//! The event envelope (PROFILE §3): a closed JSON object, read into typed fields.
+//!
+//! [`Envelope`] is everything the producer signs; the preimage of the id is its canonical
+//! JSON. [`ProducerProof`] is the detached signature object (PROFILE §4), verified in
+//! [`crate::proof`]. Reading is pure and total: any shape error is a [`Rejection`].
+
+mod body;
+mod refs;
+mod scope;
+
+pub use body::{
+    Body, EXCHANGE_CONTROL, MESSAGE_CREATE, REALM_CREATE, SIDECAR_CREATE, STRAND_CREATE,
+};
+pub use refs::{is_code, SemanticRef, CAUSAL_ROLES};
+pub use scope::ScopeRef;
+
+use std::collections::HashSet;
+
+use crate::canonical::{Json, Object};
+use crate::did::{only_keys, ActorId};
+use crate::error::{schema, Rejection};
+use crate::id::{EventId, RealmId};
+use crate::limits::{MAX_KIND_BYTES, MAX_SEMANTIC_REFS};
+use crate::time::Timestamp;
+
+/// The signed fields of an event.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Envelope {
+    /// `^ak\.[a-z0-9_]+(\.[a-z0-9_]+)*$`.
+    pub kind: String,
+    /// Present on every kind but `ak.realm.create`; equals the scope's realm.
+    pub realm_id: Option<RealmId>,
+    /// Where the event lives.
+    pub scope: ScopeRef,
+    /// Who authored it.
+    pub actor: ActorId,
+    /// When the producer says it was made.
+    pub created_at: Timestamp,
+    /// Semantic refs (empty means the field is omitted).
+    pub refs: Vec<SemanticRef>,
+    /// The kind-specific payload (an object).
+    pub payload: Json,
+}
+
+/// The detached-JWS producer proof (PROFILE §4).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ProducerProof {
+    /// `did:key:<mb>#<mb>`.
+    pub verification_method: String,
+    /// `<suite>:<hex>` of the preimage.
+    pub event_digest: String,
+    /// Equal to the envelope's `created_at`.
+    pub created_at: Timestamp,
+    /// Compact JWS with detached payload.
+    pub jws: String,
+}
+
+const ENVELOPE_KEYS: [&str; 9] = [
+    "actor_id",
+    "created_at",
+    "event_id",
+    "kind",
+    "payload",
+    "producer_proof",
+    "realm_id",
+    "scope_ref",
+    "semantic_refs",
+];
+
+impl Envelope {
+    /// Reads a parsed event object into the envelope, the stated id and the proof.
+    pub fn read(obj: &Object) -> Result<(Envelope, EventId, ProducerProof), Rejection> {
+        if let Some(extra) = obj.keys().find(|k| !ENVELOPE_KEYS.contains(k)) {
+            return Err(schema(format!("unknown top-level field {extra:?}")));
+        }
+        let text = |key: &str| -> Result<&str, Rejection> {
+            obj.get(key)
+                .and_then(Json::as_str)
+                .ok_or_else(|| schema(format!("{key} must be a string")))
+        };
+        let event_id = EventId::parse(text("event_id")?)?;
+        let kind = text("kind")?;
+        if !is_kind(kind) {
+            return Err(schema(format!("kind {kind:?} is not ak.<name>(.<name>)*")));
+        }
+        let scope = ScopeRef::from_json(obj.get("scope_ref").unwrap_or(&Json::Null))?;
+        let realm_id = match obj.get("realm_id") {
+            None => None,
+            Some(v) => Some(RealmId::parse(v.as_str().unwrap_or_default())?),
+        };
+        match (kind, realm_id, scope.realm_id()) {
+            (REALM_CREATE, Some(_), _) => {
+                return Err(schema("ak.realm.create must not carry realm_id"))
+            }
+            (REALM_CREATE, None, _) => {}
+            (_, None, _) => return Err(schema("realm_id is required")),
+            (_, Some(r), Some(s)) if r != s => {
+                return Err(schema("realm_id differs from scope_ref.realm_id"))
+            }
+            _ => {}
+        }
+        let actor = ActorId::from_json(obj.get("actor_id").unwrap_or(&Json::Null))?;
+        let created_at = Timestamp::parse(text("created_at")?)?;
+        let refs = read_refs(obj.get("semantic_refs"))?;
+        let payload = obj
+            .get("payload")
+            .cloned()
+            .ok_or_else(|| schema("payload is required"))?;
+        if payload.as_object().is_none() {
+            return Err(schema("payload must be an object"));
+        }
+        let proof = ProducerProof::read(obj.get("producer_proof").unwrap_or(&Json::Null))?;
+        let envelope = Envelope {
+            kind: kind.to_owned(),
+            realm_id,
+            scope,
+            actor,
+            created_at,
+            refs,
+            payload,
+        };
+        Ok((envelope, event_id, proof))
+    }
+
+    /// The preimage object: every signed field, without `event_id` and `producer_proof`.
+    pub fn preimage(&self) -> Object {
+        let mut obj = Object::new()
+            .with("actor_id", self.actor.to_json())
+            .with("created_at", self.created_at.to_string().into())
+            .with("kind", self.kind.as_str().into())
+            .with("payload", self.payload.clone())
+            .with("scope_ref", self.scope.to_json());
+        if let Some(realm) = self.realm_id {
+            obj.insert("realm_id", realm.to_string().into());
+        }
+        if !self.refs.is_empty() {
+            obj.insert(
+                "semantic_refs",
+                Json::Array(self.refs.iter().map(SemanticRef::to_json).collect()),
+            );
+        }
+        obj
+    }
+
+    /// The causal parents named by refs (`after`, `parent_event`), deduplicated, in ref order.
+    pub fn causal_refs(&self) -> Vec<EventId> {
+        let mut seen = HashSet::new();
+        self.refs
+            .iter()
+            .filter_map(SemanticRef::causal_target)
+            .filter(|id| seen.insert(*id))
+            .collect()
+    }
+
+    /// True when a causal `after` ref names `id`.
+    pub fn has_after(&self, id: &EventId) -> bool {
+        self.refs
+            .iter()
+            .any(|r| r.role == "after" && r.causal_target().as_ref() == Some(id))
+    }
+}
+
+fn read_refs(v: Option<&Json>) -> Result<Vec<SemanticRef>, Rejection> {
+    let Some(v) = v else { return Ok(Vec::new()) };
+    let items = v
+        .as_array()
+        .ok_or_else(|| schema("semantic_refs must be an array"))?;
+    if items.is_empty() {
+        return Err(schema("semantic_refs must be omitted when empty"));
+    }
+    if items.len() > MAX_SEMANTIC_REFS {
+        return Err(schema(format!(
+            "more than {MAX_SEMANTIC_REFS} semantic_refs"
+        )));
+    }
+    let refs = items
+        .iter()
+        .map(SemanticRef::from_json)
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut seen = HashSet::new();
+    if !refs
+        .iter()
+        .all(|r| seen.insert((r.id.as_str(), r.role.as_str())))
+    {
+        return Err(schema("two semantic_refs with the same id and role"));
+    }
+    Ok(refs)
+}
+
+/// `^ak\.[a-z0-9_]+(\.[a-z0-9_]+)*$`, at most [`MAX_KIND_BYTES`].
+pub fn is_kind(kind: &str) -> bool {
+    kind.len() <= MAX_KIND_BYTES
+        && kind.strip_prefix("ak.").is_some_and(|rest| {
+            rest.split('.').all(|part| {
+                !part.is_empty()
+                    && part
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+            })
+        })
+}
+
+impl ProducerProof {
+    /// Reads the closed proof object.
+    pub fn read(v: &Json) -> Result<Self, Rejection> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| schema("producer_proof must be an object"))?;
+        only_keys(
+            obj,
+            &[
+                "created_at",
+                "event_digest",
+                "jws",
+                "kind",
+                "verification_method",
+            ],
+            "producer_proof",
+        )?;
+        let text = |key: &str| -> Result<&str, Rejection> {
+            obj.get(key)
+                .and_then(Json::as_str)
+                .ok_or_else(|| schema(format!("producer_proof.{key} must be a string")))
+        };
+        if text("kind")? != "detached_jws" {
+            return Err(schema("producer_proof.kind must be detached_jws"));
+        }
+        Ok(ProducerProof {
+            verification_method: text("verification_method")?.to_owned(),
+            event_digest: text("event_digest")?.to_owned(),
+            created_at: Timestamp::parse(text("created_at")?)?,
+            jws: text("jws")?.to_owned(),
+        })
+    }
+
+    /// The closed proof object.
+    pub fn to_json(&self) -> Json {
+        Object::new()
+            .with("created_at", self.created_at.to_string().into())
+            .with("event_digest", self.event_digest.as_str().into())
+            .with("jws", self.jws.as_str().into())
+            .with("kind", "detached_jws".into())
+            .with(
+                "verification_method",
+                self.verification_method.as_str().into(),
+            )
+            .into()
+    }
+}

@@ -1,0 +1,233 @@
+//! Events: bytes in, [`Event<Unverified>`] after the structural and content-address checks,
+//! [`Event<Verified>`] after the producer proof. Only verified events go further (the ledger,
+//! the DAG, the fold take nothing else).
+//!
+//! Receiver order (PROFILE §1–§4): size → canonical JSON → closed envelope → id suite →
+//! recompute the digest and compare it with the id → kind-specific payload → proof.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use ed25519_dalek::SigningKey;
+
+use crate::canonical::{parse_canonical, to_canonical, Json, Object};
+use crate::did::ActorId;
+use crate::envelope::{Body, Envelope, ProducerProof, ScopeRef, SemanticRef};
+use crate::error::{schema, Code, Rejection};
+use crate::id::{DigestSuite, EventId};
+use crate::proof::{sign, Verifier};
+use crate::time::Timestamp;
+
+/// Marker: structure and id checked, proof not yet.
+#[derive(Debug)]
+pub enum Unverified {}
+/// Marker: the producer proof verified for the actor.
+#[derive(Debug)]
+pub enum Verified {}
+
+#[derive(Debug)]
+struct Inner {
+    id: EventId,
+    bytes: Arc<[u8]>,
+    envelope: Envelope,
+    proof: ProducerProof,
+    body: Body,
+}
+
+/// An event in trust state `S`. Cheap to clone (shared).
+#[derive(Debug)]
+pub struct Event<S = Verified> {
+    inner: Arc<Inner>,
+    state: PhantomData<fn() -> S>,
+}
+
+impl<S> Clone for Event<S> {
+    fn clone(&self) -> Self {
+        Event {
+            inner: Arc::clone(&self.inner),
+            state: PhantomData,
+        }
+    }
+}
+
+impl<S> Event<S> {
+    /// The content id.
+    pub fn id(&self) -> EventId {
+        self.inner.id
+    }
+
+    /// The canonical bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.inner.bytes
+    }
+
+    /// The canonical bytes, shared.
+    pub fn shared_bytes(&self) -> Arc<[u8]> {
+        Arc::clone(&self.inner.bytes)
+    }
+
+    /// The signed envelope.
+    pub fn envelope(&self) -> &Envelope {
+        &self.inner.envelope
+    }
+
+    /// The producer proof.
+    pub fn proof(&self) -> &ProducerProof {
+        &self.inner.proof
+    }
+
+    /// What the payload means (PROFILE §6).
+    pub fn body(&self) -> &Body {
+        &self.inner.body
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> &str {
+        &self.inner.envelope.kind
+    }
+
+    /// The author.
+    pub fn actor(&self) -> &ActorId {
+        &self.inner.envelope.actor
+    }
+
+    /// `created_at`.
+    pub fn created_at(&self) -> Timestamp {
+        self.inner.envelope.created_at
+    }
+
+    /// The scope.
+    pub fn scope(&self) -> &ScopeRef {
+        &self.inner.envelope.scope
+    }
+}
+
+impl Event<Unverified> {
+    /// Parses untrusted bytes: canonical form, envelope, id and kind-specific payload.
+    pub fn parse(bytes: &[u8]) -> Result<Self, Rejection> {
+        let value = parse_canonical(bytes)?;
+        let Json::Object(mut obj) = value else {
+            return Err(schema("an event must be a JSON object"));
+        };
+        let (envelope, id, proof) = Envelope::read(&obj)?;
+        obj.remove("event_id");
+        obj.remove("producer_proof");
+        let preimage = to_canonical(&Json::Object(obj));
+        if EventId::of_preimage(id.suite(), &preimage) != id {
+            return Err(Rejection::new(
+                Code::EventIdDigestMismatch,
+                format!("{id} is not the {} digest of the event", id.suite().name()),
+            ));
+        }
+        let body = Body::read(&envelope.kind, &envelope.scope, &envelope.payload)?;
+        let inner = Inner {
+            id,
+            bytes: bytes.into(),
+            envelope,
+            proof,
+            body,
+        };
+        Ok(Event {
+            inner: Arc::new(inner),
+            state: PhantomData,
+        })
+    }
+
+    /// Verifies the producer proof; only then is the event usable downstream.
+    pub fn verify(self, verifier: &Verifier) -> Result<Event<Verified>, Rejection> {
+        let inner = &self.inner;
+        verifier.verify(&inner.envelope, &inner.id.digest_text(), &inner.proof)?;
+        Ok(Event {
+            inner: self.inner,
+            state: PhantomData,
+        })
+    }
+}
+
+impl Event<Verified> {
+    /// Parses and verifies in one step.
+    pub fn from_bytes(bytes: &[u8], verifier: &Verifier) -> Result<Self, Rejection> {
+        Event::parse(bytes)?.verify(verifier)
+    }
+}
+
+/// Authors an event: set the fields, sign with a key, get canonical bytes and the id.
+///
+/// ```
+/// use akledger::{ActorId, EventBuilder, ScopeRef, Timestamp};
+/// let key = ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
+/// let event = EventBuilder::new("ak.realm.create", ScopeRef::RealmGenesis,
+///         ActorId::service_for_key(&key.verifying_key()),
+///         Timestamp::parse("2026-11-29T12:00:00.000Z").unwrap())
+///     .sign(&key)
+///     .unwrap();
+/// assert!(event.id().to_string().starts_with("ak:event:Ag"));
+/// ```
+#[derive(Clone, Debug)]
+pub struct EventBuilder {
+    envelope: Envelope,
+    suite: DigestSuite,
+}
+
+impl EventBuilder {
+    /// A builder for an event of `kind` in `scope` by `actor` at `created_at`, with payload
+    /// `{}`, no refs, and the blake3 suite.
+    pub fn new(
+        kind: impl Into<String>,
+        scope: ScopeRef,
+        actor: ActorId,
+        created_at: Timestamp,
+    ) -> Self {
+        let envelope = Envelope {
+            kind: kind.into(),
+            realm_id: scope.realm_id(),
+            scope,
+            actor,
+            created_at,
+            refs: Vec::new(),
+            payload: Json::Object(Object::new()),
+        };
+        EventBuilder {
+            envelope,
+            suite: DigestSuite::Blake3,
+        }
+    }
+
+    /// Sets the payload object.
+    pub fn payload(mut self, payload: Json) -> Self {
+        self.envelope.payload = payload;
+        self
+    }
+
+    /// Adds a semantic ref.
+    pub fn reference(mut self, r: SemanticRef) -> Self {
+        self.envelope.refs.push(r);
+        self
+    }
+
+    /// Adds an `after` ref to each id.
+    pub fn after(mut self, ids: impl IntoIterator<Item = EventId>) -> Self {
+        self.envelope
+            .refs
+            .extend(ids.into_iter().map(SemanticRef::after));
+        self
+    }
+
+    /// Chooses the digest suite (blake3 by default).
+    pub fn suite(mut self, suite: DigestSuite) -> Self {
+        self.suite = suite;
+        self
+    }
+
+    /// Signs and returns the event, parsed back through the strict ingress path so that
+    /// nothing invalid can be authored.
+    pub fn sign(self, key: &SigningKey) -> Result<Event<Unverified>, Rejection> {
+        let mut obj = self.envelope.preimage();
+        let preimage = to_canonical(&Json::Object(obj.clone()));
+        let id = EventId::of_preimage(self.suite, &preimage);
+        let proof = sign(&self.envelope, &id.digest_text(), key);
+        obj.insert("event_id", id.to_string().into());
+        obj.insert("producer_proof", proof.to_json());
+        Event::parse(&to_canonical(&Json::Object(obj)))
+    }
+}

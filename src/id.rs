@@ -1,0 +1,403 @@
+//! Content identifiers (PROFILE §1): digest suites, [`EventId`], the derived object ids
+//! (`ak:realm:`, `ak:sidecar:`, `ak:strand:`) and the `<suite>:<hex>` digest text.
+//!
+//! An id is parsed strictly: lexical check, base64url decode to exactly 33 bytes, re-encode
+//! and compare, then the suite header. Ids order by their UTF-8 string (the canonical order
+//! of PROFILE §5); [`EventId::digest`] exposes the digest bytes for the §8 tie-breaks.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::marker::PhantomData;
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use sha2::Digest as _;
+
+use crate::error::{schema, Code, Rejection};
+
+/// A digest suite (the low nibble of an id's header byte).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum DigestSuite {
+    /// SHA-256, header `0x01`.
+    Sha256,
+    /// BLAKE3, header `0x02`; what this engine writes by default.
+    Blake3,
+}
+
+impl DigestSuite {
+    /// The header byte of ids in this suite.
+    pub const fn header(self) -> u8 {
+        match self {
+            DigestSuite::Sha256 => 0x01,
+            DigestSuite::Blake3 => 0x02,
+        }
+    }
+
+    /// The suite named by a header byte.
+    pub fn from_header(byte: u8) -> Result<Self, Rejection> {
+        if byte & 0xF0 != 0 {
+            return Err(schema(format!(
+                "id header 0x{byte:02x}: high nibble must be 0"
+            )));
+        }
+        match byte {
+            0x01 => Ok(DigestSuite::Sha256),
+            0x02 => Ok(DigestSuite::Blake3),
+            other => Err(Rejection::new(
+                Code::UnsupportedDigestAlgorithm,
+                format!("digest suite 0x{other:x} is not accepted"),
+            )),
+        }
+    }
+
+    /// The name used in digest text (`sha256`, `blake3`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            DigestSuite::Sha256 => "sha256",
+            DigestSuite::Blake3 => "blake3",
+        }
+    }
+
+    /// Digest of `bytes` in this suite.
+    pub fn digest(self, bytes: &[u8]) -> [u8; 32] {
+        match self {
+            DigestSuite::Sha256 => sha2::Sha256::digest(bytes).into(),
+            DigestSuite::Blake3 => *blake3::hash(bytes).as_bytes(),
+        }
+    }
+
+    /// `<suite>:<lowercase hex>` text of a digest.
+    pub fn digest_text(self, digest: &[u8; 32]) -> String {
+        format!("{}:{}", self.name(), hex(digest))
+    }
+}
+
+/// Lowercase hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    use fmt::Write as _;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// Length of the base64url token of a 33-byte id.
+pub const TOKEN_LEN: usize = 44;
+
+/// The 44-character token shared by an event id and the object ids derived from it.
+#[derive(Copy, Clone, PartialEq, Eq, Hash)]
+pub struct Token {
+    text: [u8; TOKEN_LEN],
+    raw: [u8; 33],
+}
+
+impl Token {
+    /// Builds the token of a suite and digest.
+    pub fn new(suite: DigestSuite, digest: &[u8; 32]) -> Self {
+        let mut raw = [0u8; 33];
+        raw[0] = suite.header();
+        raw[1..].copy_from_slice(digest);
+        let mut text = [0u8; TOKEN_LEN];
+        // 33 bytes always encode to exactly 44 characters.
+        let _ = URL_SAFE_NO_PAD.encode_slice(raw, &mut text);
+        Token { text, raw }
+    }
+
+    /// Parses a 44-character token strictly (PROFILE §1).
+    pub fn parse(token: &str) -> Result<Self, Rejection> {
+        let lexical = token.len() == TOKEN_LEN
+            && token
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !lexical {
+            return Err(schema("id token must be 44 base64url characters"));
+        }
+        let decoded = URL_SAFE_NO_PAD
+            .decode(token)
+            .map_err(|_| schema("id token is not canonical base64url"))?;
+        let raw: [u8; 33] = decoded
+            .try_into()
+            .map_err(|_| schema("id token must decode to 33 bytes"))?;
+        let header = raw.first().copied().unwrap_or_default();
+        let suite = DigestSuite::from_header(header)?;
+        let mut digest = [0u8; 32];
+        digest.copy_from_slice(raw.get(1..).unwrap_or_default());
+        let again = Token::new(suite, &digest);
+        if again.text.as_slice() != token.as_bytes() {
+            return Err(schema("id token is not canonical base64url"));
+        }
+        Ok(again)
+    }
+
+    /// The token text.
+    pub fn as_str(&self) -> &str {
+        // Only base64url ASCII is ever stored.
+        std::str::from_utf8(&self.text).unwrap_or_default()
+    }
+
+    /// The digest suite.
+    pub fn suite(&self) -> DigestSuite {
+        if self.raw[0] == DigestSuite::Sha256.header() {
+            DigestSuite::Sha256
+        } else {
+            DigestSuite::Blake3
+        }
+    }
+
+    /// The 32 digest bytes.
+    pub fn digest(&self) -> [u8; 32] {
+        let mut d = [0u8; 32];
+        d.copy_from_slice(&self.raw[1..]);
+        d
+    }
+
+    /// The 33 id bytes (header + digest).
+    pub fn bytes(&self) -> &[u8; 33] {
+        &self.raw
+    }
+
+    /// Rebuilds a token from its 33 bytes (as stored by this engine).
+    pub fn from_bytes(raw: &[u8; 33]) -> Result<Self, Rejection> {
+        let suite = DigestSuite::from_header(raw[0])?;
+        let mut digest = [0u8; 32];
+        digest.copy_from_slice(&raw[1..]);
+        Ok(Token::new(suite, &digest))
+    }
+}
+
+impl Ord for Token {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.text.cmp(&other.text)
+    }
+}
+
+impl PartialOrd for Token {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A kind of content-derived identifier: its prefix.
+pub trait IdKind: Copy + Eq + Ord + std::hash::Hash + fmt::Debug {
+    /// The id prefix, for example `ak:event:`.
+    const PREFIX: &'static str;
+}
+
+macro_rules! id_kinds {
+    ($($(#[$doc:meta])* $name:ident => $prefix:literal;)*) => {$(
+        $(#[$doc])*
+        #[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+        pub enum $name {}
+        impl IdKind for $name {
+            const PREFIX: &'static str = $prefix;
+        }
+    )*};
+}
+
+id_kinds! {
+    /// Marker of event ids.
+    EventKind => "ak:event:";
+    /// Marker of realm ids.
+    RealmKind => "ak:realm:";
+    /// Marker of sidecar ids.
+    SidecarKind => "ak:sidecar:";
+    /// Marker of strand ids.
+    StrandKind => "ak:strand:";
+}
+
+/// A content-derived identifier: a prefix plus the token of the creating event.
+/// All id kinds order by their full string, which (the prefix being fixed) is token order.
+pub struct Id<K: IdKind> {
+    token: Token,
+    _kind: PhantomData<K>,
+}
+
+/// `ak:event:` ids.
+pub type EventId = Id<EventKind>;
+/// `ak:realm:` ids (retyped from the `ak.realm.create` event id).
+pub type RealmId = Id<RealmKind>;
+/// `ak:sidecar:` ids (retyped from the `ak.sidecar.create` event id).
+pub type SidecarId = Id<SidecarKind>;
+/// `ak:strand:` ids.
+pub type StrandId = Id<StrandKind>;
+
+impl<K: IdKind> Id<K> {
+    /// The id with this token.
+    pub fn from_token(token: Token) -> Self {
+        Id {
+            token,
+            _kind: PhantomData,
+        }
+    }
+
+    /// Parses `ak:<kind>:<token>` strictly.
+    pub fn parse(s: &str) -> Result<Self, Rejection> {
+        let token = s
+            .strip_prefix(K::PREFIX)
+            .ok_or_else(|| schema(format!("expected an id starting with {}", K::PREFIX)))?;
+        Token::parse(token).map(Self::from_token)
+    }
+
+    /// The shared token.
+    pub fn token(&self) -> &Token {
+        &self.token
+    }
+
+    /// The same token under another prefix (PROFILE §1 retyping).
+    pub fn retype<L: IdKind>(&self) -> Id<L> {
+        Id::from_token(self.token)
+    }
+
+    /// The 32 digest bytes (used for the §8 greatest-digest tie-breaks).
+    pub fn digest(&self) -> [u8; 32] {
+        self.token.digest()
+    }
+
+    /// The digest suite.
+    pub fn suite(&self) -> DigestSuite {
+        self.token.suite()
+    }
+
+    /// `<suite>:<hex>` digest text.
+    pub fn digest_text(&self) -> String {
+        self.suite().digest_text(&self.digest())
+    }
+
+    /// The 33 id bytes.
+    pub fn bytes(&self) -> &[u8; 33] {
+        self.token.bytes()
+    }
+
+    /// Rebuilds an id from its 33 stored bytes.
+    pub fn from_bytes(raw: &[u8; 33]) -> Result<Self, Rejection> {
+        Token::from_bytes(raw).map(Self::from_token)
+    }
+}
+
+impl EventId {
+    /// The id of an event whose preimage digests to `digest` in `suite`.
+    pub fn from_digest(suite: DigestSuite, digest: &[u8; 32]) -> Self {
+        Id::from_token(Token::new(suite, digest))
+    }
+
+    /// The id of an event with these preimage bytes.
+    pub fn of_preimage(suite: DigestSuite, preimage: &[u8]) -> Self {
+        Self::from_digest(suite, &suite.digest(preimage))
+    }
+}
+
+impl<K: IdKind> Clone for Id<K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<K: IdKind> Copy for Id<K> {}
+impl<K: IdKind> PartialEq for Id<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.token == other.token
+    }
+}
+impl<K: IdKind> Eq for Id<K> {}
+impl<K: IdKind> std::hash::Hash for Id<K> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.token.hash(state);
+    }
+}
+impl<K: IdKind> Ord for Id<K> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.token.cmp(&other.token)
+    }
+}
+impl<K: IdKind> PartialOrd for Id<K> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<K: IdKind> fmt::Display for Id<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(K::PREFIX)?;
+        f.write_str(self.token.as_str())
+    }
+}
+impl<K: IdKind> fmt::Debug for Id<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+impl<K: IdKind> std::str::FromStr for Id<K> {
+    type Err = Rejection;
+    fn from_str(s: &str) -> Result<Self, Rejection> {
+        Self::parse(s)
+    }
+}
+impl<K: IdKind> serde::Serialize for Id<K> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+impl<'de, K: IdKind> serde::Deserialize<'de> for Id<K> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Self::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_53_characters_and_round_trip() {
+        let id = EventId::of_preimage(DigestSuite::Blake3, b"{}");
+        let text = id.to_string();
+        assert_eq!(text.len(), 53);
+        assert_eq!(EventId::parse(&text), Ok(id));
+        let realm: RealmId = id.retype();
+        assert_eq!(realm.to_string(), text.replace("ak:event:", "ak:realm:"));
+    }
+
+    #[test]
+    fn header_rules() {
+        let mk = |h: u8| {
+            let mut raw = [7u8; 33];
+            raw[0] = h;
+            format!("ak:event:{}", URL_SAFE_NO_PAD.encode(raw))
+        };
+        assert_eq!(
+            EventId::parse(&mk(0x12)).map_err(|e| e.code()),
+            Err(Code::SchemaViolation)
+        );
+        for suite in [0u8, 3, 15] {
+            assert_eq!(
+                EventId::parse(&mk(suite)).map_err(|e| e.code()),
+                Err(Code::UnsupportedDigestAlgorithm)
+            );
+        }
+        assert!(EventId::parse(&mk(1)).is_ok());
+        assert!(EventId::parse(&mk(2)).is_ok());
+    }
+
+    #[test]
+    fn lexical_rules() {
+        let good = EventId::of_preimage(DigestSuite::Sha256, b"x").to_string();
+        let token = good.trim_start_matches("ak:event:");
+        for bad in [
+            format!("ak:event:{token}="),
+            format!("ak:event:{}", &token[..43]),
+            format!("ak:event:{}=", &token[..43]),
+            format!("ak:realm:{token}"),
+            format!("ak:event:{}", URL_SAFE_NO_PAD.encode([1u8; 32])),
+            format!("ak:event:{}+", &token[..43]),
+        ] {
+            assert_eq!(
+                EventId::parse(&bad).map_err(|e| e.code()),
+                Err(Code::SchemaViolation),
+                "{bad}"
+            );
+        }
+        // Non-canonical trailing bits: 33 bytes = 264 bits = 44 chars exactly, so every
+        // 44-char token has no spare bits; flipping the last char changes the digest.
+        assert!(EventId::parse(&good).is_ok());
+    }
+}

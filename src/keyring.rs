@@ -1,0 +1,161 @@
+//! The user's key material (PROFILE §11): which keys may sign for which principals, and the
+//! sidecar keys for the encrypted envelopes.
+//!
+//! The keyring is configuration, read from one JSON file by the shell and handed to the pure
+//! core. It never prints key bytes (`Debug` shows counts only).
+
+use std::collections::{BTreeMap, HashMap};
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use ed25519_dalek::VerifyingKey;
+
+use crate::canonical::{parse_value, to_canonical, Json, Object};
+use crate::did::{did_key, key_of_did_key, DidCoreId};
+use crate::encrypted::SidecarKey;
+use crate::error::{schema, Rejection};
+use crate::id::SidecarId;
+
+/// Keys authorized per principal, and sidecar keys per (sidecar, epoch).
+#[derive(Clone, Default)]
+pub struct Keyring {
+    principals: HashMap<DidCoreId, Vec<VerifyingKey>>,
+    sidecar_keys: HashMap<SidecarId, BTreeMap<u64, SidecarKey>>,
+}
+
+impl std::fmt::Debug for Keyring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keyring")
+            .field("principals", &self.principals.len())
+            .field("sidecar_keys", &self.sidecar_keys.len())
+            .finish()
+    }
+}
+
+impl Keyring {
+    /// An empty keyring: only self-certifying `key` principals verify, nothing decrypts.
+    pub fn new() -> Self {
+        Keyring::default()
+    }
+
+    /// Authorizes `key` to sign for `principal`.
+    pub fn authorize(&mut self, principal: DidCoreId, key: VerifyingKey) {
+        let keys = self.principals.entry(principal).or_default();
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+
+    /// True when `key` may sign for `principal` by this keyring's configuration.
+    pub fn authorizes(&self, principal: &DidCoreId, key: &VerifyingKey) -> bool {
+        self.principals
+            .get(principal)
+            .is_some_and(|keys| keys.contains(key))
+    }
+
+    /// Adds (or replaces) the key of `sidecar` at `epoch`.
+    pub fn add_sidecar_key(&mut self, sidecar: SidecarId, epoch: u64, key: SidecarKey) {
+        self.sidecar_keys
+            .entry(sidecar)
+            .or_default()
+            .insert(epoch, key);
+    }
+
+    /// The key of `sidecar` at `epoch`.
+    pub fn sidecar_key(&self, sidecar: &SidecarId, epoch: u64) -> Option<&SidecarKey> {
+        self.sidecar_keys
+            .get(sidecar)
+            .and_then(|by_epoch| by_epoch.get(&epoch))
+    }
+
+    /// Reads the keyring file's bytes. Unknown members, malformed ids or keys are errors.
+    pub fn from_json_bytes(bytes: &[u8]) -> Result<Self, Rejection> {
+        let value = parse_value(bytes)?;
+        let obj = value
+            .as_object()
+            .ok_or_else(|| schema("keyring must be a JSON object"))?;
+        if let Some(extra) = obj
+            .keys()
+            .find(|k| !matches!(*k, "principals" | "sidecar_keys"))
+        {
+            return Err(schema(format!("keyring: unknown member {extra:?}")));
+        }
+        let mut ring = Keyring::new();
+        if let Some(p) = obj.get("principals") {
+            let p = p
+                .as_object()
+                .ok_or_else(|| schema("keyring.principals must be an object"))?;
+            for (principal, keys) in p.iter() {
+                let principal = DidCoreId::parse(principal)?;
+                let keys = keys
+                    .as_array()
+                    .ok_or_else(|| schema("keyring.principals values must be arrays of did:key"))?;
+                for key in keys {
+                    let text = key
+                        .as_str()
+                        .ok_or_else(|| schema("keyring: did:key must be a string"))?;
+                    ring.authorize(principal.clone(), key_of_did_key(text)?);
+                }
+            }
+        }
+        if let Some(s) = obj.get("sidecar_keys") {
+            let s = s
+                .as_object()
+                .ok_or_else(|| schema("keyring.sidecar_keys must be an object"))?;
+            for (sidecar, epochs) in s.iter() {
+                let sidecar = SidecarId::parse(sidecar)?;
+                let epochs = epochs
+                    .as_object()
+                    .ok_or_else(|| schema("keyring.sidecar_keys values must be objects"))?;
+                for (epoch, key) in epochs.iter() {
+                    let epoch_ok = !epoch.is_empty()
+                        && epoch.bytes().all(|b| b.is_ascii_digit())
+                        && (epoch == "0" || !epoch.starts_with('0'));
+                    let epoch =
+                        epoch
+                            .parse::<u64>()
+                            .ok()
+                            .filter(|_| epoch_ok)
+                            .ok_or_else(|| {
+                                schema(format!("keyring: epoch {epoch:?} is not a decimal"))
+                            })?;
+                    let bytes = key
+                        .as_str()
+                        .and_then(|k| URL_SAFE_NO_PAD.decode(k).ok())
+                        .and_then(|k| <[u8; 32]>::try_from(k).ok())
+                        .ok_or_else(|| {
+                            schema("keyring: sidecar key must be 32 bytes of base64url")
+                        })?;
+                    ring.add_sidecar_key(sidecar, epoch, SidecarKey::from_bytes(bytes));
+                }
+            }
+        }
+        Ok(ring)
+    }
+
+    /// The keyring file's bytes (canonical JSON, so files are stable under rewrites).
+    pub fn to_json_bytes(&self) -> Vec<u8> {
+        let mut principals = Object::new();
+        for (principal, keys) in &self.principals {
+            principals.insert(
+                principal.as_str(),
+                Json::Array(keys.iter().map(|k| did_key(k).into()).collect()),
+            );
+        }
+        let mut sidecars = Object::new();
+        for (sidecar, epochs) in &self.sidecar_keys {
+            let mut by_epoch = Object::new();
+            for (epoch, key) in epochs {
+                by_epoch.insert(
+                    epoch.to_string(),
+                    URL_SAFE_NO_PAD.encode(key.expose()).into(),
+                );
+            }
+            sidecars.insert(sidecar.to_string(), by_epoch.into());
+        }
+        let doc = Object::new()
+            .with("principals", principals.into())
+            .with("sidecar_keys", sidecars.into());
+        to_canonical(&doc.into())
+    }
+}
