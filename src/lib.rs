@@ -40,6 +40,7 @@ pub mod event;
 pub mod id;
 pub mod keyring;
 pub mod limits;
+pub mod log_format;
 pub mod proof;
 pub mod time;
 

@@ -1,0 +1,257 @@
+//! Log encodings (PROFILE §9): JSON Lines and CBOR sequences of canonical events.
+//!
+//! Generic over `Read`/`Write`: this module frames items, it never opens files. Each item is
+//! returned with its 0-based index and byte offset so errors can name where they are.
+//!
+//! CBOR sequence items are definite-length byte strings (major type 2). Only the item header
+//! is decoded here; its length is bounded by [`MAX_EVENT_BYTES`] before anything is
+//! allocated, so a hostile length cannot exhaust memory.
+
+use std::io::{self, BufRead, Read, Write};
+
+use crate::error::{schema, Code, Rejection};
+use crate::limits::MAX_EVENT_BYTES;
+
+/// A log encoding.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum LogFormat {
+    /// One canonical event per line.
+    JsonLines,
+    /// RFC 8742 sequence of CBOR byte strings, each one canonical event.
+    CborSeq,
+}
+
+impl LogFormat {
+    /// Guesses the format from the first byte: `{` is JSON Lines, a CBOR byte-string header
+    /// (0x40..=0x5b) is a CBOR sequence. An empty log reads as JSON Lines.
+    pub fn detect(first: Option<u8>) -> Result<Self, Rejection> {
+        match first {
+            None | Some(b'{') => Ok(LogFormat::JsonLines),
+            Some(0x40..=0x5b) => Ok(LogFormat::CborSeq),
+            Some(b) => Err(schema(format!(
+                "log starts with byte 0x{b:02x}: neither JSON Lines nor a CBOR sequence"
+            ))),
+        }
+    }
+}
+
+/// One framed item of a log.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct LogItem {
+    /// 0-based position of the item in the log.
+    pub index: usize,
+    /// Byte offset of the item's start.
+    pub offset: u64,
+    /// The event bytes, or why the item could not even be framed.
+    pub bytes: Result<Vec<u8>, Rejection>,
+}
+
+/// Reads the items of a log, in order.
+pub struct LogReader<R> {
+    reader: R,
+    format: LogFormat,
+    index: usize,
+    offset: u64,
+    done: bool,
+}
+
+impl<R: BufRead> LogReader<R> {
+    /// A reader that detects the format from the first byte.
+    pub fn detect(mut reader: R) -> io::Result<Result<Self, Rejection>> {
+        let first = reader.fill_buf()?.first().copied();
+        Ok(LogFormat::detect(first).map(|format| LogReader::new(reader, format)))
+    }
+
+    /// A reader of a known format.
+    pub fn new(reader: R, format: LogFormat) -> Self {
+        LogReader { reader, format, index: 0, offset: 0, done: false }
+    }
+
+    /// The format being read.
+    pub fn format(&self) -> LogFormat {
+        self.format
+    }
+
+    fn next_line(&mut self) -> io::Result<Option<Result<Vec<u8>, Rejection>>> {
+        let mut line = Vec::new();
+        let limit = (MAX_EVENT_BYTES + 2) as u64;
+        let n = (&mut self.reader).take(limit).read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.offset += n as u64;
+        if line.last() != Some(&b'\n') && n as u64 == limit {
+            // Skip the rest of an over-long line so the next item starts cleanly.
+            let mut sink = Vec::new();
+            let skipped = self.reader.read_until(b'\n', &mut sink)?;
+            self.offset += skipped as u64;
+            return Ok(Some(Err(too_large())));
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        Ok(Some(Ok(line)))
+    }
+
+    fn next_cbor(&mut self) -> io::Result<Option<Result<Vec<u8>, Rejection>>> {
+        let mut head = [0u8; 1];
+        if self.reader.read(&mut head)? == 0 {
+            return Ok(None);
+        }
+        let [initial] = head;
+        let extra = match initial {
+            0x40..=0x57 => 0,
+            0x58 => 1,
+            0x59 => 2,
+            0x5a => 4,
+            0x5b => 8,
+            _ => {
+                self.done = true;
+                return Ok(Some(Err(schema(format!(
+                    "CBOR item header 0x{initial:02x} is not a definite-length byte string"
+                )))));
+            }
+        };
+        let mut len_bytes = [0u8; 8];
+        let tail = len_bytes.get_mut(8 - extra..).unwrap_or_default();
+        if let Err(e) = self.reader.read_exact(tail) {
+            return truncated(e, &mut self.done);
+        }
+        let len = if extra == 0 { u64::from(initial & 0x1f) } else { u64::from_be_bytes(len_bytes) };
+        self.offset += 1 + extra as u64;
+        if len > MAX_EVENT_BYTES as u64 {
+            self.done = true;
+            return Ok(Some(Err(too_large())));
+        }
+        let mut item = vec![0u8; len as usize];
+        if let Err(e) = self.reader.read_exact(&mut item) {
+            return truncated(e, &mut self.done);
+        }
+        self.offset += len;
+        Ok(Some(Ok(item)))
+    }
+}
+
+fn too_large() -> Rejection {
+    Rejection::new(Code::PayloadTooLarge, format!("log item larger than {MAX_EVENT_BYTES} bytes"))
+}
+
+fn truncated(
+    e: io::Error,
+    done: &mut bool,
+) -> io::Result<Option<Result<Vec<u8>, Rejection>>> {
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        *done = true;
+        Ok(Some(Err(schema("log ends inside a CBOR item"))))
+    } else {
+        Err(e)
+    }
+}
+
+impl<R: BufRead> Iterator for LogReader<R> {
+    type Item = io::Result<LogItem>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let offset = self.offset;
+        let next = match self.format {
+            LogFormat::JsonLines => self.next_line(),
+            LogFormat::CborSeq => self.next_cbor(),
+        };
+        match next {
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+            Ok(None) => None,
+            Ok(Some(bytes)) => {
+                let index = self.index;
+                self.index += 1;
+                Some(Ok(LogItem { index, offset, bytes }))
+            }
+        }
+    }
+}
+
+/// Writes one event to a log in `format`.
+pub fn write_item(out: &mut impl Write, format: LogFormat, event: &[u8]) -> io::Result<()> {
+    match format {
+        LogFormat::JsonLines => {
+            out.write_all(event)?;
+            out.write_all(b"\n")
+        }
+        LogFormat::CborSeq => {
+            let len = event.len() as u64;
+            let mut head = Vec::with_capacity(9);
+            match len {
+                0..=23 => head.push(0x40 | len as u8),
+                24..=0xff => head.extend_from_slice(&[0x58, len as u8]),
+                0x100..=0xffff => {
+                    head.push(0x59);
+                    head.extend_from_slice(&(len as u16).to_be_bytes());
+                }
+                0x1_0000..=0xffff_ffff => {
+                    head.push(0x5a);
+                    head.extend_from_slice(&(len as u32).to_be_bytes());
+                }
+                _ => {
+                    head.push(0x5b);
+                    head.extend_from_slice(&len.to_be_bytes());
+                }
+            }
+            out.write_all(&head)?;
+            out.write_all(event)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_all(bytes: &[u8]) -> Vec<Result<Vec<u8>, Code>> {
+        LogReader::detect(bytes)
+            .unwrap()
+            .unwrap()
+            .map(|item| item.unwrap().bytes.map_err(|e| e.code()))
+            .collect()
+    }
+
+    #[test]
+    fn both_formats_round_trip() {
+        let events: Vec<Vec<u8>> =
+            vec![b"{}".to_vec(), vec![b'x'; 23], vec![b'y'; 24], vec![b'z'; 300], vec![b'w'; 70_000]];
+        for format in [LogFormat::JsonLines, LogFormat::CborSeq] {
+            let mut out = Vec::new();
+            for e in &events {
+                write_item(&mut out, format, e).unwrap();
+            }
+            if format == LogFormat::JsonLines {
+                // JSON Lines must start with '{' to be detected; all our items are read back.
+                let items = LogReader::new(&out[..], format).map(|i| i.unwrap().bytes.unwrap());
+                assert_eq!(items.collect::<Vec<_>>(), events);
+            } else {
+                let back: Vec<_> = read_all(&out).into_iter().map(Result::unwrap).collect();
+                assert_eq!(back, events);
+            }
+        }
+    }
+
+    #[test]
+    fn cbor_rejects_hostile_lengths_and_truncation() {
+        assert_eq!(read_all(&[0x5b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), vec![Err(Code::PayloadTooLarge)]);
+        assert_eq!(read_all(&[0x43, b'a']), vec![Err(Code::SchemaViolation)]);
+        assert_eq!(read_all(&[0x41, b'a', 0x60]), vec![Ok(b"a".to_vec()), Err(Code::SchemaViolation)]);
+        assert!(LogReader::detect(&b"\x01"[..]).unwrap().is_err());
+    }
+
+    #[test]
+    fn json_lines_over_long_line_is_too_large_and_reading_continues() {
+        let mut log = vec![b'{'; MAX_EVENT_BYTES + 10];
+        log.push(b'\n');
+        log.extend_from_slice(b"{}\n");
+        assert_eq!(read_all(&log), vec![Err(Code::PayloadTooLarge), Ok(b"{}".to_vec())]);
+    }
+}
