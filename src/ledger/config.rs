@@ -1,0 +1,60 @@
+//! Ledger configuration (builder-lite): where it lives, how durable, which keys.
+
+use std::path::{Path, PathBuf};
+
+use crate::keyring::Keyring;
+use crate::store::log::{Durability, DEFAULT_SEGMENT_SIZE};
+
+/// How to open a ledger.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub(crate) dir: PathBuf,
+    pub(crate) durability: Durability,
+    pub(crate) keyring: Keyring,
+    pub(crate) segment_size: u64,
+    pub(crate) verify_threads: usize,
+}
+
+impl Config {
+    /// A ledger in directory `dir` (created if missing): durable appends (one fdatasync per
+    /// batch), an empty keyring, 64 MiB log segments, verification on every core.
+    pub fn new(dir: impl AsRef<Path>) -> Self {
+        Config {
+            dir: dir.as_ref().to_owned(),
+            durability: Durability::Sync,
+            keyring: Keyring::new(),
+            segment_size: DEFAULT_SEGMENT_SIZE,
+            verify_threads: std::thread::available_parallelism().map_or(1, usize::from),
+        }
+    }
+
+    /// `Durability::Buffered` skips the per-batch fdatasync: a machine crash may lose the
+    /// unsynced tail (a process crash loses nothing); what was synced is never corrupted.
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    /// Keys authorized for non-self-certifying principals, and sidecar keys for the fold.
+    pub fn keyring(mut self, keyring: Keyring) -> Self {
+        self.keyring = keyring;
+        self
+    }
+
+    /// Log segment rotation size in bytes (small values are useful in tests).
+    pub fn segment_size(mut self, bytes: u64) -> Self {
+        self.segment_size = bytes;
+        self
+    }
+
+    /// Threads used to verify signatures of a batch (at least 1).
+    pub fn verify_threads(mut self, threads: usize) -> Self {
+        self.verify_threads = threads.max(1);
+        self
+    }
+
+    /// The ledger directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}

@@ -1,0 +1,196 @@
+//! The ledger: the IO shell that sequences verify → decide → log → index → state.
+//!
+//! * The segment log ([`crate::store::log`]) is the truth: every accepted event (admitted or
+//!   pending) is appended there, in batches, before anything acknowledges it.
+//! * sled ([`index`]) holds rebuildable indexes with a high-water mark; on open the gap
+//!   between that mark and the log is replayed, and a sled ahead of the log (possible only
+//!   after a machine crash in `Buffered` mode) is rebuilt from the log.
+//! * The in-memory [`State`] (DAG index, id maps, registry, pending set) answers queries.
+//!
+//! Concurrency: any number of threads append and read. A batch is verified in parallel
+//! without locks, then one writer at a time decides it against the committed state, writes
+//! it to the log (one fdatasync), updates sled, and swaps the state changes in under a brief
+//! write lock — so a reader sees a batch entirely or not at all.
+
+mod admit;
+mod check;
+mod config;
+mod index;
+mod open;
+mod queries;
+mod record;
+mod state;
+mod verify_batch;
+
+pub use admit::Appended;
+pub use check::CheckReport;
+pub use config::Config;
+pub use open::OpenReport;
+pub use crate::store::log::Durability;
+
+use std::sync::{Mutex, RwLock};
+
+use crate::error::Error;
+use crate::event::Event;
+use crate::id::EventId;
+use crate::limits::MAX_BATCH_EVENTS;
+use crate::proof::Verifier;
+use crate::store::log::{LogError, LogReader, SegmentLog};
+
+use admit::{Decider, Source};
+use index::Index;
+use state::State;
+
+/// Log entry kind of an event's canonical bytes.
+const ENTRY_EVENT: u8 = 1;
+
+/// An embedded, durable, concurrent event ledger. `Send + Sync`.
+pub struct Ledger {
+    config: Config,
+    verifier: Verifier,
+    writer: Mutex<Writer>,
+    reader: LogReader,
+    state: RwLock<State>,
+    index: Index,
+    opened: OpenReport,
+}
+
+struct Writer {
+    log: SegmentLog,
+    poisoned: bool,
+}
+
+impl std::fmt::Debug for Ledger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ledger").field("dir", &self.config.dir).field("len", &self.len()).finish()
+    }
+}
+
+impl Ledger {
+    /// Opens (or creates) the ledger in directory `dir` with the defaults of [`Config::new`].
+    pub fn open(dir: impl AsRef<std::path::Path>) -> Result<Ledger, Error> {
+        Ledger::open_with(Config::new(dir))
+    }
+
+    /// Opens (or creates) a ledger.
+    pub fn open_with(config: Config) -> Result<Ledger, Error> {
+        open::open(config)
+    }
+
+    /// What opening found and did (torn tail cut, entries replayed, index rebuilt).
+    pub fn open_report(&self) -> &OpenReport {
+        &self.opened
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The verifier (and through it the keyring) this ledger uses.
+    pub fn verifier(&self) -> &Verifier {
+        &self.verifier
+    }
+
+    /// Appends one event (see [`Ledger::append_batch`]).
+    pub fn append(&self, bytes: &[u8]) -> Result<Appended, Error> {
+        let mut out = self.append_batch(&[bytes])?;
+        out.pop().ok_or_else(|| Error::Misuse("empty batch result".into()))
+    }
+
+    /// Appends a batch of events: verified in parallel, then decided in order (each event
+    /// sees the earlier ones), written to the log with one fdatasync, indexed, and made
+    /// visible at once. Returns one outcome per input, in order. Rejected events write
+    /// nothing; an `Err` means nothing of the batch is acknowledged.
+    pub fn append_batch<B: AsRef<[u8]> + Sync>(&self, items: &[B]) -> Result<Vec<Appended>, Error> {
+        if items.len() > MAX_BATCH_EVENTS {
+            return Err(Error::Misuse(format!("batch of {} events exceeds {MAX_BATCH_EVENTS}", items.len())));
+        }
+        let verified = verify_batch::verify_all(items, &self.verifier, self.config.verify_threads);
+        let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
+        if writer.poisoned {
+            return Err(Error::Poisoned);
+        }
+        let (outcomes, staged) = {
+            let state = self.state.read().map_err(|_| Error::Poisoned)?;
+            let mut decider = Decider::new(&state);
+            let outcomes: Vec<Appended> = verified
+                .into_iter()
+                .map(|v| match v {
+                    Ok(event) => decider.decide(event, Source::New, |pos, bytes| self.stored_equals(&state, pos, bytes)),
+                    Err(rejection) => Appended::Rejected { id: None, rejection },
+                })
+                .collect();
+            (outcomes, decider.finish())
+        };
+        let result = self.commit(&mut writer, staged);
+        if result.is_err() {
+            writer.poisoned = true;
+        }
+        result.map(|()| outcomes)
+    }
+
+    /// Writes a decided batch: log (durable), then sled, then the in-memory state.
+    fn commit(&self, writer: &mut Writer, staged: state::Staged) -> Result<(), Error> {
+        let entries: Vec<(u8, &[u8])> = staged.entries.iter().map(|e| (ENTRY_EVENT, e.bytes())).collect();
+        let entry_at = writer.log.append_batch(&entries).map_err(log_error)?;
+        let high_water = writer.log.high_water();
+        drop(entries);
+        let mut state = self.state.write().map_err(|_| Error::Poisoned)?;
+        let changes = index::Changes::of(&staged, &entry_at);
+        let records = state.apply(staged, &entry_at).map_err(|e| Error::Misuse(e.to_string()))?;
+        drop(state);
+        self.index.persist(&records, &changes, high_water)
+    }
+
+    /// True when the committed event at `pos` has exactly `bytes`.
+    fn stored_equals(&self, state: &State, pos: crate::dag::Pos, bytes: &[u8]) -> bool {
+        let stored = state.at.get(pos.index()).and_then(|at| self.reader.read(*at).ok());
+        stored.is_some_and(|(_, b)| b == bytes)
+    }
+
+    /// Number of admitted events.
+    pub fn len(&self) -> usize {
+        self.state.read().map_or(0, |s| s.len())
+    }
+
+    /// True when nothing is admitted.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The admitted event with this id.
+    pub fn get(&self, id: &EventId) -> Result<Option<Event>, Error> {
+        let at = {
+            let state = self.read_state()?;
+            state.pos_of.get(id).and_then(|p| state.at.get(p.index()).copied())
+        };
+        at.map(|at| self.read_event(at)).transpose()
+    }
+
+    /// Admitted events in admission order.
+    pub fn iter(&self) -> impl Iterator<Item = Result<Event, Error>> + '_ {
+        let at: Vec<_> = self.state.read().map(|s| s.at.clone()).unwrap_or_default();
+        at.into_iter().map(move |at| self.read_event(at))
+    }
+
+    /// Reads and re-parses an event this ledger stored. Its proof was verified before it
+    /// was written to the checksummed log, so it is not verified again here.
+    fn read_event(&self, at: crate::store::log::LogPos) -> Result<Event, Error> {
+        open::read_stored(&self.reader, at)
+    }
+
+    pub(crate) fn read_state(&self) -> Result<std::sync::RwLockReadGuard<'_, State>, Error> {
+        self.state.read().map_err(|_| Error::Poisoned)
+    }
+}
+
+/// Maps a log failure to the engine error.
+pub(crate) fn log_error(e: LogError) -> Error {
+    match e {
+        LogError::Io { file, source } => Error::Io { path: file, source },
+        LogError::Corrupt { file, offset, reason } => Error::Corrupt { path: file, offset, reason },
+        LogError::Poisoned => Error::Poisoned,
+        other => Error::Misuse(other.to_string()),
+    }
+}

@@ -1,0 +1,163 @@
+//! The index record of an admitted event: what the in-memory state needs to be rebuilt on
+//! open without reading (or parsing) the log. Fixed little-endian layout, documented in
+//! `docs/format.md` ("Index records"); decoding is total (no panics on damaged bytes).
+//!
+//! ```text
+//! record := id[33] segment:u32le offset:u64le stamp:u64le role nparents:u16le parent:u32le*
+//! role   := 0x00                                  plain
+//!         | 0x01                                  ak.realm.create
+//!         | 0x02 realm[33] len:u16le controller   ak.sidecar.create
+//!         | 0x03 sidecar[33]                      in a sidecar's scope
+//! ```
+
+use crate::dag::Pos;
+use crate::did::DidCoreId;
+use crate::envelope::Body;
+use crate::event::Event;
+use crate::id::{EventId, RealmId, SidecarId};
+use crate::store::LogPos;
+
+/// What the index keeps of an admitted event.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Record {
+    /// The event.
+    pub id: EventId,
+    /// Where the log holds its bytes.
+    pub at: LogPos,
+    /// `created_at` in milliseconds.
+    pub stamp: u64,
+    /// DAG parents: causal refs in ref order, then the scope's create event.
+    pub parents: Vec<Pos>,
+    /// What the event registers, or where it lives.
+    pub role: Role,
+}
+
+/// The part of an event the registry and the per-sidecar lists need.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Role {
+    /// Nothing special.
+    Plain,
+    /// `ak.realm.create`.
+    RealmCreate,
+    /// `ak.sidecar.create` in `realm`, controlled by `controller`.
+    SidecarCreate {
+        /// The realm.
+        realm: RealmId,
+        /// The create event actor's principal.
+        controller: DidCoreId,
+    },
+    /// An event in a sidecar's scope.
+    InSidecar(SidecarId),
+}
+
+impl Role {
+    /// The role of an event.
+    pub fn of(event: &Event) -> Role {
+        match (event.body(), event.scope().realm_id(), event.scope().sidecar_id()) {
+            (Body::RealmCreate, _, _) => Role::RealmCreate,
+            (Body::SidecarCreate, Some(realm), _) => {
+                Role::SidecarCreate { realm, controller: event.actor().principal().clone() }
+            }
+            (_, _, Some(sidecar)) => Role::InSidecar(sidecar),
+            _ => Role::Plain,
+        }
+    }
+}
+
+impl Record {
+    /// The fixed little-endian encoding.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + 4 * self.parents.len());
+        out.extend_from_slice(self.id.bytes());
+        out.extend_from_slice(&self.at.segment.to_le_bytes());
+        out.extend_from_slice(&self.at.offset.to_le_bytes());
+        out.extend_from_slice(&self.stamp.to_le_bytes());
+        match &self.role {
+            Role::Plain => out.push(0),
+            Role::RealmCreate => out.push(1),
+            Role::SidecarCreate { realm, controller } => {
+                out.push(2);
+                out.extend_from_slice(realm.bytes());
+                let text = controller.as_str().as_bytes();
+                out.extend_from_slice(&u16::try_from(text.len()).unwrap_or(u16::MAX).to_le_bytes());
+                out.extend_from_slice(text);
+            }
+            Role::InSidecar(sidecar) => {
+                out.push(3);
+                out.extend_from_slice(sidecar.bytes());
+            }
+        }
+        out.extend_from_slice(&u16::try_from(self.parents.len()).unwrap_or(u16::MAX).to_le_bytes());
+        for p in &self.parents {
+            out.extend_from_slice(&p.get().to_le_bytes());
+        }
+        out
+    }
+
+    /// Decodes a record; `None` when the bytes are damaged.
+    pub fn decode(bytes: &[u8]) -> Option<Record> {
+        let mut r = Cursor(bytes);
+        let id = EventId::from_bytes(&r.array()?).ok()?;
+        let at = LogPos::new(u32::from_le_bytes(r.array()?), u64::from_le_bytes(r.array()?));
+        let stamp = u64::from_le_bytes(r.array()?);
+        let role = match r.array::<1>()? {
+            [0] => Role::Plain,
+            [1] => Role::RealmCreate,
+            [2] => {
+                let realm = RealmId::from_bytes(&r.array()?).ok()?;
+                let len = usize::from(u16::from_le_bytes(r.array()?));
+                let text = std::str::from_utf8(r.take(len)?).ok()?;
+                Role::SidecarCreate { realm, controller: DidCoreId::parse(text).ok()? }
+            }
+            [3] => Role::InSidecar(SidecarId::from_bytes(&r.array()?).ok()?),
+            _ => return None,
+        };
+        let n = usize::from(u16::from_le_bytes(r.array()?));
+        let parents = (0..n).map(|_| r.array().map(|b| Pos::new(u32::from_le_bytes(b)))).collect::<Option<Vec<_>>>()?;
+        r.0.is_empty().then_some(Record { id, at, stamp, parents, role })
+    }
+}
+
+/// A reading cursor that never panics.
+struct Cursor<'a>(&'a [u8]);
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
+    }
+
+    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        self.take(N)?.try_into().ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::id::DigestSuite;
+
+    #[test]
+    fn records_round_trip_and_damage_is_detected() {
+        let id = EventId::of_preimage(DigestSuite::Blake3, b"a");
+        let realm: RealmId = EventId::of_preimage(DigestSuite::Sha256, b"r").retype();
+        let controller = DidCoreId::parse("ak:did_core:key:z6Mkabc").unwrap();
+        for role in [
+            Role::Plain,
+            Role::RealmCreate,
+            Role::SidecarCreate { realm, controller },
+            Role::InSidecar(id.retype()),
+        ] {
+            let rec = Record { id, at: LogPos::new(3, 99), stamp: 7, parents: vec![Pos::new(1), Pos::new(5)], role };
+            let bytes = rec.encode();
+            assert_eq!(Record::decode(&bytes), Some(rec));
+            for cut in 0..bytes.len() {
+                assert_eq!(Record::decode(&bytes[..cut]), None);
+            }
+            let mut longer = bytes.clone();
+            longer.push(0);
+            assert_eq!(Record::decode(&longer), None);
+        }
+    }
+}
