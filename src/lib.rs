@@ -39,9 +39,11 @@ pub mod error;
 pub mod event;
 pub mod id;
 pub mod keyring;
+pub mod ledger;
 pub mod limits;
 pub mod log_format;
 pub mod proof;
+pub mod store;
 pub mod time;
 
 pub use canonical::{Json, Object};
@@ -52,5 +54,6 @@ pub use error::{Code, Error, Fault, Rejection};
 pub use event::{Event, EventBuilder, Unverified, Verified};
 pub use id::{DigestSuite, EventId, RealmId, SidecarId, StrandId};
 pub use keyring::Keyring;
+pub use ledger::{Appended, CheckReport, Config, Durability, Ledger, OpenReport};
 pub use proof::Verifier;
 pub use time::Timestamp;

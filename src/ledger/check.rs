@@ -41,7 +41,7 @@ impl Ledger {
         let mut fresh = State::default();
         let mut records: Vec<Record> = Vec::new();
         let mut high = HighWater::default();
-        let mut sink = |r: &[Record], _: &Changes, h: HighWater| {
+        let mut sink = |_: usize, r: &[Record], _: &Changes, h: HighWater| {
             records.extend_from_slice(r);
             high = h;
             Ok(())

@@ -138,9 +138,10 @@ impl Ledger {
         drop(entries);
         let mut state = self.state.write().map_err(|_| Error::Poisoned)?;
         let changes = index::Changes::of(&staged, &entry_at);
+        let first = state.len();
         let records = state.apply(staged, &entry_at).map_err(|e| Error::Misuse(e.to_string()))?;
         drop(state);
-        self.index.persist(&records, &changes, high_water)
+        self.index.persist(first, &records, &changes, high_water)
     }
 
     /// True when the committed event at `pos` has exactly `bytes`.

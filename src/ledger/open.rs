@@ -47,7 +47,8 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             (State::default(), None)
         }
     };
-    let mut persist = |records: &[Record], changes: &Changes, high: HighWater| index.persist(records, changes, high);
+    let mut persist =
+        |first: usize, records: &[Record], changes: &Changes, high: HighWater| index.persist(first, records, changes, high);
     report.replayed = replay(&reader, &mut state, start, None, &mut persist)?.entries;
     state.refresh_heads();
     Ok(Ledger {
@@ -110,7 +111,7 @@ pub(crate) struct Replayed {
 }
 
 /// Where replayed batches go: the index on open, nowhere for a check.
-pub(crate) type Sink<'a> = dyn FnMut(&[Record], &Changes, HighWater) -> Result<(), Error> + 'a;
+pub(crate) type Sink<'a> = dyn FnMut(usize, &[Record], &Changes, HighWater) -> Result<(), Error> + 'a;
 
 /// Replays every log entry after `start` (all of them when `None`) through admission, one
 /// log batch at a time, handing each batch's changes to `sink`.
@@ -169,6 +170,7 @@ fn apply_batch(
         decider.finish()
     };
     let changes = Changes::of(&staged, &[]);
+    let first = state.len();
     let records = state.apply(staged, &[]).map_err(|e| Error::Misuse(e.to_string()))?;
-    sink(&records, &changes, high)
+    sink(first, &records, &changes, high)
 }

@@ -1,0 +1,176 @@
+//! The ledger's sled tables: what makes reopening fast. Everything here is derived from the
+//! segment log and is rebuilt from it when missing, behind, ahead, or damaged.
+//!
+//! | table | key | value |
+//! | --- | --- | --- |
+//! | `events` | admission position (u32 BE) | [`Record`] (see `docs/format.md`) |
+//! | `pending` | event id (33 bytes) | log position of its bytes |
+//! | `rejected_on_release` | event id (33 bytes) | code `\n` message |
+//! | `meta` | `high_water` | last log batch the tables cover |
+//!
+//! Each batch's rows and its high-water mark are written in one atomic multi-table batch,
+//! so after a crash the tables are exactly those of some committed batch.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::error::{Code, Error, Rejection};
+use crate::id::EventId;
+use crate::store::log::{HighWater, LogPos};
+use crate::store::tables::{Store, StoreError, StoreOptions, Table, WriteBatch, META};
+
+use super::record::Record;
+use super::state::{Staged, State};
+
+const EVENTS: Table<u32, Vec<u8>> = Table::new("events");
+const PENDING: Table<[u8; 33], LogPos> = Table::new("pending");
+const REJECTED: Table<[u8; 33], Vec<u8>> = Table::new("rejected_on_release");
+
+/// The index changes of one batch besides the admitted records.
+#[derive(Debug, Default)]
+pub struct Changes {
+    pending_added: Vec<(EventId, LogPos)>,
+    released: Vec<EventId>,
+    rejected: Vec<(EventId, Rejection)>,
+}
+
+impl Changes {
+    /// The changes of `staged`, whose new entries were written at `entry_at`.
+    pub fn of(staged: &Staged, entry_at: &[LogPos]) -> Changes {
+        Changes {
+            pending_added: staged
+                .new_pending
+                .iter()
+                .filter(|(e, _)| !staged.released.contains(&e.id()))
+                .filter_map(|(e, w)| w.resolve(entry_at).map(|at| (e.id(), at)))
+                .collect(),
+            released: staged.released.iter().copied().collect(),
+            rejected: staged.rejected_on_release.clone(),
+        }
+    }
+}
+
+/// The sled side of the ledger.
+pub struct Index {
+    store: Store,
+}
+
+fn store_error(path: &Path, e: StoreError) -> Error {
+    Error::Corrupt { path: path.to_owned(), offset: 0, reason: e.to_string() }
+}
+
+impl Index {
+    /// Opens (or creates) the index database in `path`.
+    pub fn open(path: &Path) -> Result<Index, Error> {
+        let store = Store::open(path, &StoreOptions::default()).map_err(|e| store_error(path, e))?;
+        Ok(Index { store })
+    }
+
+    fn err(&self, e: StoreError) -> Error {
+        store_error(Path::new("index"), e)
+    }
+
+    /// The log batch the tables cover, if any.
+    pub fn high_water(&self) -> Result<Option<HighWater>, Error> {
+        self.store.high_water().map_err(|e| self.err(e))
+    }
+
+    /// Writes one batch: records admitted at positions `first..`, the pending and rejection
+    /// changes, and the new high-water mark, atomically.
+    pub fn persist(&self, first: usize, records: &[Record], changes: &Changes, high: HighWater) -> Result<(), Error> {
+        let mut batch = WriteBatch::new();
+        for (i, record) in records.iter().enumerate() {
+            let pos = u32::try_from(first + i).map_err(|_| Error::Misuse("more than 2^32 events".into()))?;
+            batch.insert(&EVENTS, &pos, &record.encode());
+        }
+        for (id, at) in &changes.pending_added {
+            batch.insert(&PENDING, id.bytes(), at);
+        }
+        for id in &changes.released {
+            batch.remove(&PENDING, id.bytes());
+        }
+        for (id, why) in &changes.rejected {
+            batch.insert(&REJECTED, id.bytes(), &format!("{}\n{}", why.code(), why.message()).into_bytes());
+        }
+        Store::set_high_water(&mut batch, high);
+        self.store.apply(batch).map_err(|e| self.err(e))
+    }
+
+    /// Removes every row (before a rebuild from the log).
+    pub fn clear(&self) -> Result<(), Error> {
+        self.store.clear(&EVENTS).map_err(|e| self.err(e))?;
+        self.store.clear(&PENDING).map_err(|e| self.err(e))?;
+        self.store.clear(&REJECTED).map_err(|e| self.err(e))?;
+        self.store.clear(&META).map_err(|e| self.err(e))
+    }
+
+    /// Loads the tables into `state`; `read` fetches a pending event's bytes from the log.
+    /// `Err` says why the tables cannot be used (the caller rebuilds them from the log).
+    pub fn load(
+        &self,
+        state: &mut State,
+        read: impl Fn(LogPos) -> Result<crate::event::Event, String>,
+    ) -> Result<(), String> {
+        let events = self.store.tree(&EVENTS).map_err(|e| e.to_string())?;
+        for row in events.iter() {
+            let (pos, bytes) = row.map_err(|e| e.to_string())?;
+            if pos as usize != state.len() {
+                return Err(format!("index row {pos} out of sequence"));
+            }
+            let record = Record::decode(&bytes).ok_or_else(|| format!("index row {pos} is damaged"))?;
+            state.admit(&record).map_err(|e| format!("index row {pos}: {e}"))?;
+        }
+        let pending = self.store.tree(&PENDING).map_err(|e| e.to_string())?;
+        for row in pending.iter() {
+            let (_, at) = row.map_err(|e| e.to_string())?;
+            state.add_pending(read(at)?, at);
+        }
+        let rejected = self.store.tree(&REJECTED).map_err(|e| e.to_string())?;
+        for row in rejected.iter() {
+            let (id, text) = row.map_err(|e| e.to_string())?;
+            let (id, why) = decode_rejection(&id, &text).ok_or("damaged rejection row")?;
+            state.released_rejections.insert(id, why);
+        }
+        state.refresh_heads();
+        Ok(())
+    }
+
+    /// Compares the tables with a rebuild from the log.
+    pub fn compare(&self, records: &[Record], fresh: &State, high: HighWater, diffs: &mut Vec<String>) -> Result<(), Error> {
+        let events = self.store.tree(&EVENTS).map_err(|e| self.err(e))?;
+        let mut count = 0usize;
+        for row in events.iter() {
+            let (pos, bytes) = row.map_err(|e| self.err(e))?;
+            let expected = records.get(pos as usize).map(Record::encode);
+            if expected.as_deref() != Some(bytes.as_slice()) {
+                diffs.push(format!("sled events row {pos} differs from the log"));
+            }
+            count += 1;
+        }
+        if count != records.len() {
+            diffs.push(format!("sled holds {count} event rows, the log admits {}", records.len()));
+        }
+        let pending = self.store.tree(&PENDING).map_err(|e| self.err(e))?;
+        let stored: BTreeSet<[u8; 33]> = pending.iter().filter_map(|r| r.ok().map(|(k, _)| k)).collect();
+        let expected: BTreeSet<[u8; 33]> = fresh.pending.keys().map(|id| *id.bytes()).collect();
+        if stored != expected {
+            diffs.push(format!("sled pending set ({}) differs from the log's ({})", stored.len(), expected.len()));
+        }
+        let rejected = self.store.tree(&REJECTED).map_err(|e| self.err(e))?;
+        if rejected.len() != fresh.released_rejections.len() {
+            diffs.push("sled rejected_on_release differs from the log".into());
+        }
+        let stored_high = self.high_water()?;
+        if stored_high.unwrap_or_default() != high {
+            diffs.push(format!("sled high-water mark {stored_high:?} differs from the log's {high:?}"));
+        }
+        Ok(())
+    }
+}
+
+fn decode_rejection(id: &[u8; 33], text: &[u8]) -> Option<(EventId, Rejection)> {
+    let id = EventId::from_bytes(id).ok()?;
+    let text = std::str::from_utf8(text).ok()?;
+    let (code, message) = text.split_once('\n')?;
+    Some((id, Rejection::new(Code::parse(code)?, message)))
+}

@@ -1,0 +1,59 @@
+//! Errors of the segment log.
+
+use std::path::PathBuf;
+
+use super::LogPos;
+
+/// Everything that can go wrong in the segment log.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    /// An IO call failed on `file` (a segment or the log directory).
+    #[error("io error on {}: {source}", file.display())]
+    Io {
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Damage that is not a torn tail: the log refuses to guess.
+    #[error("corrupt segment log: {} at byte {offset}: {reason}", file.display())]
+    Corrupt {
+        file: PathBuf,
+        offset: u64,
+        reason: String,
+    },
+    /// A payload, a batch or an option exceeds a documented limit.
+    #[error("too large: {what} is {size}, limit {limit}")]
+    TooLarge {
+        what: &'static str,
+        size: u64,
+        limit: u64,
+    },
+    /// A position that is not an entry (or batch boundary) of the committed log.
+    #[error("invalid log position {pos:?}: {reason}")]
+    InvalidPosition { pos: LogPos, reason: &'static str },
+    /// A write or sync failed earlier; the log refuses further appends (fail-stop).
+    /// Reopen the log to recover.
+    #[error("segment log is poisoned by an earlier write or sync failure; reopen it")]
+    Poisoned,
+}
+
+impl LogError {
+    pub(crate) fn io(file: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        LogError::Io {
+            file: file.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn corrupt(
+        file: impl Into<PathBuf>,
+        offset: u64,
+        reason: impl Into<String>,
+    ) -> Self {
+        LogError::Corrupt {
+            file: file.into(),
+            offset,
+            reason: reason.into(),
+        }
+    }
+}

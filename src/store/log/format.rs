@@ -1,0 +1,417 @@
+//! Byte-level format of the segment log: limits, file header, frames and record headers.
+//!
+//! Everything here is pure (no IO). Parsing never panics on arbitrary input: all slicing
+//! goes through `get`, all arithmetic on lengths read from disk is checked.
+
+use ciborium::value::{Integer, Value};
+
+/// File magic at offset 0 of every segment.
+pub const MAGIC: [u8; 5] = *b"AKLOG";
+/// Format version written in the file header; any other value is refused.
+pub const FORMAT_VERSION: u8 = 1;
+/// Size of the segment file header; the first frame starts here.
+pub const FILE_HEADER_LEN: u64 = 32;
+/// Truncated blake3 length used for frame checksums and the batch digest (128 bits).
+pub const CHECKSUM_LEN: usize = 16;
+/// Frame prefix: body length (u32 LE) + checksum.
+pub const FRAME_PREFIX_LEN: usize = 4 + CHECKSUM_LEN;
+/// Largest entry payload: the ledger caps an event's canonical bytes at 1 MiB.
+pub const MAX_PAYLOAD: usize = 1 << 20;
+/// Room for the CBOR record header in front of a payload (the largest header is < 48 bytes).
+pub const MAX_RECORD_HEADER: usize = 64;
+/// Largest frame body accepted: a longer length field can only be damage.
+pub const MAX_BODY: usize = MAX_PAYLOAD + MAX_RECORD_HEADER;
+/// Most entries in one batch: bounds the positions vector and per-batch bookkeeping.
+pub const MAX_BATCH_ENTRIES: usize = 1 << 16;
+/// Largest encoded batch: a batch is written with one write and read back whole, so this
+/// bounds the memory of the writer and of readers.
+pub const MAX_BATCH_BYTES: u64 = 256 << 20;
+/// Default rotation size of a segment.
+pub const DEFAULT_SEGMENT_SIZE: u64 = 64 << 20;
+/// Largest configurable rotation size: recovery reads the last segment whole into memory.
+pub const MAX_SEGMENT_SIZE: u64 = 1 << 30;
+/// Largest segment file the writer can produce (a batch larger than the rotation size gets
+/// a segment of its own); a bigger file is not ours.
+pub const MAX_SEGMENT_FILE: u64 = MAX_SEGMENT_SIZE + FILE_HEADER_LEN + MAX_BATCH_BYTES;
+
+const TAG_BEGIN: u64 = 0;
+const TAG_ENTRY: u64 = 1;
+const TAG_COMMIT: u64 = 2;
+
+/// Decoded segment file header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileHeader {
+    /// Segment number; must match the file name.
+    pub segment: u32,
+    /// Seq of the last batch committed before this segment (0 if none).
+    pub base_seq: u64,
+}
+
+/// Why a file header was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderError {
+    /// Fewer than [`FILE_HEADER_LEN`] bytes.
+    Short,
+    /// All header bytes are zero (a file whose header never reached the disk).
+    Zeroed,
+    BadMagic,
+    BadVersion(u8),
+    BadChecksum,
+}
+
+impl HeaderError {
+    pub fn describe(self) -> String {
+        match self {
+            HeaderError::Short => "file shorter than the segment header".into(),
+            HeaderError::Zeroed => "segment header is all zeros".into(),
+            HeaderError::BadMagic => "bad magic (not an AKLOG segment)".into(),
+            HeaderError::BadVersion(v) => format!("unsupported format version {v}"),
+            HeaderError::BadChecksum => "segment header checksum mismatch".into(),
+        }
+    }
+}
+
+fn hash_prefix<const N: usize>(hash: &blake3::Hash) -> [u8; N] {
+    let mut out = [0u8; N];
+    out.copy_from_slice(&hash.as_bytes()[..N]);
+    out
+}
+
+pub fn encode_file_header(h: FileHeader) -> [u8; FILE_HEADER_LEN as usize] {
+    let mut out = [0u8; FILE_HEADER_LEN as usize];
+    out[..5].copy_from_slice(&MAGIC);
+    out[5] = FORMAT_VERSION;
+    // 6..8 reserved, zero.
+    out[8..12].copy_from_slice(&h.segment.to_le_bytes());
+    out[12..20].copy_from_slice(&h.base_seq.to_le_bytes());
+    let sum: [u8; 12] = hash_prefix(&blake3::hash(&out[..20]));
+    out[20..32].copy_from_slice(&sum);
+    out
+}
+
+pub fn decode_file_header(buf: &[u8]) -> Result<FileHeader, HeaderError> {
+    let h = buf
+        .get(..FILE_HEADER_LEN as usize)
+        .ok_or(HeaderError::Short)?;
+    if h.iter().all(|&b| b == 0) {
+        return Err(HeaderError::Zeroed);
+    }
+    if h.get(..5) != Some(&MAGIC[..]) {
+        return Err(HeaderError::BadMagic);
+    }
+    let version = h.get(5).copied().unwrap_or(0);
+    if version != FORMAT_VERSION {
+        return Err(HeaderError::BadVersion(version));
+    }
+    let sum: [u8; 12] = hash_prefix(&blake3::hash(h.get(..20).unwrap_or_default()));
+    if h.get(20..32) != Some(&sum[..]) || h.get(6..8) != Some(&[0, 0][..]) {
+        return Err(HeaderError::BadChecksum);
+    }
+    let segment = u32::from_le_bytes(le_array(h.get(8..12)));
+    let base_seq = u64::from_le_bytes(le_array(h.get(12..20)));
+    Ok(FileHeader { segment, base_seq })
+}
+
+fn le_array<const N: usize>(bytes: Option<&[u8]>) -> [u8; N] {
+    bytes.and_then(|b| b.try_into().ok()).unwrap_or([0u8; N])
+}
+
+/// Record header: the CBOR array at the start of every frame body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record {
+    /// Opens batch `seq` of `count` entries; `len` is the byte length of the rest of the
+    /// batch (its entry frames and commit frame).
+    BatchBegin { seq: u64, count: u32, len: u64 },
+    /// One entry; the payload follows the record header in the same body.
+    Entry { kind: u8 },
+    /// Closes batch `seq`; `digest` covers the checksums of all earlier frames of the batch.
+    BatchCommit {
+        seq: u64,
+        count: u32,
+        digest: [u8; CHECKSUM_LEN],
+    },
+}
+
+fn int(v: u64) -> Value {
+    Value::Integer(Integer::from(v))
+}
+
+/// Appends the CBOR encoding of `r` to `out`.
+pub fn encode_record(r: &Record, out: &mut Vec<u8>) {
+    let value = match *r {
+        Record::BatchBegin { seq, count, len } => {
+            Value::Array(vec![int(TAG_BEGIN), int(seq), int(count.into()), int(len)])
+        }
+        Record::Entry { kind } => Value::Array(vec![int(TAG_ENTRY), int(kind.into())]),
+        Record::BatchCommit { seq, count, digest } => Value::Array(vec![
+            int(TAG_COMMIT),
+            int(seq),
+            int(count.into()),
+            Value::Bytes(digest.to_vec()),
+        ]),
+    };
+    // Writing a small Value into a Vec cannot fail.
+    let _ = ciborium::into_writer(&value, out);
+}
+
+fn as_u64(v: Option<&Value>) -> Option<u64> {
+    match v? {
+        Value::Integer(i) => u64::try_from(*i).ok(),
+        _ => None,
+    }
+}
+
+/// Decodes the record header at the start of `body`; returns it and its encoded length.
+pub fn decode_record(body: &[u8]) -> Option<(Record, usize)> {
+    let mut rest = body;
+    let mut scratch = [0u8; MAX_RECORD_HEADER];
+    let value: Value = ciborium::de::from_reader_with_buffer(&mut rest, &mut scratch).ok()?;
+    let header_len = body.len().checked_sub(rest.len())?;
+    if header_len > MAX_RECORD_HEADER {
+        return None;
+    }
+    let Value::Array(items) = value else {
+        return None;
+    };
+    let record = match (as_u64(items.first())?, items.len()) {
+        (TAG_BEGIN, 4) => Record::BatchBegin {
+            seq: as_u64(items.get(1))?,
+            count: u32::try_from(as_u64(items.get(2))?).ok()?,
+            len: as_u64(items.get(3))?,
+        },
+        (TAG_ENTRY, 2) => Record::Entry {
+            kind: u8::try_from(as_u64(items.get(1))?).ok()?,
+        },
+        (TAG_COMMIT, 4) => Record::BatchCommit {
+            seq: as_u64(items.get(1))?,
+            count: u32::try_from(as_u64(items.get(2))?).ok()?,
+            digest: match items.get(3)? {
+                Value::Bytes(b) => b.as_slice().try_into().ok()?,
+                _ => return None,
+            },
+        },
+        _ => return None,
+    };
+    Some((record, header_len))
+}
+
+/// Position-bound frame checksum: blake3(segment LE32 ‖ offset LE64 ‖ len LE32 ‖ body)[..16].
+/// Binding the position means a frame verifies only where it was written: copies of frames
+/// inside payloads or stale bytes never verify at another offset.
+pub fn frame_checksum(segment: u32, offset: u64, parts: &[&[u8]]) -> [u8; CHECKSUM_LEN] {
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    let mut h = blake3::Hasher::new();
+    h.update(&segment.to_le_bytes());
+    h.update(&offset.to_le_bytes());
+    h.update(&(len as u32).to_le_bytes());
+    for p in parts {
+        h.update(p);
+    }
+    hash_prefix(&h.finalize())
+}
+
+/// Digest stored in a commit frame: blake3 of the concatenated checksums of the batch's
+/// begin and entry frames, truncated to 16 bytes.
+pub fn batch_digest(checksums: &[[u8; CHECKSUM_LEN]]) -> [u8; CHECKSUM_LEN] {
+    let mut h = blake3::Hasher::new();
+    for c in checksums {
+        h.update(c);
+    }
+    hash_prefix(&h.finalize())
+}
+
+/// Appends one frame (prefix + record header + payload) for position `offset` to `out`.
+/// Returns the frame's checksum.
+pub fn write_frame(
+    out: &mut Vec<u8>,
+    segment: u32,
+    offset: u64,
+    record: &Record,
+    payload: &[u8],
+) -> [u8; CHECKSUM_LEN] {
+    let mut header = Vec::with_capacity(48);
+    encode_record(record, &mut header);
+    let sum = frame_checksum(segment, offset, &[&header, payload]);
+    let len = (header.len() + payload.len()) as u32;
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&sum);
+    out.extend_from_slice(&header);
+    out.extend_from_slice(payload);
+    sum
+}
+
+/// Encoded frame length of `record` with a payload of `payload_len` bytes.
+pub fn frame_len(record: &Record, payload_len: usize) -> usize {
+    let mut header = Vec::with_capacity(48);
+    encode_record(record, &mut header);
+    FRAME_PREFIX_LEN + header.len() + payload_len
+}
+
+/// Why a frame did not parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameError {
+    /// The frame runs past the end of the available bytes.
+    Truncated,
+    /// The length field exceeds [`MAX_BODY`] or is too small for a record header.
+    BadLength(u32),
+    /// The checksum does not match.
+    Checksum,
+    /// The checksum matches but the record header does not decode: never a torn write.
+    BadRecord,
+}
+
+impl FrameError {
+    /// True for damage a torn (interrupted) write can produce.
+    pub fn may_be_torn(self) -> bool {
+        !matches!(self, FrameError::BadRecord)
+    }
+
+    pub fn describe(self) -> String {
+        match self {
+            FrameError::Truncated => "truncated frame".into(),
+            FrameError::BadLength(n) => format!("frame length {n} out of range"),
+            FrameError::Checksum => "frame checksum mismatch".into(),
+            FrameError::BadRecord => "undecodable record header under a valid checksum".into(),
+        }
+    }
+}
+
+/// A parsed frame; `payload` borrows from the parsed buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct Frame<'a> {
+    pub record: Record,
+    pub payload: &'a [u8],
+    pub checksum: [u8; CHECKSUM_LEN],
+    /// Buffer index just past this frame.
+    pub end: usize,
+}
+
+/// Parses the frame starting at `buf[at]`; `buf[0]` is file offset `base` of `segment`.
+pub fn parse_frame(
+    buf: &[u8],
+    at: usize,
+    segment: u32,
+    base: u64,
+) -> Result<Frame<'_>, FrameError> {
+    let prefix_end = at
+        .checked_add(FRAME_PREFIX_LEN)
+        .ok_or(FrameError::Truncated)?;
+    let prefix = buf.get(at..prefix_end).ok_or(FrameError::Truncated)?;
+    let len = u32::from_le_bytes(le_array(prefix.get(..4)));
+    let stored: [u8; CHECKSUM_LEN] = le_array(prefix.get(4..));
+    if len as usize > MAX_BODY || len < 2 {
+        return Err(FrameError::BadLength(len));
+    }
+    let end = prefix_end
+        .checked_add(len as usize)
+        .ok_or(FrameError::Truncated)?;
+    let body = buf.get(prefix_end..end).ok_or(FrameError::Truncated)?;
+    let offset = base.checked_add(at as u64).ok_or(FrameError::Truncated)?;
+    if frame_checksum(segment, offset, &[body]) != stored {
+        return Err(FrameError::Checksum);
+    }
+    let (record, header_len) = decode_record(body).ok_or(FrameError::BadRecord)?;
+    let payload = body.get(header_len..).ok_or(FrameError::BadRecord)?;
+    let payload_ok = match record {
+        Record::Entry { .. } => payload.len() <= MAX_PAYLOAD,
+        _ => payload.is_empty(),
+    };
+    if !payload_ok {
+        return Err(FrameError::BadRecord);
+    }
+    Ok(Frame {
+        record,
+        payload,
+        checksum: stored,
+        end,
+    })
+}
+
+/// Offset of the first frame at or after `buf[from]` that verifies and is a batch marker
+/// (BatchBegin or BatchCommit, or undecodable under a valid checksum). Used to tell a torn
+/// tail (no marker after the damage) from corruption (a later marker proves the damaged
+/// bytes were followed by a completed write).
+pub fn find_marker_after(buf: &[u8], from: usize, segment: u32, base: u64) -> Option<usize> {
+    let mut at = from;
+    while at
+        .checked_add(FRAME_PREFIX_LEN + 2)
+        .is_some_and(|e| e <= buf.len())
+    {
+        // Cheap prefilter: a marker body starts with a CBOR array of 4 items.
+        if buf.get(at + FRAME_PREFIX_LEN).copied() == Some(0x84) {
+            match parse_frame(buf, at, segment, base) {
+                Ok(f) if !matches!(f.record, Record::Entry { .. }) => return Some(at),
+                Err(FrameError::BadRecord) => return Some(at),
+                _ => {}
+            }
+        }
+        at += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::*;
+
+    #[test]
+    fn record_roundtrip_and_header_len() {
+        let records = [
+            Record::BatchBegin {
+                seq: u64::MAX,
+                count: u32::MAX,
+                len: u64::MAX,
+            },
+            Record::Entry { kind: 255 },
+            Record::Entry { kind: 0 },
+            Record::BatchCommit {
+                seq: 7,
+                count: 3,
+                digest: [9; 16],
+            },
+        ];
+        for r in records {
+            let mut buf = Vec::new();
+            encode_record(&r, &mut buf);
+            assert!(buf.len() <= MAX_RECORD_HEADER);
+            let n = buf.len();
+            buf.extend_from_slice(b"payload");
+            assert_eq!(decode_record(&buf), Some((r, n)));
+        }
+    }
+
+    #[test]
+    fn file_header_roundtrip() {
+        let h = FileHeader {
+            segment: 42,
+            base_seq: 1 << 40,
+        };
+        let bytes = encode_file_header(h);
+        assert_eq!(decode_file_header(&bytes), Ok(h));
+        let mut bad = bytes;
+        bad[13] ^= 1;
+        assert_eq!(decode_file_header(&bad), Err(HeaderError::BadChecksum));
+        assert_eq!(decode_file_header(&bytes[..31]), Err(HeaderError::Short));
+        assert_eq!(decode_file_header(&[0; 32]), Err(HeaderError::Zeroed));
+    }
+
+    #[test]
+    fn frame_is_position_bound() {
+        let mut buf = Vec::new();
+        write_frame(&mut buf, 3, 100, &Record::Entry { kind: 1 }, b"hello");
+        let f = parse_frame(&buf, 0, 3, 100).expect("valid");
+        assert_eq!(f.payload, b"hello");
+        assert_eq!(
+            parse_frame(&buf, 0, 3, 101).err(),
+            Some(FrameError::Checksum)
+        );
+        assert_eq!(
+            parse_frame(&buf, 0, 4, 100).err(),
+            Some(FrameError::Checksum)
+        );
+        assert_eq!(
+            parse_frame(&buf[..buf.len() - 1], 0, 3, 100).err(),
+            Some(FrameError::Truncated)
+        );
+    }
+}

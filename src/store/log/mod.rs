@@ -1,0 +1,498 @@
+//! The append-only, checksummed segment log: the ledger's source of truth.
+//!
+//! Every accepted event's canonical bytes are appended here, in batches, and kept for
+//! ever. Payloads are opaque bytes tagged with a `kind` byte. sled only holds indexes
+//! that can be rebuilt by iterating this log.
+//!
+//! # Layout
+//!
+//! A log is a directory of segment files `<20-digit segment number>.log`, numbered from
+//! 0 without gaps. Other files in the directory are ignored. The writer rotates to a new
+//! segment when the next batch would push the active one past
+//! [`LogOptions::segment_size`]; a batch never spans two segments (a batch larger than
+//! the rotation size gets a segment of its own). Creating a segment writes and syncs its
+//! header, then syncs the directory. Sealed segments are never written again.
+//!
+//! # Grammar (format version 1; byte diagrams in `docs/format.md`)
+//!
+//! ```text
+//! segment := file_header batch*
+//! file_header := "AKLOG" version:u8=1 reserved:u16=0 segment:u32le base_seq:u64le
+//!                blake3(previous 20 bytes)[..12]                         (32 bytes)
+//! batch  := frame(BatchBegin{seq, count, len}) frame(Entry{kind} ++ payload){count}
+//!           frame(BatchCommit{seq, count, digest})
+//! frame  := len:u32le checksum:[u8;16] body[len]
+//! body   := cbor_record_header payload
+//! checksum = blake3(segment:u32le ++ offset:u64le ++ len:u32le ++ body)[..16]
+//! digest   = blake3(checksum(begin) ++ checksum(entry_0) ++ ...)[..16]
+//! ```
+//!
+//! Record headers are CBOR arrays: `[0, seq, count, len]` (BatchBegin; `len` = bytes of
+//! the rest of the batch), `[1, kind]` (Entry), `[2, seq, count, digest:bstr(16)]`
+//! (BatchCommit). Batch seqs start at 1 and increase by exactly 1 across the whole log;
+//! `base_seq` in a segment header is the seq of the last batch before that segment.
+//! Checksums are bound to the frame's position, so a frame verifies only where it was
+//! written. The commit digest chains the batch's frames together; a batch is visible
+//! (to readers, iteration and recovery) only once its commit frame is present and valid.
+//!
+//! # Positions
+//!
+//! [`LogPos`] `{segment, offset}` is the byte offset of an entry's frame within its
+//! segment file; it is stable for ever and orders like the log.
+//!
+//! # Durability
+//!
+//! [`Durability::Sync`] (default): each batch is one `pwrite` followed by one
+//! `fdatasync`; `append_batch` returns only after both. [`Durability::Buffered`] skips
+//! the fdatasync (call [`SegmentLog::sync`]): a crash may lose the unsynced tail but never
+//! what was synced. Entries are visible to readers as soon as `append_batch` returns.
+//! After any failed write or sync the log is poisoned and refuses appends (fail-stop):
+//! the state of the file after a failed fsync is unknown, so only reopening (which
+//! re-runs recovery) is safe.
+//!
+//! # Recovery: torn tail versus corruption
+//!
+//! Opening checks every segment header, the numbering, and scans the last segment whole
+//! (all segments with [`LogOptions::verify_on_open`]; otherwise older segments are
+//! verified as they are read). The first damage met in the last segment is a **torn
+//! tail** if all of these hold:
+//!
+//! 1. it is damage an interrupted write can leave: a truncated frame, a length field out
+//!    of range, a checksum mismatch, or end of file inside a batch; and
+//! 2. no BatchBegin or BatchCommit frame verifies anywhere after the damaged byte.
+//!
+//! A torn tail is cut off at the end of the last complete batch (the file is truncated
+//! and synced) and reported in [`RecoveryReport`]. Everything else is
+//! [`LogError::Corrupt`] naming the file and byte offset: damage in a sealed segment,
+//! damage followed by a valid batch frame (so a later write completed, or the batch's
+//! own commit frame survived: it may have been acknowledged), a checksum-valid frame
+//! that breaks the grammar, a digest or seq mismatch, bad magic/version/header checksum,
+//! or a missing segment. A last segment with a zero or short header and nothing valid in
+//! it (crash while creating it) is removed; if it was the only one a fresh log starts.
+//!
+//! Consequences worth knowing: under `Sync`, a damaged commit frame of the final batch
+//! is indistinguishable from an interrupted write and that batch is dropped (reported).
+//! Under `Buffered`, if the OS wrote unsynced pages out of order and a later batch
+//! reached the disk while an earlier one did not, open reports `Corrupt` rather than
+//! silently dropping the completed later batch.
+
+mod error;
+pub mod format;
+mod reader;
+mod recovery;
+mod scan;
+#[cfg(test)]
+mod tests;
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+pub use error::LogError;
+pub use format::{
+    DEFAULT_SEGMENT_SIZE, MAX_BATCH_BYTES, MAX_BATCH_ENTRIES, MAX_PAYLOAD, MAX_SEGMENT_SIZE,
+};
+pub use reader::{LogEntry, LogIter, LogReader};
+pub use recovery::segment_file_name;
+
+use format::{frame_len, write_frame, Record, CHECKSUM_LEN, FILE_HEADER_LEN};
+
+/// Position of an entry: its frame's byte offset in segment file `segment`.
+/// Stable for ever; `Ord` follows log order.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct LogPos {
+    pub segment: u32,
+    pub offset: u64,
+}
+
+impl LogPos {
+    pub const fn new(segment: u32, offset: u64) -> Self {
+        LogPos { segment, offset }
+    }
+}
+
+/// The committed extent of the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HighWater {
+    /// Seq of the last committed batch (0 for an empty log).
+    pub seq: u64,
+    /// Where the next batch will start (modulo rotation); pass it to `iter_from` to
+    /// replay everything after this mark.
+    pub end: LogPos,
+}
+
+impl Default for HighWater {
+    /// The high-water mark of an empty log.
+    fn default() -> Self {
+        HighWater {
+            seq: 0,
+            end: LogPos::new(0, FILE_HEADER_LEN),
+        }
+    }
+}
+
+/// When appended batches reach the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// One fdatasync per batch before `append_batch` returns.
+    #[default]
+    Sync,
+    /// No fdatasync; a crash may lose the unsynced tail, never corrupt what was synced.
+    Buffered,
+}
+
+/// Options for [`SegmentLog::open`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogOptions {
+    /// Rotation size in bytes (at most [`MAX_SEGMENT_SIZE`]); tiny values are fine for tests.
+    pub segment_size: u64,
+    pub durability: Durability,
+    /// Scan and verify every segment at open, not just the last one.
+    pub verify_on_open: bool,
+}
+
+impl Default for LogOptions {
+    fn default() -> Self {
+        LogOptions {
+            segment_size: DEFAULT_SEGMENT_SIZE,
+            durability: Durability::Sync,
+            verify_on_open: false,
+        }
+    }
+}
+
+/// What recovery found and did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecoveryReport {
+    /// Segment files in the log after recovery.
+    pub segments: u32,
+    pub high_water: HighWater,
+    /// Bytes cut off as a torn tail (or a removed torn segment).
+    pub bytes_dropped: u64,
+    /// Incomplete batches dropped with the torn tail (0 or 1).
+    pub batches_dropped: u32,
+    pub torn_tail: Option<TornTail>,
+    /// The directory held no log; a new one was created.
+    pub created: bool,
+}
+
+/// Where a torn tail was cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TornTail {
+    pub file: PathBuf,
+    /// The file now ends here.
+    pub offset: u64,
+    pub reason: String,
+}
+
+pub(crate) struct SegmentFile {
+    pub(crate) number: u32,
+    pub(crate) path: PathBuf,
+    pub(crate) file: File,
+    pub(crate) base_seq: u64,
+}
+
+/// A segment and its committed length.
+#[derive(Clone)]
+pub(crate) struct SegRef {
+    pub(crate) file: Arc<SegmentFile>,
+    pub(crate) end: u64,
+}
+
+pub(crate) struct Shared {
+    pub(crate) segments: Vec<SegRef>,
+    pub(crate) last_seq: u64,
+}
+
+impl Shared {
+    fn high_water(&self) -> HighWater {
+        let end = self
+            .segments
+            .last()
+            .map(|s| LogPos::new(s.file.number, s.end))
+            .unwrap_or(LogPos::new(0, FILE_HEADER_LEN));
+        HighWater {
+            seq: self.last_seq,
+            end,
+        }
+    }
+}
+
+/// The single writer of a segment log (wrap it in a `Mutex` to share); readers are
+/// obtained with [`SegmentLog::reader`].
+pub struct SegmentLog {
+    dir: PathBuf,
+    opts: LogOptions,
+    reader: LogReader,
+    active: Arc<SegmentFile>,
+    end: u64,
+    last_seq: u64,
+    poisoned: bool,
+    buf: Vec<u8>,
+}
+
+impl SegmentLog {
+    /// Opens (or creates) the log in `dir`, running recovery.
+    pub fn open(
+        dir: impl AsRef<Path>,
+        opts: LogOptions,
+    ) -> Result<(Self, RecoveryReport), LogError> {
+        if opts.segment_size > MAX_SEGMENT_SIZE {
+            return Err(LogError::TooLarge {
+                what: "segment_size option",
+                size: opts.segment_size,
+                limit: MAX_SEGMENT_SIZE,
+            });
+        }
+        let dir = dir.as_ref().to_path_buf();
+        let rec = recovery::recover(&dir, &opts)?;
+        let last = rec
+            .segments
+            .last()
+            .cloned()
+            .ok_or_else(|| LogError::corrupt(&dir, 0, "recovery produced no segment"))?;
+        let shared = Shared {
+            segments: rec.segments,
+            last_seq: rec.last_seq,
+        };
+        let log = SegmentLog {
+            dir,
+            opts,
+            reader: LogReader {
+                shared: Arc::new(RwLock::new(shared)),
+            },
+            active: last.file,
+            end: last.end,
+            last_seq: rec.last_seq,
+            poisoned: false,
+            buf: Vec::new(),
+        };
+        Ok((log, rec.report))
+    }
+
+    /// The log directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A read handle usable from other threads concurrently with appends.
+    pub fn reader(&self) -> LogReader {
+        self.reader.clone()
+    }
+
+    /// Last committed batch seq and committed end.
+    pub fn high_water(&self) -> HighWater {
+        HighWater {
+            seq: self.last_seq,
+            end: LogPos::new(self.active.number, self.end),
+        }
+    }
+
+    /// True after a failed write or sync; appends then return [`LogError::Poisoned`].
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned
+    }
+
+    /// Reads the entry at `pos`, verifying its checksum.
+    pub fn read(&self, pos: LogPos) -> Result<(u8, Vec<u8>), LogError> {
+        self.reader.read(pos)
+    }
+
+    /// All committed entries in log order.
+    pub fn iter(&self) -> LogIter {
+        self.reader.iter()
+    }
+
+    /// Committed entries from batch boundary `start` on.
+    pub fn iter_from(&self, start: LogPos) -> LogIter {
+        self.reader.iter_from(start)
+    }
+
+    /// Appends one batch of `(kind, payload)` entries as a single write (plus one
+    /// fdatasync under [`Durability::Sync`]); returns each entry's position. The batch
+    /// gets seq `high_water().seq + 1`. An empty batch is a no-op and takes no seq.
+    pub fn append_batch(&mut self, entries: &[(u8, &[u8])]) -> Result<Vec<LogPos>, LogError> {
+        if self.poisoned {
+            return Err(LogError::Poisoned);
+        }
+        if entries.is_empty() {
+            return Ok(Vec::new());
+        }
+        if entries.len() > MAX_BATCH_ENTRIES {
+            return Err(LogError::TooLarge {
+                what: "batch entry count",
+                size: entries.len() as u64,
+                limit: MAX_BATCH_ENTRIES as u64,
+            });
+        }
+        if let Some((_, big)) = entries.iter().find(|(_, p)| p.len() > MAX_PAYLOAD) {
+            return Err(LogError::TooLarge {
+                what: "entry payload",
+                size: big.len() as u64,
+                limit: MAX_PAYLOAD as u64,
+            });
+        }
+        let seq = self.last_seq.checked_add(1).ok_or(LogError::TooLarge {
+            what: "batch seq",
+            size: u64::MAX,
+            limit: u64::MAX - 1,
+        })?;
+        let count = entries.len() as u32;
+        let commit_placeholder = Record::BatchCommit {
+            seq,
+            count,
+            digest: [0; CHECKSUM_LEN],
+        };
+        let rest_len: u64 = entries
+            .iter()
+            .map(|(kind, p)| frame_len(&Record::Entry { kind: *kind }, p.len()) as u64)
+            .sum::<u64>()
+            + frame_len(&commit_placeholder, 0) as u64;
+        let begin = Record::BatchBegin {
+            seq,
+            count,
+            len: rest_len,
+        };
+        let total = frame_len(&begin, 0) as u64 + rest_len;
+        if total > MAX_BATCH_BYTES {
+            return Err(LogError::TooLarge {
+                what: "encoded batch bytes",
+                size: total,
+                limit: MAX_BATCH_BYTES,
+            });
+        }
+        if self.end > FILE_HEADER_LEN && self.end.saturating_add(total) > self.opts.segment_size {
+            self.rotate().inspect_err(|_| self.poisoned = true)?;
+        }
+
+        let (segment, base) = (self.active.number, self.end);
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        buf.reserve(total as usize);
+        let mut sums = Vec::with_capacity(entries.len() + 1);
+        let mut positions = Vec::with_capacity(entries.len());
+        sums.push(write_frame(&mut buf, segment, base, &begin, &[]));
+        for (kind, payload) in entries {
+            let offset = base + buf.len() as u64;
+            positions.push(LogPos::new(segment, offset));
+            sums.push(write_frame(
+                &mut buf,
+                segment,
+                offset,
+                &Record::Entry { kind: *kind },
+                payload,
+            ));
+        }
+        let commit = Record::BatchCommit {
+            seq,
+            count,
+            digest: format::batch_digest(&sums),
+        };
+        let commit_offset = base + buf.len() as u64;
+        write_frame(&mut buf, segment, commit_offset, &commit, &[]);
+        debug_assert_eq!(buf.len() as u64, total);
+
+        let result = self.write_and_sync(&buf, base);
+        self.buf = buf;
+        result?;
+
+        self.end = base + total;
+        self.last_seq = seq;
+        self.publish();
+        Ok(positions)
+    }
+
+    fn write_and_sync(&mut self, buf: &[u8], offset: u64) -> Result<(), LogError> {
+        let file = &self.active;
+        let mut res = if self.fail_writes_for_test() {
+            Err(std::io::Error::other("injected write failure"))
+        } else {
+            file.file.write_all_at(buf, offset)
+        };
+        if res.is_ok() && self.opts.durability == Durability::Sync {
+            res = file.file.sync_data();
+        }
+        res.map_err(|e| {
+            self.poisoned = true;
+            LogError::io(&file.path, e)
+        })
+    }
+
+    #[cfg(not(test))]
+    fn fail_writes_for_test(&self) -> bool {
+        false
+    }
+
+    #[cfg(test)]
+    fn fail_writes_for_test(&self) -> bool {
+        tests::FAIL_WRITES.with(|f| f.get())
+    }
+
+    /// Makes everything appended so far durable (fdatasync of the active segment).
+    pub fn sync(&mut self) -> Result<(), LogError> {
+        if self.poisoned {
+            return Err(LogError::Poisoned);
+        }
+        self.active.file.sync_data().map_err(|e| {
+            self.poisoned = true;
+            LogError::io(&self.active.path, e)
+        })
+    }
+
+    fn rotate(&mut self) -> Result<(), LogError> {
+        // A sealed segment is complete on disk before the next one exists, even in
+        // Buffered mode: damage in a sealed segment is then always corruption.
+        self.active
+            .file
+            .sync_data()
+            .map_err(|e| LogError::io(&self.active.path, e))?;
+        let number = self
+            .active
+            .number
+            .checked_add(1)
+            .ok_or(LogError::TooLarge {
+                what: "segment number",
+                size: u64::from(u32::MAX) + 1,
+                limit: u32::MAX.into(),
+            })?;
+        let seg = Arc::new(recovery::create_segment(&self.dir, number, self.last_seq)?);
+        {
+            let mut shared = self
+                .reader
+                .shared
+                .write()
+                .unwrap_or_else(|e| e.into_inner());
+            shared.segments.push(SegRef {
+                file: seg.clone(),
+                end: FILE_HEADER_LEN,
+            });
+        }
+        self.active = seg;
+        self.end = FILE_HEADER_LEN;
+        Ok(())
+    }
+
+    fn publish(&self) {
+        let mut shared = self
+            .reader
+            .shared
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(last) = shared.segments.last_mut() {
+            last.end = self.end;
+        }
+        shared.last_seq = self.last_seq;
+    }
+}
+
+impl Drop for SegmentLog {
+    /// Best effort: in Buffered mode, sync what was appended.
+    fn drop(&mut self) {
+        if !self.poisoned && self.opts.durability == Durability::Buffered {
+            let _ = self.active.file.sync_data();
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! Concurrent readers: positioned reads and iteration over committed batches.
+//!
+//! A [`LogReader`] is a cheap clone of the log's shared segment table. Reads use
+//! `read_at` on shared file handles, so any number of threads read while the single
+//! writer appends. Readers only ever see committed batches: the committed end of the
+//! active segment is published after the batch (and, in `Sync` mode, its fdatasync).
+
+use std::collections::VecDeque;
+use std::os::unix::fs::FileExt;
+use std::sync::{Arc, RwLock};
+
+use super::format::{parse_frame, Record, FILE_HEADER_LEN, FRAME_PREFIX_LEN, MAX_BODY};
+use super::scan::parse_batch;
+use super::{HighWater, LogError, LogPos, SegRef, Shared};
+
+/// A read handle on the log; `Clone + Send + Sync`.
+#[derive(Clone)]
+pub struct LogReader {
+    pub(crate) shared: Arc<RwLock<Shared>>,
+}
+
+/// One committed entry, as yielded by [`LogIter`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogEntry {
+    /// Seq of the batch this entry was appended in.
+    pub seq: u64,
+    pub pos: LogPos,
+    pub kind: u8,
+    pub payload: Vec<u8>,
+    /// Position just past this entry's batch: where the next batch starts. Persist
+    /// `(seq, batch_end)` as a high-water mark after applying the whole batch.
+    pub batch_end: LogPos,
+}
+
+impl LogReader {
+    fn segment(&self, n: u32) -> Option<(SegRef, bool)> {
+        let shared = self.shared.read().unwrap_or_else(|e| e.into_inner());
+        let last = shared.segments.len().checked_sub(1)?;
+        let idx = n as usize;
+        shared.segments.get(idx).map(|s| (s.clone(), idx == last))
+    }
+
+    /// Last committed batch seq and the committed end of the log.
+    pub fn high_water(&self) -> HighWater {
+        let shared = self.shared.read().unwrap_or_else(|e| e.into_inner());
+        shared.high_water()
+    }
+
+    /// Reads the entry at `pos`, verifying its checksum. Returns `(kind, payload)`.
+    pub fn read(&self, pos: LogPos) -> Result<(u8, Vec<u8>), LogError> {
+        let (seg, _) = self.segment(pos.segment).ok_or(LogError::InvalidPosition {
+            pos,
+            reason: "no such segment",
+        })?;
+        let outside = LogError::InvalidPosition {
+            pos,
+            reason: "outside the committed log",
+        };
+        let prefix_end = pos.offset.checked_add(FRAME_PREFIX_LEN as u64);
+        if pos.offset < FILE_HEADER_LEN || prefix_end.is_none_or(|e| e > seg.end) {
+            return Err(outside);
+        }
+        let path = &seg.file.path;
+        let mut prefix = [0u8; FRAME_PREFIX_LEN];
+        seg.file
+            .file
+            .read_exact_at(&mut prefix, pos.offset)
+            .map_err(|e| LogError::io(path, e))?;
+        let len = u32::from_le_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
+        let frame_len = FRAME_PREFIX_LEN + len;
+        if len > MAX_BODY || pos.offset.saturating_add(frame_len as u64) > seg.end {
+            return Err(LogError::corrupt(
+                path,
+                pos.offset,
+                "frame length out of range",
+            ));
+        }
+        let mut buf = vec![0u8; frame_len];
+        buf[..FRAME_PREFIX_LEN].copy_from_slice(&prefix);
+        seg.file
+            .file
+            .read_exact_at(
+                &mut buf[FRAME_PREFIX_LEN..],
+                pos.offset + FRAME_PREFIX_LEN as u64,
+            )
+            .map_err(|e| LogError::io(path, e))?;
+        let frame = parse_frame(&buf, 0, pos.segment, pos.offset)
+            .map_err(|e| LogError::corrupt(path, pos.offset, e.describe()))?;
+        let Record::Entry { kind } = frame.record else {
+            return Err(LogError::InvalidPosition {
+                pos,
+                reason: "not an entry frame",
+            });
+        };
+        let start = frame.end - frame.payload.len();
+        buf.drain(..start);
+        Ok((kind, buf))
+    }
+
+    /// Iterates all committed entries from the start of the log.
+    pub fn iter(&self) -> LogIter {
+        self.iter_from(LogPos::new(0, FILE_HEADER_LEN))
+    }
+
+    /// Iterates committed entries from `start`, which must be a batch boundary: the start
+    /// of the log, a `batch_end`, or a `HighWater::end`. Iteration stops at the committed
+    /// end as of this call.
+    pub fn iter_from(&self, start: LogPos) -> LogIter {
+        LogIter {
+            reader: self.clone(),
+            pos: start,
+            end: self.high_water().end,
+            expected_seq: None,
+            pending: VecDeque::new(),
+            done: false,
+        }
+    }
+}
+
+/// Iterator over committed entries; yields `Err` once on damage, then stops.
+pub struct LogIter {
+    reader: LogReader,
+    pos: LogPos,
+    end: LogPos,
+    expected_seq: Option<u64>,
+    pending: VecDeque<LogEntry>,
+    done: bool,
+}
+
+impl LogIter {
+    fn read_batch(&mut self) -> Result<(), LogError> {
+        let pos = self.pos;
+        let (seg, is_last) = self
+            .reader
+            .segment(pos.segment)
+            .ok_or(LogError::InvalidPosition {
+                pos,
+                reason: "no such segment",
+            })?;
+        let seg_end = if is_last && pos.segment == self.end.segment {
+            self.end.offset
+        } else {
+            seg.end
+        };
+        if pos.offset >= seg_end {
+            if pos.offset > seg_end || pos.segment >= self.end.segment {
+                if pos.offset > seg_end {
+                    return Err(LogError::InvalidPosition {
+                        pos,
+                        reason: "beyond the end of its segment",
+                    });
+                }
+                self.done = true;
+                return Ok(());
+            }
+            // Move to the next segment; its header base seq must continue ours.
+            let next = pos.segment + 1;
+            let (next_seg, _) = self.reader.segment(next).ok_or(LogError::InvalidPosition {
+                pos,
+                reason: "no next segment",
+            })?;
+            if let Some(expected) = self.expected_seq {
+                if next_seg.file.base_seq.checked_add(1) != Some(expected) {
+                    return Err(LogError::corrupt(
+                        &next_seg.file.path,
+                        12,
+                        "segment base seq breaks batch continuity",
+                    ));
+                }
+            }
+            self.pos = LogPos::new(next, FILE_HEADER_LEN);
+            return Ok(());
+        }
+        if pos.offset < FILE_HEADER_LEN {
+            return Err(LogError::InvalidPosition {
+                pos,
+                reason: "inside the segment header",
+            });
+        }
+        let path = &seg.file.path;
+        let corrupt = |offset: u64, reason: String| LogError::corrupt(path, offset, reason);
+        // The begin frame is at most ~50 bytes; read a little more to get it whole.
+        let avail = seg_end - pos.offset;
+        let mut head = vec![0u8; avail.min(128) as usize];
+        seg.file
+            .file
+            .read_exact_at(&mut head, pos.offset)
+            .map_err(|e| LogError::io(path, e))?;
+        let begin = parse_frame(&head, 0, pos.segment, pos.offset)
+            .map_err(|e| corrupt(pos.offset, e.describe()))?;
+        let Record::BatchBegin { len, .. } = begin.record else {
+            return Err(LogError::InvalidPosition {
+                pos,
+                reason: "not a batch boundary",
+            });
+        };
+        let total = (begin.end as u64)
+            .checked_add(len)
+            .filter(|&t| t <= avail)
+            .ok_or_else(|| corrupt(pos.offset, "batch runs past the end of its segment".into()))?;
+        let mut buf = vec![0u8; total as usize];
+        seg.file
+            .file
+            .read_exact_at(&mut buf, pos.offset)
+            .map_err(|e| LogError::io(path, e))?;
+        let batch = parse_batch(&buf, 0, pos.segment, pos.offset)
+            .map_err(|d| corrupt(d.offset, d.reason))?;
+        if let Some(expected) = self.expected_seq {
+            if batch.seq != expected {
+                let reason = format!("batch seq {} where {expected} was expected", batch.seq);
+                return Err(corrupt(pos.offset, reason));
+            }
+        }
+        self.expected_seq = batch.seq.checked_add(1);
+        let batch_end = LogPos::new(pos.segment, pos.offset + batch.end as u64);
+        for e in batch.entries {
+            self.pending.push_back(LogEntry {
+                seq: batch.seq,
+                pos: LogPos::new(pos.segment, e.offset),
+                kind: e.kind,
+                payload: buf.get(e.payload).unwrap_or_default().to_vec(),
+                batch_end,
+            });
+        }
+        self.pos = batch_end;
+        Ok(())
+    }
+}
+
+impl Iterator for LogIter {
+    type Item = Result<LogEntry, LogError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(e) = self.pending.pop_front() {
+                return Some(Ok(e));
+            }
+            if self.done || self.pos >= self.end {
+                return None;
+            }
+            if let Err(e) = self.read_batch() {
+                self.done = true;
+                return Some(Err(e));
+            }
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! Opening a log directory: listing segments, checking headers, scanning the last segment
+//! and cutting a torn tail (see the module doc of `store::log` for the rule).
+
+use std::fs::{self, File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::format::{
+    decode_file_header, encode_file_header, find_marker_after, FileHeader, HeaderError,
+    FILE_HEADER_LEN, MAX_SEGMENT_FILE,
+};
+use super::scan::scan_segment;
+use super::{
+    HighWater, LogError, LogOptions, LogPos, RecoveryReport, SegRef, SegmentFile, TornTail,
+};
+
+/// File name of segment `n`: 20-digit zero-padded number + `.log`.
+pub fn segment_file_name(n: u32) -> String {
+    format!("{n:020}.log")
+}
+
+fn parse_segment_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(".log")?;
+    if digits.len() != 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+pub fn sync_dir(dir: &Path) -> Result<(), LogError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| LogError::io(dir, e))
+}
+
+/// Creates segment `number` with its header, syncs it and the directory.
+pub fn create_segment(dir: &Path, number: u32, base_seq: u64) -> Result<SegmentFile, LogError> {
+    let path = dir.join(segment_file_name(number));
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| LogError::io(&path, e))?;
+    let header = encode_file_header(FileHeader {
+        segment: number,
+        base_seq,
+    });
+    file.write_all_at(&header, 0)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| LogError::io(&path, e))?;
+    sync_dir(dir)?;
+    Ok(SegmentFile {
+        number,
+        path,
+        file,
+        base_seq,
+    })
+}
+
+fn list_segments(dir: &Path) -> Result<Vec<u32>, LogError> {
+    let mut numbers = Vec::new();
+    for entry in fs::read_dir(dir).map_err(|e| LogError::io(dir, e))? {
+        let entry = entry.map_err(|e| LogError::io(dir, e))?;
+        let name = entry.file_name();
+        let Some(n) = name.to_str().and_then(parse_segment_name) else {
+            continue; // not a segment file: ignored
+        };
+        let n = u32::try_from(n)
+            .map_err(|_| LogError::corrupt(entry.path(), 0, "segment number beyond u32 range"))?;
+        numbers.push(n);
+    }
+    numbers.sort_unstable();
+    for (i, &n) in numbers.iter().enumerate() {
+        if n as usize != i {
+            let missing = dir.join(segment_file_name(i as u32));
+            return Err(LogError::corrupt(missing, 0, "missing segment"));
+        }
+    }
+    Ok(numbers)
+}
+
+fn read_whole(path: &Path, file: &File) -> Result<Vec<u8>, LogError> {
+    let len = file.metadata().map_err(|e| LogError::io(path, e))?.len();
+    if len > MAX_SEGMENT_FILE {
+        return Err(LogError::corrupt(
+            path,
+            MAX_SEGMENT_FILE,
+            format!("segment is {len} bytes, larger than any the writer produces"),
+        ));
+    }
+    let mut buf = vec![0u8; len as usize];
+    file.read_exact_at(&mut buf, 0)
+        .map_err(|e| LogError::io(path, e))?;
+    Ok(buf)
+}
+
+fn checked_header(path: &Path, buf: &[u8], number: u32) -> Result<FileHeader, LogError> {
+    let h = decode_file_header(buf).map_err(|e| LogError::corrupt(path, 0, e.describe()))?;
+    if h.segment != number {
+        let reason = format!("header names segment {}, file name {number}", h.segment);
+        return Err(LogError::corrupt(path, 8, reason));
+    }
+    Ok(h)
+}
+
+/// A last segment whose header never made it to disk (crash during creation).
+fn is_torn_creation(buf: &[u8], number: u32) -> bool {
+    matches!(
+        decode_file_header(buf),
+        Err(HeaderError::Short) | Err(HeaderError::Zeroed)
+    ) && find_marker_after(buf, 0, number, 0).is_none()
+}
+
+pub struct Recovered {
+    pub segments: Vec<SegRef>,
+    pub last_seq: u64,
+    pub report: RecoveryReport,
+}
+
+pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
+    fs::create_dir_all(dir).map_err(|e| LogError::io(dir, e))?;
+    let mut numbers = list_segments(dir)?;
+    let mut report = RecoveryReport::default();
+
+    // A torn segment creation (no header, nothing valid) is removed, or reset if it is the
+    // only segment.
+    if let Some(&last) = numbers.last() {
+        let path = dir.join(segment_file_name(last));
+        let file = File::open(&path).map_err(|e| LogError::io(&path, e))?;
+        let buf = read_whole(&path, &file)?;
+        if is_torn_creation(&buf, last) {
+            fs::remove_file(&path).map_err(|e| LogError::io(&path, e))?;
+            sync_dir(dir)?;
+            numbers.pop();
+            report.bytes_dropped = buf.len() as u64;
+            report.torn_tail = Some(TornTail {
+                file: path,
+                offset: 0,
+                reason: "segment header never reached the disk; file removed".into(),
+            });
+        }
+    }
+
+    if numbers.is_empty() {
+        let seg = create_segment(dir, 0, 0)?;
+        report.created = true;
+        report.segments = 1;
+        report.high_water = HighWater {
+            seq: 0,
+            end: LogPos::new(0, FILE_HEADER_LEN),
+        };
+        let segments = vec![SegRef {
+            file: Arc::new(seg),
+            end: FILE_HEADER_LEN,
+        }];
+        return Ok(Recovered {
+            segments,
+            last_seq: 0,
+            report,
+        });
+    }
+
+    let last_number = numbers.len() as u32 - 1;
+    let mut segments = Vec::with_capacity(numbers.len());
+    let mut prev_base = 0u64;
+    let mut prev_last_seq: Option<u64> = Some(0);
+    for &n in &numbers[..numbers.len() - 1] {
+        let path = dir.join(segment_file_name(n));
+        let file = File::open(&path).map_err(|e| LogError::io(&path, e))?;
+        let len = file.metadata().map_err(|e| LogError::io(&path, e))?.len();
+        let (header, end) = if opts.verify_on_open {
+            let buf = read_whole(&path, &file)?;
+            let h = checked_header(&path, &buf, n)?;
+            if Some(h.base_seq) != prev_last_seq {
+                return Err(LogError::corrupt(
+                    &path,
+                    12,
+                    "base seq breaks batch continuity",
+                ));
+            }
+            let scan = scan_segment(&buf, n, h.base_seq);
+            if let Some(d) = scan.damage {
+                return Err(LogError::corrupt(&path, d.offset, d.reason));
+            }
+            prev_last_seq = Some(scan.last_seq);
+            (h, scan.committed_end)
+        } else {
+            let mut buf = [0u8; FILE_HEADER_LEN as usize];
+            let got = file
+                .read_at(&mut buf, 0)
+                .map_err(|e| LogError::io(&path, e))?;
+            let h = checked_header(&path, buf.get(..got).unwrap_or_default(), n)?;
+            if len > MAX_SEGMENT_FILE {
+                return Err(LogError::corrupt(
+                    &path,
+                    MAX_SEGMENT_FILE,
+                    "segment too large",
+                ));
+            }
+            (h, len)
+        };
+        if header.base_seq < prev_base {
+            return Err(LogError::corrupt(&path, 12, "base seq goes backwards"));
+        }
+        prev_base = header.base_seq;
+        segments.push(SegRef {
+            file: Arc::new(SegmentFile {
+                number: n,
+                path,
+                file,
+                base_seq: header.base_seq,
+            }),
+            end,
+        });
+    }
+
+    // The last segment: scanned whole; a torn tail is cut away.
+    let path = dir.join(segment_file_name(last_number));
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| LogError::io(&path, e))?;
+    let buf = read_whole(&path, &file)?;
+    let header = checked_header(&path, &buf, last_number)?;
+    if header.base_seq < prev_base {
+        return Err(LogError::corrupt(&path, 12, "base seq goes backwards"));
+    }
+    if opts.verify_on_open && Some(header.base_seq) != prev_last_seq {
+        return Err(LogError::corrupt(
+            &path,
+            12,
+            "base seq breaks batch continuity",
+        ));
+    }
+    let scan = scan_segment(&buf, last_number, header.base_seq);
+    if let Some(d) = scan.damage {
+        if !d.may_be_torn {
+            return Err(LogError::corrupt(&path, d.offset, d.reason));
+        }
+        let after = usize::try_from(d.offset)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1);
+        if let Some(marker) = find_marker_after(&buf, after, last_number, 0) {
+            let reason = format!(
+                "{}, followed by a valid batch frame at byte {marker}",
+                d.reason
+            );
+            return Err(LogError::corrupt(&path, d.offset, reason));
+        }
+        file.set_len(scan.committed_end)
+            .and_then(|()| file.sync_all())
+            .map_err(|e| LogError::io(&path, e))?;
+        report.bytes_dropped = report
+            .bytes_dropped
+            .saturating_add(buf.len() as u64 - scan.committed_end);
+        report.batches_dropped = 1;
+        report.torn_tail = Some(TornTail {
+            file: path.clone(),
+            offset: scan.committed_end,
+            reason: format!("{} at byte {}", d.reason, d.offset),
+        });
+    }
+    segments.push(SegRef {
+        file: Arc::new(SegmentFile {
+            number: last_number,
+            path,
+            file,
+            base_seq: header.base_seq,
+        }),
+        end: scan.committed_end,
+    });
+    report.segments = last_number + 1;
+    report.high_water = HighWater {
+        seq: scan.last_seq,
+        end: LogPos::new(last_number, scan.committed_end),
+    };
+    Ok(Recovered {
+        segments,
+        last_seq: scan.last_seq,
+        report,
+    })
+}
