@@ -169,7 +169,8 @@ impl Event<Verified> {
 ///         Timestamp::parse("2026-11-29T12:00:00.000Z").unwrap())
 ///     .sign(&key)
 ///     .unwrap();
-/// assert!(event.id().to_string().starts_with("ak:event:Ag"));
+/// assert_eq!(event.id().to_string().len(), 53);
+/// assert_eq!(event.id().suite(), akledger::DigestSuite::Blake3);
 /// ```
 #[derive(Clone, Debug)]
 pub struct EventBuilder {

@@ -32,6 +32,7 @@
 )]
 
 pub mod canonical;
+pub mod dag;
 pub mod did;
 pub mod encrypted;
 pub mod envelope;
@@ -43,6 +44,7 @@ pub mod ledger;
 pub mod limits;
 pub mod log_format;
 pub mod proof;
+#[allow(missing_docs)] // TODO(lead): document the store fields
 pub mod store;
 pub mod time;
 

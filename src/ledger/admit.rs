@@ -15,7 +15,7 @@ use crate::event::Event;
 use crate::id::{EventId, RealmId, SidecarId};
 
 use crate::did::DidCoreId;
-use crate::store::LogPos;
+use crate::store::log::LogPos;
 
 use super::state::{Admission, SidecarEntry, Staged, State, Where};
 

@@ -15,7 +15,7 @@ use crate::did::DidCoreId;
 use crate::envelope::Body;
 use crate::event::Event;
 use crate::id::{EventId, RealmId, SidecarId};
-use crate::store::LogPos;
+use crate::store::log::LogPos;
 
 /// What the index keeps of an admitted event.
 #[derive(Clone, PartialEq, Eq, Debug)]

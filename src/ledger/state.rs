@@ -11,7 +11,7 @@ use crate::did::DidCoreId;
 use crate::error::Rejection;
 use crate::event::Event;
 use crate::id::{EventId, RealmId, SidecarId};
-use crate::store::LogPos;
+use crate::store::log::LogPos;
 
 /// A sidecar known to the ledger.
 #[derive(Clone, PartialEq, Eq, Debug)]

@@ -415,14 +415,15 @@ impl WriteBatch {
     }
 
     fn tree(&mut self, name: &'static str) -> &mut sled::Batch {
-        let idx = match self.trees.iter().position(|(n, _)| *n == name) {
-            Some(i) => i,
-            None => {
-                self.trees.push((name, sled::Batch::default()));
-                self.trees.len() - 1
-            }
-        };
-        &mut self.trees[idx].1
+        if !self.trees.iter().any(|(n, _)| *n == name) {
+            self.trees.push((name, sled::Batch::default()));
+        }
+        let found = self.trees.iter_mut().find(|(n, _)| *n == name);
+        // The entry was just ensured; the fallback is unreachable.
+        match found {
+            Some((_, batch)) => batch,
+            None => unreachable!("batch for {name} was just inserted"),
+        }
     }
 
     pub fn insert<K: Key, V: Value>(&mut self, table: &Table<K, V>, key: &K, value: &V) {

@@ -73,7 +73,9 @@ impl HeaderError {
 
 fn hash_prefix<const N: usize>(hash: &blake3::Hash) -> [u8; N] {
     let mut out = [0u8; N];
-    out.copy_from_slice(&hash.as_bytes()[..N]);
+    for (o, b) in out.iter_mut().zip(hash.as_bytes()) {
+        *o = *b;
+    }
     out
 }
 

@@ -75,14 +75,12 @@ impl LogReader {
                 "frame length out of range",
             ));
         }
-        let mut buf = vec![0u8; frame_len];
-        buf[..FRAME_PREFIX_LEN].copy_from_slice(&prefix);
+        let mut buf = prefix.to_vec();
+        buf.resize(frame_len.max(FRAME_PREFIX_LEN), 0);
+        let rest = buf.get_mut(FRAME_PREFIX_LEN..).unwrap_or_default();
         seg.file
             .file
-            .read_exact_at(
-                &mut buf[FRAME_PREFIX_LEN..],
-                pos.offset + FRAME_PREFIX_LEN as u64,
-            )
+            .read_exact_at(rest, pos.offset + FRAME_PREFIX_LEN as u64)
             .map_err(|e| LogError::io(path, e))?;
         let frame = parse_frame(&buf, 0, pos.segment, pos.offset)
             .map_err(|e| LogError::corrupt(path, pos.offset, e.describe()))?;

@@ -166,7 +166,7 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
     let mut segments = Vec::with_capacity(numbers.len());
     let mut prev_base = 0u64;
     let mut prev_last_seq: Option<u64> = Some(0);
-    for &n in &numbers[..numbers.len() - 1] {
+    for &n in numbers.iter().take(numbers.len().saturating_sub(1)) {
         let path = dir.join(segment_file_name(n));
         let file = File::open(&path).map_err(|e| LogError::io(&path, e))?;
         let len = file.metadata().map_err(|e| LogError::io(&path, e))?.len();
