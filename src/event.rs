@@ -148,7 +148,10 @@ impl Event<Unverified> {
     /// Marks an event verified without checking its proof. Only for bytes this engine
     /// verified before writing them to its own checksummed log (replay, reads).
     pub(crate) fn assume_verified(self) -> Event<Verified> {
-        Event { inner: self.inner, state: PhantomData }
+        Event {
+            inner: self.inner,
+            state: PhantomData,
+        }
     }
 }
 

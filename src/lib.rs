@@ -47,6 +47,7 @@ pub mod proof;
 #[allow(missing_docs)] // TODO(lead): document the store fields
 pub mod store;
 pub mod time;
+pub mod workload;
 
 pub use canonical::{Json, Object};
 pub use did::{ActorId, DidCoreId};

@@ -64,7 +64,13 @@ impl<R: BufRead> LogReader<R> {
 
     /// A reader of a known format.
     pub fn new(reader: R, format: LogFormat) -> Self {
-        LogReader { reader, format, index: 0, offset: 0, done: false }
+        LogReader {
+            reader,
+            format,
+            index: 0,
+            offset: 0,
+            done: false,
+        }
     }
 
     /// The format being read.
@@ -75,7 +81,9 @@ impl<R: BufRead> LogReader<R> {
     fn next_line(&mut self) -> io::Result<Option<Result<Vec<u8>, Rejection>>> {
         let mut line = Vec::new();
         let limit = (MAX_EVENT_BYTES + 2) as u64;
-        let n = (&mut self.reader).take(limit).read_until(b'\n', &mut line)?;
+        let n = (&mut self.reader)
+            .take(limit)
+            .read_until(b'\n', &mut line)?;
         if n == 0 {
             return Ok(None);
         }
@@ -117,7 +125,11 @@ impl<R: BufRead> LogReader<R> {
         if let Err(e) = self.reader.read_exact(tail) {
             return truncated(e, &mut self.done);
         }
-        let len = if extra == 0 { u64::from(initial & 0x1f) } else { u64::from_be_bytes(len_bytes) };
+        let len = if extra == 0 {
+            u64::from(initial & 0x1f)
+        } else {
+            u64::from_be_bytes(len_bytes)
+        };
         self.offset += 1 + extra as u64;
         if len > MAX_EVENT_BYTES as u64 {
             self.done = true;
@@ -133,13 +145,13 @@ impl<R: BufRead> LogReader<R> {
 }
 
 fn too_large() -> Rejection {
-    Rejection::new(Code::PayloadTooLarge, format!("log item larger than {MAX_EVENT_BYTES} bytes"))
+    Rejection::new(
+        Code::PayloadTooLarge,
+        format!("log item larger than {MAX_EVENT_BYTES} bytes"),
+    )
 }
 
-fn truncated(
-    e: io::Error,
-    done: &mut bool,
-) -> io::Result<Option<Result<Vec<u8>, Rejection>>> {
+fn truncated(e: io::Error, done: &mut bool) -> io::Result<Option<Result<Vec<u8>, Rejection>>> {
     if e.kind() == io::ErrorKind::UnexpectedEof {
         *done = true;
         Ok(Some(Err(schema("log ends inside a CBOR item"))))
@@ -169,7 +181,11 @@ impl<R: BufRead> Iterator for LogReader<R> {
             Ok(Some(bytes)) => {
                 let index = self.index;
                 self.index += 1;
-                Some(Ok(LogItem { index, offset, bytes }))
+                Some(Ok(LogItem {
+                    index,
+                    offset,
+                    bytes,
+                }))
             }
         }
     }
@@ -221,8 +237,13 @@ mod tests {
 
     #[test]
     fn both_formats_round_trip() {
-        let events: Vec<Vec<u8>> =
-            vec![b"{}".to_vec(), vec![b'x'; 23], vec![b'y'; 24], vec![b'z'; 300], vec![b'w'; 70_000]];
+        let events: Vec<Vec<u8>> = vec![
+            b"{}".to_vec(),
+            vec![b'x'; 23],
+            vec![b'y'; 24],
+            vec![b'z'; 300],
+            vec![b'w'; 70_000],
+        ];
         for format in [LogFormat::JsonLines, LogFormat::CborSeq] {
             let mut out = Vec::new();
             for e in &events {
@@ -241,9 +262,15 @@ mod tests {
 
     #[test]
     fn cbor_rejects_hostile_lengths_and_truncation() {
-        assert_eq!(read_all(&[0x5b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), vec![Err(Code::PayloadTooLarge)]);
+        assert_eq!(
+            read_all(&[0x5b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+            vec![Err(Code::PayloadTooLarge)]
+        );
         assert_eq!(read_all(&[0x43, b'a']), vec![Err(Code::SchemaViolation)]);
-        assert_eq!(read_all(&[0x41, b'a', 0x60]), vec![Ok(b"a".to_vec()), Err(Code::SchemaViolation)]);
+        assert_eq!(
+            read_all(&[0x41, b'a', 0x60]),
+            vec![Ok(b"a".to_vec()), Err(Code::SchemaViolation)]
+        );
         assert!(LogReader::detect(&b"\x01"[..]).unwrap().is_err());
     }
 
@@ -252,6 +279,9 @@ mod tests {
         let mut log = vec![b'{'; MAX_EVENT_BYTES + 10];
         log.push(b'\n');
         log.extend_from_slice(b"{}\n");
-        assert_eq!(read_all(&log), vec![Err(Code::PayloadTooLarge), Ok(b"{}".to_vec())]);
+        assert_eq!(
+            read_all(&log),
+            vec![Err(Code::PayloadTooLarge), Ok(b"{}".to_vec())]
+        );
     }
 }

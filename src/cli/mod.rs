@@ -39,7 +39,11 @@ enum Command {
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Verify { file, keyring, json } => verify::run(&file, keyring.as_deref(), json),
+        Command::Verify {
+            file,
+            keyring,
+            json,
+        } => verify::run(&file, keyring.as_deref(), json),
     };
     output::finish(result)
 }

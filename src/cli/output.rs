@@ -67,9 +67,12 @@ pub fn open_input(path: &Path) -> Result<Box<dyn BufRead>, CliError> {
 
 /// Reads a keyring file, or an empty keyring when none is given.
 pub fn load_keyring(path: Option<&Path>) -> Result<Keyring, CliError> {
-    let Some(path) = path else { return Ok(Keyring::new()) };
+    let Some(path) = path else {
+        return Ok(Keyring::new());
+    };
     let bytes = std::fs::read(path).map_err(|e| CliError::Io(path.to_owned(), e))?;
-    Keyring::from_json_bytes(&bytes).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))
+    Keyring::from_json_bytes(&bytes)
+        .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))
 }
 
 /// A rejection as the one-line text the CLI prints.

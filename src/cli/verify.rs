@@ -29,7 +29,8 @@ pub fn run(file: &Path, keyring: Option<&Path>, json: bool) -> Result<Outcome, C
         let line = match (&result, json) {
             (Ok(e), false) => format!("{} ok", e.id()),
             (Err(r), false) => {
-                let who = id.unwrap_or_else(|| format!("item {} (byte {})", item.index, item.offset));
+                let who =
+                    id.unwrap_or_else(|| format!("item {} (byte {})", item.index, item.offset));
                 format!("{who} {}", rejection_line(r))
             }
             (Ok(_), true) => to_json_line(item.index, id.as_deref(), None),
@@ -37,7 +38,8 @@ pub fn run(file: &Path, keyring: Option<&Path>, json: bool) -> Result<Outcome, C
         };
         emit(&mut out, &line)?;
     }
-    out.flush().map_err(|e| CliError::Io("<stdout>".into(), e))?;
+    out.flush()
+        .map_err(|e| CliError::Io("<stdout>".into(), e))?;
     Ok(outcome)
 }
 

@@ -110,12 +110,20 @@ impl<'s> Decider<'s> {
     }
 
     fn pos(&self, id: &EventId) -> Option<Pos> {
-        self.state.pos_of.get(id).or_else(|| self.new_pos.get(id)).copied()
+        self.state
+            .pos_of
+            .get(id)
+            .or_else(|| self.new_pos.get(id))
+            .copied()
     }
 
     fn stamp(&self, pos: Pos) -> u64 {
         match pos.index().checked_sub(self.state.len()) {
-            Some(i) => self.staged.admitted.get(i).map(|a| a.event.created_at().millis()),
+            Some(i) => self
+                .staged
+                .admitted
+                .get(i)
+                .map(|a| a.event.created_at().millis()),
             None => self.state.stamps.get(pos.index()).copied(),
         }
         .unwrap_or_default()
@@ -125,19 +133,30 @@ impl<'s> Decider<'s> {
         if self.staged.released.contains(id) {
             return None;
         }
-        self.pending
-            .get(id)
-            .map(|(e, w)| (e, *w))
-            .or_else(|| self.state.pending.get(id).map(|p| (&p.event, Where::At(p.at))))
+        self.pending.get(id).map(|(e, w)| (e, *w)).or_else(|| {
+            self.state
+                .pending
+                .get(id)
+                .map(|p| (&p.event, Where::At(p.at)))
+        })
     }
 
     /// Decides one event. `stored(pos, bytes)` tells whether the committed event at `pos`
     /// has exactly `bytes` (the caller reads the log).
-    pub fn decide(&mut self, event: Event, source: Source, stored: impl Fn(Pos, &[u8]) -> bool) -> Appended {
+    pub fn decide(
+        &mut self,
+        event: Event,
+        source: Source,
+        stored: impl Fn(Pos, &[u8]) -> bool,
+    ) -> Appended {
         let id = event.id();
         if let Some(pos) = self.pos(&id) {
             let same = match pos.index().checked_sub(self.state.len()) {
-                Some(i) => self.staged.admitted.get(i).is_some_and(|a| a.event.bytes() == event.bytes()),
+                Some(i) => self
+                    .staged
+                    .admitted
+                    .get(i)
+                    .is_some_and(|a| a.event.bytes() == event.bytes()),
                 None => stored(pos, event.bytes()),
             };
             return duplicate(id, same);
@@ -146,7 +165,10 @@ impl<'s> Decider<'s> {
             if waiting.bytes() != event.bytes() {
                 return duplicate(id, false);
             }
-            return Appended::Pending { id, missing: self.missing(&event) };
+            return Appended::Pending {
+                id,
+                missing: self.missing(&event),
+            };
         }
         let missing = self.missing(&event);
         if !missing.is_empty() {
@@ -159,7 +181,10 @@ impl<'s> Decider<'s> {
             return Appended::Pending { id, missing };
         }
         match self.check(&event) {
-            Err(rejection) => Appended::Rejected { id: Some(id), rejection },
+            Err(rejection) => Appended::Rejected {
+                id: Some(id),
+                rejection,
+            },
             Ok(parents) => {
                 let at = self.place(&event, source);
                 self.record(event, parents, at);
@@ -181,8 +206,10 @@ impl<'s> Decider<'s> {
     }
 
     fn missing(&self, event: &Event) -> Vec<EventId> {
-        let mut missing: Vec<EventId> =
-            dependencies(event).into_iter().filter(|d| self.pos(d).is_none()).collect();
+        let mut missing: Vec<EventId> = dependencies(event)
+            .into_iter()
+            .filter(|d| self.pos(d).is_none())
+            .collect();
         missing.sort_unstable();
         missing
     }
@@ -200,7 +227,14 @@ impl<'s> Decider<'s> {
             Body::SidecarCreate => {
                 if let Some(realm) = event.scope().realm_id() {
                     let controller = event.actor().principal().clone();
-                    self.sidecars.insert(id.retype(), SidecarEntry { realm, controller, pos });
+                    self.sidecars.insert(
+                        id.retype(),
+                        SidecarEntry {
+                            realm,
+                            controller,
+                            pos,
+                        },
+                    );
                 }
             }
             _ => {}
@@ -219,7 +253,8 @@ impl<'s> Decider<'s> {
             }
             let mut freed = Vec::new();
             for waiter in waiters {
-                let Some((event, at)) = self.pending_event(&waiter).map(|(e, w)| (e.clone(), w)) else {
+                let Some((event, at)) = self.pending_event(&waiter).map(|(e, w)| (e.clone(), w))
+                else {
                     continue;
                 };
                 if !self.missing(&event).is_empty() {
@@ -244,7 +279,10 @@ impl<'s> Decider<'s> {
     }
 
     fn sidecar(&self, sidecar: &SidecarId) -> Option<&SidecarEntry> {
-        self.state.sidecars.get(sidecar).or_else(|| self.sidecars.get(sidecar))
+        self.state
+            .sidecars
+            .get(sidecar)
+            .or_else(|| self.sidecars.get(sidecar))
     }
 
     fn singleton(&self, realm: RealmId, controller: &DidCoreId) -> Option<SidecarId> {
@@ -259,12 +297,18 @@ impl<'s> Decider<'s> {
 
     /// The stateful rules, with every dependency admitted. Returns the DAG parents.
     fn check(&self, event: &Event) -> Result<Vec<Pos>, Rejection> {
-        let parents: Vec<Pos> = dependencies(event).iter().filter_map(|d| self.pos(d)).collect();
+        let parents: Vec<Pos> = dependencies(event)
+            .iter()
+            .filter_map(|d| self.pos(d))
+            .collect();
         let created = event.created_at().millis();
         if parents.iter().any(|p| self.stamp(*p) > created) {
             return Err(Rejection::new(
                 Code::CreatedAtBeforeCausalPredecessor,
-                format!("created_at {} is earlier than a causal parent's", event.created_at()),
+                format!(
+                    "created_at {} is earlier than a causal parent's",
+                    event.created_at()
+                ),
             ));
         }
         self.check_scope(event)?;
@@ -275,7 +319,10 @@ impl<'s> Decider<'s> {
         let is_control = matches!(event.body(), Body::ExchangeControl { .. });
         let fail = |m: &str| {
             if is_control {
-                Rejection::new(Code::SidecarExchangeControlForbidden, format!("exchange control: {m}"))
+                Rejection::new(
+                    Code::SidecarExchangeControlForbidden,
+                    format!("exchange control: {m}"),
+                )
             } else {
                 Rejection::new(Code::SchemaViolation, m.to_owned())
             }
@@ -284,12 +331,16 @@ impl<'s> Decider<'s> {
             ScopeRef::RealmGenesis => Ok(()),
             ScopeRef::Realm { realm_id } => {
                 if !self.realm(&realm_id) {
-                    return Err(fail("scope names a realm whose id is not an ak.realm.create event"));
+                    return Err(fail(
+                        "scope names a realm whose id is not an ak.realm.create event",
+                    ));
                 }
                 if let Body::SidecarCreate = event.body() {
                     let controller = event.actor().principal();
                     let mine: SidecarId = event.id().retype();
-                    if let Some(existing) = self.singleton(realm_id, controller).filter(|s| *s != mine) {
+                    if let Some(existing) =
+                        self.singleton(realm_id, controller).filter(|s| *s != mine)
+                    {
                         return Err(Rejection::new(
                             Code::SidecarSingletonConflict,
                             format!("{controller} already controls {existing} in this realm"),
@@ -298,10 +349,13 @@ impl<'s> Decider<'s> {
                 }
                 Ok(())
             }
-            ScopeRef::Sidecar { realm_id, sidecar_id } => {
-                let sidecar = self
-                    .sidecar(&sidecar_id)
-                    .ok_or_else(|| fail("scope names a sidecar whose id is not an ak.sidecar.create event"))?;
+            ScopeRef::Sidecar {
+                realm_id,
+                sidecar_id,
+            } => {
+                let sidecar = self.sidecar(&sidecar_id).ok_or_else(|| {
+                    fail("scope names a sidecar whose id is not an ak.sidecar.create event")
+                })?;
                 if sidecar.realm != realm_id {
                     return Err(fail("the sidecar lives in another realm"));
                 }
@@ -318,7 +372,13 @@ fn duplicate(id: EventId, same: bool) -> Appended {
     if same {
         Appended::Duplicate(id)
     } else {
-        let rejection = Rejection::new(Code::DuplicateConflict, format!("{id} is stored with other bytes"));
-        Appended::Rejected { id: Some(id), rejection }
+        let rejection = Rejection::new(
+            Code::DuplicateConflict,
+            format!("{id} is stored with other bytes"),
+        );
+        Appended::Rejected {
+            id: Some(id),
+            rejection,
+        }
     }
 }

@@ -46,7 +46,10 @@ impl Ledger {
             high = h;
             Ok(())
         };
-        let reverify = Reverify { verifier: &self.verifier, threads: self.config.verify_threads };
+        let reverify = Reverify {
+            verifier: &self.verifier,
+            threads: self.config.verify_threads,
+        };
         let replayed = replay(&self.reader, &mut fresh, None, Some(&reverify), &mut sink)?;
         fresh.refresh_heads();
         let mut report = CheckReport {
@@ -59,7 +62,8 @@ impl Ledger {
             let live = self.read_state()?;
             compare_states(&fresh, &live, &mut report.differences);
         }
-        self.index.compare(&records, &fresh, high, &mut report.differences)?;
+        self.index
+            .compare(&records, &fresh, high, &mut report.differences)?;
         drop(writer);
         Ok(report)
     }
@@ -68,7 +72,9 @@ impl Ledger {
 fn compare_states(fresh: &State, live: &State, diffs: &mut Vec<String>) {
     let mut differ = |what: &str, same: bool| {
         if !same {
-            diffs.push(format!("in-memory {what} differs from a rebuild from the log"));
+            diffs.push(format!(
+                "in-memory {what} differs from a rebuild from the log"
+            ));
         }
     };
     differ("admission order", fresh.ids == live.ids);
@@ -81,5 +87,8 @@ fn compare_states(fresh: &State, live: &State, diffs: &mut Vec<String>) {
     differ("per-sidecar lists", fresh.by_sidecar == live.by_sidecar);
     let keys = |s: &State| s.pending.keys().copied().collect::<BTreeSet<_>>();
     differ("pending set", keys(fresh) == keys(live));
-    differ("rejections on release", fresh.released_rejections == live.released_rejections);
+    differ(
+        "rejections on release",
+        fresh.released_rejections == live.released_rejections,
+    );
 }

@@ -56,13 +56,18 @@ pub struct Index {
 }
 
 fn store_error(path: &Path, e: StoreError) -> Error {
-    Error::Corrupt { path: path.to_owned(), offset: 0, reason: e.to_string() }
+    Error::Corrupt {
+        path: path.to_owned(),
+        offset: 0,
+        reason: e.to_string(),
+    }
 }
 
 impl Index {
     /// Opens (or creates) the index database in `path`.
     pub fn open(path: &Path) -> Result<Index, Error> {
-        let store = Store::open(path, &StoreOptions::default()).map_err(|e| store_error(path, e))?;
+        let store =
+            Store::open(path, &StoreOptions::default()).map_err(|e| store_error(path, e))?;
         Ok(Index { store })
     }
 
@@ -77,10 +82,17 @@ impl Index {
 
     /// Writes one batch: records admitted at positions `first..`, the pending and rejection
     /// changes, and the new high-water mark, atomically.
-    pub fn persist(&self, first: usize, records: &[Record], changes: &Changes, high: HighWater) -> Result<(), Error> {
+    pub fn persist(
+        &self,
+        first: usize,
+        records: &[Record],
+        changes: &Changes,
+        high: HighWater,
+    ) -> Result<(), Error> {
         let mut batch = WriteBatch::new();
         for (i, record) in records.iter().enumerate() {
-            let pos = u32::try_from(first + i).map_err(|_| Error::Misuse("more than 2^32 events".into()))?;
+            let pos = u32::try_from(first + i)
+                .map_err(|_| Error::Misuse("more than 2^32 events".into()))?;
             batch.insert(&EVENTS, &pos, &record.encode());
         }
         for (id, at) in &changes.pending_added {
@@ -90,7 +102,11 @@ impl Index {
             batch.remove(&PENDING, id.bytes());
         }
         for (id, why) in &changes.rejected {
-            batch.insert(&REJECTED, id.bytes(), &format!("{}\n{}", why.code(), why.message()).into_bytes());
+            batch.insert(
+                &REJECTED,
+                id.bytes(),
+                &format!("{}\n{}", why.code(), why.message()).into_bytes(),
+            );
         }
         Store::set_high_water(&mut batch, high);
         self.store.apply(batch).map_err(|e| self.err(e))
@@ -117,8 +133,11 @@ impl Index {
             if pos as usize != state.len() {
                 return Err(format!("index row {pos} out of sequence"));
             }
-            let record = Record::decode(&bytes).ok_or_else(|| format!("index row {pos} is damaged"))?;
-            state.admit(&record).map_err(|e| format!("index row {pos}: {e}"))?;
+            let record =
+                Record::decode(&bytes).ok_or_else(|| format!("index row {pos} is damaged"))?;
+            state
+                .admit(&record)
+                .map_err(|e| format!("index row {pos}: {e}"))?;
         }
         let pending = self.store.tree(&PENDING).map_err(|e| e.to_string())?;
         for row in pending.iter() {
@@ -136,7 +155,13 @@ impl Index {
     }
 
     /// Compares the tables with a rebuild from the log.
-    pub fn compare(&self, records: &[Record], fresh: &State, high: HighWater, diffs: &mut Vec<String>) -> Result<(), Error> {
+    pub fn compare(
+        &self,
+        records: &[Record],
+        fresh: &State,
+        high: HighWater,
+        diffs: &mut Vec<String>,
+    ) -> Result<(), Error> {
         let events = self.store.tree(&EVENTS).map_err(|e| self.err(e))?;
         let mut count = 0usize;
         for row in events.iter() {
@@ -148,13 +173,23 @@ impl Index {
             count += 1;
         }
         if count != records.len() {
-            diffs.push(format!("sled holds {count} event rows, the log admits {}", records.len()));
+            diffs.push(format!(
+                "sled holds {count} event rows, the log admits {}",
+                records.len()
+            ));
         }
         let pending = self.store.tree(&PENDING).map_err(|e| self.err(e))?;
-        let stored: BTreeSet<[u8; 33]> = pending.iter().filter_map(|r| r.ok().map(|(k, _)| k)).collect();
+        let stored: BTreeSet<[u8; 33]> = pending
+            .iter()
+            .filter_map(|r| r.ok().map(|(k, _)| k))
+            .collect();
         let expected: BTreeSet<[u8; 33]> = fresh.pending.keys().map(|id| *id.bytes()).collect();
         if stored != expected {
-            diffs.push(format!("sled pending set ({}) differs from the log's ({})", stored.len(), expected.len()));
+            diffs.push(format!(
+                "sled pending set ({}) differs from the log's ({})",
+                stored.len(),
+                expected.len()
+            ));
         }
         let rejected = self.store.tree(&REJECTED).map_err(|e| self.err(e))?;
         if rejected.len() != fresh.released_rejections.len() {
@@ -162,7 +197,9 @@ impl Index {
         }
         let stored_high = self.high_water()?;
         if stored_high.unwrap_or_default() != high {
-            diffs.push(format!("sled high-water mark {stored_high:?} differs from the log's {high:?}"));
+            diffs.push(format!(
+                "sled high-water mark {stored_high:?} differs from the log's {high:?}"
+            ));
         }
         Ok(())
     }

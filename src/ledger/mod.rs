@@ -22,11 +22,11 @@ mod record;
 mod state;
 mod verify_batch;
 
+pub use crate::store::log::Durability;
 pub use admit::Appended;
 pub use check::CheckReport;
 pub use config::Config;
 pub use open::OpenReport;
-pub use crate::store::log::Durability;
 
 use std::sync::{Mutex, RwLock};
 
@@ -62,7 +62,10 @@ struct Writer {
 
 impl std::fmt::Debug for Ledger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ledger").field("dir", &self.config.dir).field("len", &self.len()).finish()
+        f.debug_struct("Ledger")
+            .field("dir", &self.config.dir)
+            .field("len", &self.len())
+            .finish()
     }
 }
 
@@ -95,7 +98,8 @@ impl Ledger {
     /// Appends one event (see [`Ledger::append_batch`]).
     pub fn append(&self, bytes: &[u8]) -> Result<Appended, Error> {
         let mut out = self.append_batch(&[bytes])?;
-        out.pop().ok_or_else(|| Error::Misuse("empty batch result".into()))
+        out.pop()
+            .ok_or_else(|| Error::Misuse("empty batch result".into()))
     }
 
     /// Appends a batch of events: verified in parallel, then decided in order (each event
@@ -104,7 +108,10 @@ impl Ledger {
     /// nothing; an `Err` means nothing of the batch is acknowledged.
     pub fn append_batch<B: AsRef<[u8]> + Sync>(&self, items: &[B]) -> Result<Vec<Appended>, Error> {
         if items.len() > MAX_BATCH_EVENTS {
-            return Err(Error::Misuse(format!("batch of {} events exceeds {MAX_BATCH_EVENTS}", items.len())));
+            return Err(Error::Misuse(format!(
+                "batch of {} events exceeds {MAX_BATCH_EVENTS}",
+                items.len()
+            )));
         }
         let verified = verify_batch::verify_all(items, &self.verifier, self.config.verify_threads);
         let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
@@ -117,8 +124,13 @@ impl Ledger {
             let outcomes: Vec<Appended> = verified
                 .into_iter()
                 .map(|v| match v {
-                    Ok(event) => decider.decide(event, Source::New, |pos, bytes| self.stored_equals(&state, pos, bytes)),
-                    Err(rejection) => Appended::Rejected { id: None, rejection },
+                    Ok(event) => decider.decide(event, Source::New, |pos, bytes| {
+                        self.stored_equals(&state, pos, bytes)
+                    }),
+                    Err(rejection) => Appended::Rejected {
+                        id: None,
+                        rejection,
+                    },
                 })
                 .collect();
             (outcomes, decider.finish())
@@ -132,21 +144,30 @@ impl Ledger {
 
     /// Writes a decided batch: log (durable), then sled, then the in-memory state.
     fn commit(&self, writer: &mut Writer, staged: state::Staged) -> Result<(), Error> {
-        let entries: Vec<(u8, &[u8])> = staged.entries.iter().map(|e| (ENTRY_EVENT, e.bytes())).collect();
+        let entries: Vec<(u8, &[u8])> = staged
+            .entries
+            .iter()
+            .map(|e| (ENTRY_EVENT, e.bytes()))
+            .collect();
         let entry_at = writer.log.append_batch(&entries).map_err(log_error)?;
         let high_water = writer.log.high_water();
         drop(entries);
         let mut state = self.state.write().map_err(|_| Error::Poisoned)?;
         let changes = index::Changes::of(&staged, &entry_at);
         let first = state.len();
-        let records = state.apply(staged, &entry_at).map_err(|e| Error::Misuse(e.to_string()))?;
+        let records = state
+            .apply(staged, &entry_at)
+            .map_err(|e| Error::Misuse(e.to_string()))?;
         drop(state);
         self.index.persist(first, &records, &changes, high_water)
     }
 
     /// True when the committed event at `pos` has exactly `bytes`.
     fn stored_equals(&self, state: &State, pos: crate::dag::Pos, bytes: &[u8]) -> bool {
-        let stored = state.at.get(pos.index()).and_then(|at| self.reader.read(*at).ok());
+        let stored = state
+            .at
+            .get(pos.index())
+            .and_then(|at| self.reader.read(*at).ok());
         stored.is_some_and(|(_, b)| b == bytes)
     }
 
@@ -164,7 +185,10 @@ impl Ledger {
     pub fn get(&self, id: &EventId) -> Result<Option<Event>, Error> {
         let at = {
             let state = self.read_state()?;
-            state.pos_of.get(id).and_then(|p| state.at.get(p.index()).copied())
+            state
+                .pos_of
+                .get(id)
+                .and_then(|p| state.at.get(p.index()).copied())
         };
         at.map(|at| self.read_event(at)).transpose()
     }
@@ -190,7 +214,15 @@ impl Ledger {
 pub(crate) fn log_error(e: LogError) -> Error {
     match e {
         LogError::Io { file, source } => Error::Io { path: file, source },
-        LogError::Corrupt { file, offset, reason } => Error::Corrupt { path: file, offset, reason },
+        LogError::Corrupt {
+            file,
+            offset,
+            reason,
+        } => Error::Corrupt {
+            path: file,
+            offset,
+            reason,
+        },
         LogError::Poisoned => Error::Poisoned,
         other => Error::Misuse(other.to_string()),
     }

@@ -6,7 +6,9 @@ use std::sync::{Mutex, RwLock};
 use crate::error::Error;
 use crate::event::Event;
 use crate::proof::Verifier;
-use crate::store::log::{segment_file_name, HighWater, LogEntry, LogOptions, LogReader, RecoveryReport, SegmentLog};
+use crate::store::log::{
+    segment_file_name, HighWater, LogEntry, LogOptions, LogReader, RecoveryReport, SegmentLog,
+};
 
 use super::admit::{Decider, Source};
 use super::index::{Changes, Index};
@@ -32,12 +34,22 @@ pub const LOG_DIR: &str = "log";
 pub const INDEX_DIR: &str = "index";
 
 pub fn open(config: Config) -> Result<Ledger, Error> {
-    std::fs::create_dir_all(&config.dir).map_err(|source| Error::Io { path: config.dir.clone(), source })?;
-    let opts = LogOptions { segment_size: config.segment_size, durability: config.durability, verify_on_open: false };
+    std::fs::create_dir_all(&config.dir).map_err(|source| Error::Io {
+        path: config.dir.clone(),
+        source,
+    })?;
+    let opts = LogOptions {
+        segment_size: config.segment_size,
+        durability: config.durability,
+        verify_on_open: false,
+    };
     let (log, recovery) = SegmentLog::open(config.dir.join(LOG_DIR), opts).map_err(log_error)?;
     let reader = log.reader();
     let index = Index::open(&config.dir.join(INDEX_DIR))?;
-    let mut report = OpenReport { log: recovery, ..OpenReport::default() };
+    let mut report = OpenReport {
+        log: recovery,
+        ..OpenReport::default()
+    };
     let log_high = log.high_water();
     let (mut state, start) = match load(&index, &reader, log_high) {
         Ok(loaded) => loaded,
@@ -47,14 +59,18 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             (State::default(), None)
         }
     };
-    let mut persist =
-        |first: usize, records: &[Record], changes: &Changes, high: HighWater| index.persist(first, records, changes, high);
+    let mut persist = |first: usize, records: &[Record], changes: &Changes, high: HighWater| {
+        index.persist(first, records, changes, high)
+    };
     report.replayed = replay(&reader, &mut state, start, None, &mut persist)?.entries;
     state.refresh_heads();
     Ok(Ledger {
         verifier: Verifier::new(config.keyring.clone()),
         config,
-        writer: Mutex::new(Writer { log, poisoned: false }),
+        writer: Mutex::new(Writer {
+            log,
+            poisoned: false,
+        }),
         reader,
         state: RwLock::new(state),
         index,
@@ -63,7 +79,11 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
 }
 
 /// Loads the state the index holds; `Err` says why the index must be rebuilt instead.
-fn load(index: &Index, reader: &LogReader, log_high: HighWater) -> Result<(State, Option<HighWater>), String> {
+fn load(
+    index: &Index,
+    reader: &LogReader,
+    log_high: HighWater,
+) -> Result<(State, Option<HighWater>), String> {
     let Some(high) = index.high_water().map_err(|e| e.to_string())? else {
         return if log_high.seq == 0 {
             Ok((State::default(), None))
@@ -78,22 +98,29 @@ fn load(index: &Index, reader: &LogReader, log_high: HighWater) -> Result<(State
         ));
     }
     let mut state = State::default();
-    index.load(&mut state, |at| read_stored(reader, at).map_err(|e| e.to_string()))?;
+    index.load(&mut state, |at| {
+        read_stored(reader, at).map_err(|e| e.to_string())
+    })?;
     Ok((state, Some(high)))
 }
 
 /// Re-parses an event this engine wrote to its own log.
-pub(crate) fn read_stored(reader: &LogReader, at: crate::store::log::LogPos) -> Result<Event, Error> {
+pub(crate) fn read_stored(
+    reader: &LogReader,
+    at: crate::store::log::LogPos,
+) -> Result<Event, Error> {
     let (_, bytes) = reader.read(at).map_err(log_error)?;
     parse_stored(&bytes, at)
 }
 
 fn parse_stored(bytes: &[u8], at: crate::store::log::LogPos) -> Result<Event, Error> {
-    Event::parse(bytes).map(Event::assume_verified).map_err(|r| Error::Corrupt {
-        path: format!("{LOG_DIR}/{}", segment_file_name(at.segment)).into(),
-        offset: at.offset,
-        reason: format!("stored event does not parse: {r}"),
-    })
+    Event::parse(bytes)
+        .map(Event::assume_verified)
+        .map_err(|r| Error::Corrupt {
+            path: format!("{LOG_DIR}/{}", segment_file_name(at.segment)).into(),
+            offset: at.offset,
+            reason: format!("stored event does not parse: {r}"),
+        })
 }
 
 /// Checks every replayed event's proof (used by [`Ledger::check`]).
@@ -111,7 +138,8 @@ pub(crate) struct Replayed {
 }
 
 /// Where replayed batches go: the index on open, nowhere for a check.
-pub(crate) type Sink<'a> = dyn FnMut(usize, &[Record], &Changes, HighWater) -> Result<(), Error> + 'a;
+pub(crate) type Sink<'a> =
+    dyn FnMut(usize, &[Record], &Changes, HighWater) -> Result<(), Error> + 'a;
 
 /// Replays every log entry after `start` (all of them when `None`) through admission, one
 /// log batch at a time, handing each batch's changes to `sink`.
@@ -146,22 +174,38 @@ fn apply_batch(
     done: &mut Replayed,
     sink: &mut Sink<'_>,
 ) -> Result<(), Error> {
-    let Some(last) = batch.last() else { return Ok(()) };
-    let high = HighWater { seq: last.seq, end: last.batch_end };
+    let Some(last) = batch.last() else {
+        return Ok(());
+    };
+    let high = HighWater {
+        seq: last.seq,
+        end: last.batch_end,
+    };
     done.entries += batch.len() as u64;
-    let events: Vec<LogEntry> = batch.into_iter().filter(|e| e.kind == ENTRY_EVENT).collect();
+    let events: Vec<LogEntry> = batch
+        .into_iter()
+        .filter(|e| e.kind == ENTRY_EVENT)
+        .collect();
     let verdicts: Vec<Option<String>> = match reverify {
         None => vec![None; events.len()],
         Some(r) => {
             let payloads: Vec<&[u8]> = events.iter().map(|e| e.payload.as_slice()).collect();
-            verify_all(&payloads, r.verifier, r.threads).into_iter().map(|v| v.err().map(|e| e.to_string())).collect()
+            verify_all(&payloads, r.verifier, r.threads)
+                .into_iter()
+                .map(|v| v.err().map(|e| e.to_string()))
+                .collect()
         }
     };
     let staged = {
         let mut decider = Decider::new(state);
         for (entry, verdict) in events.iter().zip(verdicts) {
             if let Some(why) = verdict {
-                done.failures.push(format!("{}/{} byte {}: {why}", LOG_DIR, segment_file_name(entry.pos.segment), entry.pos.offset));
+                done.failures.push(format!(
+                    "{}/{} byte {}: {why}",
+                    LOG_DIR,
+                    segment_file_name(entry.pos.segment),
+                    entry.pos.offset
+                ));
                 continue;
             }
             let event = parse_stored(&entry.payload, entry.pos)?;
@@ -171,6 +215,8 @@ fn apply_batch(
     };
     let changes = Changes::of(&staged, &[]);
     let first = state.len();
-    let records = state.apply(staged, &[]).map_err(|e| Error::Misuse(e.to_string()))?;
+    let records = state
+        .apply(staged, &[])
+        .map_err(|e| Error::Misuse(e.to_string()))?;
     sink(first, &records, &changes, high)
 }

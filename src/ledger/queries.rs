@@ -23,7 +23,10 @@ impl State {
     }
 
     fn sorted_ids(&self, positions: impl IntoIterator<Item = Pos>) -> Vec<EventId> {
-        let mut ids: Vec<EventId> = positions.into_iter().filter_map(|p| self.id_at(p)).collect();
+        let mut ids: Vec<EventId> = positions
+            .into_iter()
+            .filter_map(|p| self.id_at(p))
+            .collect();
         ids.sort_unstable();
         ids
     }
@@ -32,7 +35,9 @@ impl State {
 impl Ledger {
     /// The ledger heads: maximal heads of all admitted events.
     pub fn heads(&self) -> Vec<EventId> {
-        self.read_state().map(|s| s.heads.clone()).unwrap_or_default()
+        self.read_state()
+            .map(|s| s.heads.clone())
+            .unwrap_or_default()
     }
 
     /// Maximal heads of `ids` (all must be admitted).
@@ -45,19 +50,25 @@ impl Ledger {
     /// Whether `x` is covered by `basis`: in it, or an ancestor of a member.
     pub fn covers(&self, basis: &[EventId], x: &EventId) -> Result<bool, Error> {
         let state = self.read_state()?;
-        Ok(state.dag.covers(&state.positions(basis)?, state.position(x)?))
+        Ok(state
+            .dag
+            .covers(&state.positions(basis)?, state.position(x)?))
     }
 
     /// [`Ledger::covers`] for many targets against one basis, in input order.
     pub fn covers_all(&self, basis: &[EventId], xs: &[EventId]) -> Result<Vec<bool>, Error> {
         let state = self.read_state()?;
-        Ok(state.dag.covers_all(&state.positions(basis)?, &state.positions(xs)?))
+        Ok(state
+            .dag
+            .covers_all(&state.positions(basis)?, &state.positions(xs)?))
     }
 
     /// Whether `a` is a strict ancestor of `b`.
     pub fn is_ancestor(&self, a: &EventId, b: &EventId) -> Result<bool, Error> {
         let state = self.read_state()?;
-        Ok(state.dag.is_ancestor(state.position(a)?, state.position(b)?))
+        Ok(state
+            .dag
+            .is_ancestor(state.position(a)?, state.position(b)?))
     }
 
     /// Whether neither of `a`, `b` covers the other.
@@ -90,14 +101,18 @@ impl Ledger {
     /// A deterministic linear extension of all admitted events: among events whose
     /// parents are all listed, the smallest id comes first. Not sorted by id.
     pub fn causal_order(&self) -> Vec<EventId> {
-        let Ok(state) = self.read_state() else { return Vec::new() };
+        let Ok(state) = self.read_state() else {
+            return Vec::new();
+        };
         let order = state.dag.causal_order(|p| state.id_at(p));
         order.into_iter().filter_map(|p| state.id_at(p)).collect()
     }
 
     /// Pending events with the dependencies they still miss, in canonical order.
     pub fn pending(&self) -> Vec<(EventId, Vec<EventId>)> {
-        let Ok(state) = self.read_state() else { return Vec::new() };
+        let Ok(state) = self.read_state() else {
+            return Vec::new();
+        };
         state
             .pending
             .iter()
@@ -115,7 +130,12 @@ impl Ledger {
     /// Events that were stored as pending and rejected when their dependencies arrived.
     pub fn rejected_on_release(&self) -> Vec<(EventId, crate::error::Rejection)> {
         self.read_state()
-            .map(|s| s.released_rejections.iter().map(|(id, r)| (*id, r.clone())).collect())
+            .map(|s| {
+                s.released_rejections
+                    .iter()
+                    .map(|(id, r)| (*id, r.clone()))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }

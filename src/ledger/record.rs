@@ -53,11 +53,16 @@ pub enum Role {
 impl Role {
     /// The role of an event.
     pub fn of(event: &Event) -> Role {
-        match (event.body(), event.scope().realm_id(), event.scope().sidecar_id()) {
+        match (
+            event.body(),
+            event.scope().realm_id(),
+            event.scope().sidecar_id(),
+        ) {
             (Body::RealmCreate, _, _) => Role::RealmCreate,
-            (Body::SidecarCreate, Some(realm), _) => {
-                Role::SidecarCreate { realm, controller: event.actor().principal().clone() }
-            }
+            (Body::SidecarCreate, Some(realm), _) => Role::SidecarCreate {
+                realm,
+                controller: event.actor().principal().clone(),
+            },
             (_, _, Some(sidecar)) => Role::InSidecar(sidecar),
             _ => Role::Plain,
         }
@@ -87,7 +92,11 @@ impl Record {
                 out.extend_from_slice(sidecar.bytes());
             }
         }
-        out.extend_from_slice(&u16::try_from(self.parents.len()).unwrap_or(u16::MAX).to_le_bytes());
+        out.extend_from_slice(
+            &u16::try_from(self.parents.len())
+                .unwrap_or(u16::MAX)
+                .to_le_bytes(),
+        );
         for p in &self.parents {
             out.extend_from_slice(&p.get().to_le_bytes());
         }
@@ -98,7 +107,10 @@ impl Record {
     pub fn decode(bytes: &[u8]) -> Option<Record> {
         let mut r = Cursor(bytes);
         let id = EventId::from_bytes(&r.array()?).ok()?;
-        let at = LogPos::new(u32::from_le_bytes(r.array()?), u64::from_le_bytes(r.array()?));
+        let at = LogPos::new(
+            u32::from_le_bytes(r.array()?),
+            u64::from_le_bytes(r.array()?),
+        );
         let stamp = u64::from_le_bytes(r.array()?);
         let role = match r.array::<1>()? {
             [0] => Role::Plain,
@@ -107,14 +119,25 @@ impl Record {
                 let realm = RealmId::from_bytes(&r.array()?).ok()?;
                 let len = usize::from(u16::from_le_bytes(r.array()?));
                 let text = std::str::from_utf8(r.take(len)?).ok()?;
-                Role::SidecarCreate { realm, controller: DidCoreId::parse(text).ok()? }
+                Role::SidecarCreate {
+                    realm,
+                    controller: DidCoreId::parse(text).ok()?,
+                }
             }
             [3] => Role::InSidecar(SidecarId::from_bytes(&r.array()?).ok()?),
             _ => return None,
         };
         let n = usize::from(u16::from_le_bytes(r.array()?));
-        let parents = (0..n).map(|_| r.array().map(|b| Pos::new(u32::from_le_bytes(b)))).collect::<Option<Vec<_>>>()?;
-        r.0.is_empty().then_some(Record { id, at, stamp, parents, role })
+        let parents = (0..n)
+            .map(|_| r.array().map(|b| Pos::new(u32::from_le_bytes(b))))
+            .collect::<Option<Vec<_>>>()?;
+        r.0.is_empty().then_some(Record {
+            id,
+            at,
+            stamp,
+            parents,
+            role,
+        })
     }
 }
 
@@ -149,7 +172,13 @@ mod tests {
             Role::SidecarCreate { realm, controller },
             Role::InSidecar(id.retype()),
         ] {
-            let rec = Record { id, at: LogPos::new(3, 99), stamp: 7, parents: vec![Pos::new(1), Pos::new(5)], role };
+            let rec = Record {
+                id,
+                at: LogPos::new(3, 99),
+                stamp: 7,
+                parents: vec![Pos::new(1), Pos::new(5)],
+                role,
+            };
             let bytes = rec.encode();
             assert_eq!(Record::decode(&bytes), Some(rec));
             for cut in 0..bytes.len() {

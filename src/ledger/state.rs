@@ -149,8 +149,16 @@ impl State {
             }
             Role::SidecarCreate { realm, controller } => {
                 let sidecar: SidecarId = id.retype();
-                self.singletons.insert((*realm, controller.clone()), sidecar);
-                self.sidecars.insert(sidecar, SidecarEntry { realm: *realm, controller: controller.clone(), pos });
+                self.singletons
+                    .insert((*realm, controller.clone()), sidecar);
+                self.sidecars.insert(
+                    sidecar,
+                    SidecarEntry {
+                        realm: *realm,
+                        controller: controller.clone(),
+                        pos,
+                    },
+                );
             }
             Role::InSidecar(sidecar) => self.by_sidecar.entry(*sidecar).or_default().push(pos),
         }
@@ -170,7 +178,12 @@ impl State {
 
     /// Recomputes the canonical-order head list from the DAG.
     pub fn refresh_heads(&mut self) {
-        let mut heads: Vec<EventId> = self.dag.heads().iter().filter_map(|p| self.id_at(*p)).collect();
+        let mut heads: Vec<EventId> = self
+            .dag
+            .heads()
+            .iter()
+            .filter_map(|p| self.id_at(*p))
+            .collect();
         heads.sort_unstable();
         self.heads = heads;
     }
