@@ -1,0 +1,309 @@
+//! Shared fixtures for the integration tests: fixed keys, a small realm/sidecar world, and
+//! `reseal`, which turns a mutated envelope back into correctly hashed and signed bytes so
+//! that a test isolates exactly the rule it is about.
+#![allow(dead_code)]
+
+use akledger::canonical::{parse_canonical, to_canonical};
+use akledger::encrypted::{AadContext, CONTROL_CONTENT_TYPE, MESSAGE_CONTENT_TYPE};
+use akledger::id::Id;
+use akledger::{
+    ActorId, DidCoreId, DigestSuite, EncryptedEnvelope, Envelope, Event, EventBuilder, EventId,
+    Json, Object, RealmId, ScopeRef, SidecarId, SidecarKey, StrandId, Timestamp, Unverified,
+};
+use ed25519_dalek::SigningKey;
+
+/// Deterministic key from a one-byte seed pattern.
+pub fn key(seed: u8) -> SigningKey {
+    SigningKey::from_bytes(&[seed; 32])
+}
+
+/// A timestamp from its text.
+pub fn at(s: &str) -> Timestamp {
+    Timestamp::parse(s).expect("test timestamp")
+}
+
+/// The base time of the fixtures.
+pub fn t0() -> Timestamp {
+    at("2026-11-29T12:00:00.000Z")
+}
+
+/// A service actor whose principal is `key`'s `ak:did_core:key:` id.
+pub fn service(key: &SigningKey) -> ActorId {
+    ActorId::service_for_key(&key.verifying_key())
+}
+
+/// An account actor whose principal is `key`'s `ak:did_core:key:` id.
+pub fn account(key: &SigningKey) -> ActorId {
+    ActorId::Account {
+        principal_id: DidCoreId::for_key(&key.verifying_key()),
+        station_id: DidCoreId::parse("ak:did_core:webvh:z6mkfixture:station.example")
+            .expect("station id"),
+    }
+}
+
+/// Retypes an event id (PROFILE §1 derived ids).
+pub fn retype<K: akledger::id::IdKind>(id: EventId) -> Id<K> {
+    id.retype()
+}
+
+/// A realm, a sidecar in it, all made by `key` (seed 1) as a service.
+pub struct World {
+    pub key: SigningKey,
+    pub actor: ActorId,
+    pub realm: Event<Unverified>,
+    pub sidecar: Event<Unverified>,
+}
+
+impl World {
+    pub fn new() -> Self {
+        let key = key(1);
+        let actor = service(&key);
+        let realm = EventBuilder::new(
+            "ak.realm.create",
+            ScopeRef::RealmGenesis,
+            actor.clone(),
+            t0(),
+        )
+        .payload(Object::new().with("name", "fixture realm".into()).into())
+        .sign(&key)
+        .expect("realm");
+        let sidecar = EventBuilder::new(
+            "ak.sidecar.create",
+            ScopeRef::Realm {
+                realm_id: realm.id().retype(),
+            },
+            actor.clone(),
+            t0(),
+        )
+        .after([realm.id()])
+        .sign(&key)
+        .expect("sidecar");
+        World {
+            key,
+            actor,
+            realm,
+            sidecar,
+        }
+    }
+
+    pub fn realm_id(&self) -> RealmId {
+        self.realm.id().retype()
+    }
+
+    pub fn sidecar_id(&self) -> SidecarId {
+        self.sidecar.id().retype()
+    }
+
+    pub fn realm_scope(&self) -> ScopeRef {
+        ScopeRef::Realm {
+            realm_id: self.realm_id(),
+        }
+    }
+
+    pub fn sidecar_scope(&self) -> ScopeRef {
+        ScopeRef::Sidecar {
+            realm_id: self.realm_id(),
+            sidecar_id: self.sidecar_id(),
+        }
+    }
+
+    /// A builder for `kind` in `scope` by the world's actor at t0.
+    pub fn builder(&self, kind: &str, scope: ScopeRef) -> EventBuilder {
+        EventBuilder::new(kind, scope, self.actor.clone(), t0())
+    }
+
+    /// A realm-scoped `ak.note.create` with a small payload and an `after` ref.
+    pub fn note(&self) -> Event<Unverified> {
+        self.builder("ak.note.create", self.realm_scope())
+            .payload(Object::new().with("text", "hello".into()).into())
+            .after([self.realm.id()])
+            .sign(&self.key)
+            .expect("note")
+    }
+
+    /// The outer payload of a well-formed exchange control for this world's sidecar.
+    pub fn control_payload(&self) -> Object {
+        let scope = self.sidecar_scope();
+        let ctx = AadContext {
+            scope: &scope,
+            event_kind: "ak.agent.sidecar.exchange.control",
+            sender: &self.actor,
+        };
+        let sealed = EncryptedEnvelope::seal(
+            &SidecarKey::from_bytes([9; 32]),
+            [3; 24],
+            CONTROL_CONTENT_TYPE,
+            0,
+            "group-state-0",
+            &ctx,
+            b"{}",
+        );
+        let strand: StrandId = self.realm.id().retype();
+        Object::new()
+            .with("sidecar_id", self.sidecar_id().to_string().into())
+            .with(
+                "source_context_ref",
+                Object::new()
+                    .with("kind", "strand".into())
+                    .with("strand_id", strand.to_string().into())
+                    .into(),
+            )
+            .with("encrypted_payload", sealed.to_json())
+    }
+
+    /// A well-formed exchange control by the sidecar's controller.
+    pub fn control(&self) -> Event<Unverified> {
+        self.builder("ak.agent.sidecar.exchange.control", self.sidecar_scope())
+            .payload(self.control_payload().into())
+            .after([self.sidecar.id()])
+            .sign(&self.key)
+            .expect("control")
+    }
+
+    /// A well-formed sidecar message.
+    pub fn message(&self) -> Event<Unverified> {
+        let scope = self.sidecar_scope();
+        let ctx = AadContext {
+            scope: &scope,
+            event_kind: "ak.message.create",
+            sender: &self.actor,
+        };
+        let sealed = EncryptedEnvelope::seal(
+            &SidecarKey::from_bytes([9; 32]),
+            [4; 24],
+            MESSAGE_CONTENT_TYPE,
+            0,
+            "group-state-0",
+            &ctx,
+            br#"{"body":"hi"}"#,
+        );
+        self.builder("ak.message.create", scope)
+            .payload(
+                Object::new()
+                    .with("encrypted_payload", sealed.to_json())
+                    .into(),
+            )
+            .after([self.sidecar.id()])
+            .sign(&self.key)
+            .expect("message")
+    }
+}
+
+impl Default for World {
+    fn default() -> Self {
+        World::new()
+    }
+}
+
+/// The parsed top-level object of canonical event bytes.
+pub fn object_of(bytes: &[u8]) -> Object {
+    match parse_canonical(bytes).expect("canonical event") {
+        Json::Object(o) => o,
+        other => panic!("not an object: {other:?}"),
+    }
+}
+
+/// The preimage object (event without `event_id` and `producer_proof`).
+pub fn preimage_of(event: &Event<Unverified>) -> Object {
+    let mut obj = object_of(event.bytes());
+    obj.remove("event_id");
+    obj.remove("producer_proof");
+    obj
+}
+
+/// Sets (replacing) a member.
+pub fn set(obj: &mut Object, key: &str, value: Json) {
+    obj.remove(key);
+    obj.insert(key, value);
+}
+
+/// Completes a preimage object into event bytes: recomputes the id in `suite` and signs the
+/// proof binding with `key` for the actor and `created_at` found in the object (falling back
+/// to `key`'s service actor and t0 when those members are unreadable, so that tests of those
+/// members still get a well-formed proof). The result is correctly hashed and signed;
+/// only the mutation the test made can be wrong.
+pub fn reseal(pre: &Object, suite: DigestSuite, key: &SigningKey) -> Vec<u8> {
+    let preimage = to_canonical(&Json::Object(pre.clone()));
+    let id = EventId::of_preimage(suite, &preimage);
+    let proof = sign_for(pre, &id.digest_text(), key);
+    let mut obj = pre.clone();
+    obj.insert("event_id", id.to_string().into());
+    obj.insert("producer_proof", proof);
+    to_canonical(&Json::Object(obj))
+}
+
+/// The producer proof JSON for the actor and `created_at` in `pre`, over `event_digest`.
+pub fn sign_for(pre: &Object, event_digest: &str, key: &SigningKey) -> Json {
+    let actor = pre
+        .get("actor_id")
+        .and_then(|a| ActorId::from_json(a).ok())
+        .unwrap_or_else(|| service(key));
+    let created_at = pre
+        .get("created_at")
+        .and_then(Json::as_str)
+        .and_then(|s| Timestamp::parse(s).ok())
+        .unwrap_or_else(t0);
+    let envelope = Envelope {
+        kind: "ak.unused".into(),
+        realm_id: None,
+        scope: ScopeRef::RealmGenesis,
+        actor,
+        created_at,
+        refs: Vec::new(),
+        payload: Json::Object(Object::new()),
+    };
+    akledger::proof::sign(&envelope, event_digest, key).to_json()
+}
+
+/// Mutates the preimage of `event` with `f` and reseals it with `key` in the event's suite.
+pub fn mutate(event: &Event<Unverified>, key: &SigningKey, f: impl FnOnce(&mut Object)) -> Vec<u8> {
+    let mut pre = preimage_of(event);
+    f(&mut pre);
+    reseal(&pre, event.id().suite(), key)
+}
+
+/// Mutates the whole event object (id and proof included) with `f`, without resealing.
+pub fn mutate_raw(event: &Event<Unverified>, f: impl FnOnce(&mut Object)) -> Vec<u8> {
+    let mut obj = object_of(event.bytes());
+    f(&mut obj);
+    to_canonical(&Json::Object(obj))
+}
+
+/// Mutates the `producer_proof` object of `event` (the preimage and id stay valid).
+pub fn mutate_proof(event: &Event<Unverified>, f: impl FnOnce(&mut Object)) -> Vec<u8> {
+    mutate_raw(event, |obj| {
+        let mut proof = obj
+            .remove("producer_proof")
+            .and_then(|p| p.as_object().cloned())
+            .expect("proof object");
+        f(&mut proof);
+        obj.insert("producer_proof", proof.into());
+    })
+}
+
+/// Replaces the first occurrence of `from` in `bytes` with `to` (for spellings that the
+/// `Json` model cannot express: floats, duplicate keys, big integers).
+pub fn splice(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
+    let text = std::str::from_utf8(bytes).expect("utf-8 event");
+    assert!(text.contains(from), "{from:?} not in event");
+    text.replacen(from, to, 1).into_bytes()
+}
+
+/// An id text in the `ak:event:` form whose 33 bytes are `header` and then `fill`.
+pub fn id_with_header(header: u8, fill: u8) -> String {
+    use base64::Engine as _;
+    let mut raw = [fill; 33];
+    raw[0] = header;
+    format!(
+        "ak:event:{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
+    )
+}
+
+/// The code of a rejected `from_bytes`, panicking if the bytes were accepted.
+pub fn rejection(bytes: &[u8], verifier: &akledger::Verifier) -> akledger::Code {
+    match Event::from_bytes(bytes, verifier) {
+        Ok(e) => panic!("accepted {}", e.id()),
+        Err(e) => e.code(),
+    }
+}
