@@ -19,6 +19,9 @@ pub mod plaintext;
 pub mod report;
 pub mod sidecar;
 
+#[cfg(test)]
+mod tests;
+
 pub use author::{create_realm, create_sidecar, Act, ExchangeView, SidecarAuthor};
 pub use causality::{Causality, MemoryGraph};
 pub use classify::{classify, Classified, ExchangeItem, Fact, SidecarInfo};
