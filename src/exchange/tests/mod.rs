@@ -2,7 +2,7 @@
 //! sealed events built with the authoring helpers.
 
 mod crypto;
-mod prop;
+mod props;
 mod rules;
 
 use ed25519_dalek::SigningKey;
