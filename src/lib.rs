@@ -38,6 +38,7 @@ pub mod encrypted;
 pub mod envelope;
 pub mod error;
 pub mod event;
+pub mod exchange;
 pub mod id;
 pub mod keyring;
 pub mod ledger;
@@ -55,6 +56,10 @@ pub use encrypted::{EncryptedEnvelope, SidecarKey};
 pub use envelope::{Body, Envelope, ScopeRef, SemanticRef};
 pub use error::{Code, Error, Fault, Rejection};
 pub use event::{Event, EventBuilder, Unverified, Verified};
+pub use exchange::{
+    fold_exchange, fold_sidecar, Causality, ExchangeId, MemoryGraph, NotFolded, Projection, Reason,
+    SidecarAuthor, SidecarFold, SidecarInfo, Status,
+};
 pub use id::{DigestSuite, EventId, RealmId, SidecarId, StrandId};
 pub use keyring::Keyring;
 pub use ledger::{Appended, CheckReport, Config, Durability, Ledger, OpenReport};

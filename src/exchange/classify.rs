@@ -1,0 +1,201 @@
+//! The per-event step of the fold: decrypt one admitted sidecar event with the keyring (AAD
+//! rebuilt from the signed envelope), read its plaintext, and keep only what the exchange
+//! fold needs. The result depends on the event and the key alone, so the ledger can cache
+//! it per admitted event and refold an exchange without decrypting again.
+
+use crate::did::DidCoreId;
+use crate::encrypted::{AadContext, EncryptedEnvelope, CONTROL_CONTENT_TYPE, MESSAGE_CONTENT_TYPE};
+use crate::envelope::Body;
+use crate::event::{Event, Verified};
+use crate::id::{EventId, RealmId, SidecarId, StrandId};
+use crate::keyring::Keyring;
+
+use super::plaintext::{
+    Binding, ControlPlaintext, ExchangeId, MessageError, MessagePlaintext, Role,
+};
+use super::report::{NotFolded, Reason};
+
+/// The sidecar an event set belongs to.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct SidecarInfo {
+    /// The sidecar.
+    pub sidecar_id: SidecarId,
+    /// Its realm.
+    pub realm_id: RealmId,
+    /// The principal of the sidecar create's actor.
+    pub controller: DidCoreId,
+}
+
+impl SidecarInfo {
+    /// The sidecar made by `create`, if it is an `ak.sidecar.create`.
+    pub fn of_create(create: &Event<Verified>) -> Option<Self> {
+        match create.body() {
+            Body::SidecarCreate => Some(SidecarInfo {
+                sidecar_id: create.id().retype(),
+                realm_id: create.scope().realm_id()?,
+                controller: create.actor().principal().clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// What an exchange event says, once read.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Fact {
+    /// A bound message: request, response or internal.
+    Message(Role),
+    /// A decrypted, well-formed control by the controller.
+    Control {
+        /// The outer `source_context_ref.strand_id`.
+        strand_id: StrandId,
+        /// The plaintext.
+        plaintext: ControlPlaintext,
+    },
+}
+
+/// An event that belongs to one exchange, with what the fold needs of it.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ExchangeItem {
+    /// The event.
+    pub event_id: EventId,
+    /// The exchange it names.
+    pub exchange_id: ExchangeId,
+    /// The principal of its actor.
+    pub author: DidCoreId,
+    /// Targets of its causal `after` refs, in canonical order.
+    pub after: Vec<EventId>,
+    /// What it says.
+    pub fact: Fact,
+}
+
+impl ExchangeItem {
+    /// True when an `after` ref names `id`.
+    pub fn has_after(&self, id: &EventId) -> bool {
+        self.after.binary_search(id).is_ok()
+    }
+}
+
+/// The outcome of classifying one sidecar event.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Classified {
+    /// Belongs to an exchange; the exchange fold decides.
+    Exchange(Box<ExchangeItem>),
+    /// A message without binding: not an exchange event, never listed.
+    Plain(EventId),
+    /// Never folds, whatever else is admitted.
+    Unbound(NotFolded),
+}
+
+/// Classifies one event of `sidecar`; `None` for events that are not messages or controls
+/// in that sidecar.
+pub fn classify(
+    sidecar: &SidecarInfo,
+    event: &Event<Verified>,
+    keyring: &Keyring,
+) -> Option<Classified> {
+    if event.scope().sidecar_id() != Some(sidecar.sidecar_id) {
+        return None;
+    }
+    let unbound = |exchange_id, reason| {
+        Classified::Unbound(NotFolded {
+            event_id: event.id(),
+            sidecar_id: sidecar.sidecar_id,
+            exchange_id,
+            reason,
+        })
+    };
+    let (fact, exchange_id) = match event.body() {
+        Body::SidecarMessage { encrypted } => {
+            let bytes = match open(sidecar, event, keyring, encrypted, MESSAGE_CONTENT_TYPE) {
+                Ok(bytes) => bytes,
+                Err(reason) => return Some(unbound(None, reason)),
+            };
+            let binding = match MessagePlaintext::parse(&bytes) {
+                Ok(MessagePlaintext { binding: None, .. }) => {
+                    return Some(Classified::Plain(event.id()))
+                }
+                Ok(MessagePlaintext {
+                    binding: Some(b), ..
+                }) => b,
+                Err(MessageError::Plaintext) => {
+                    return Some(unbound(None, Reason::PlaintextInvalid))
+                }
+                Err(MessageError::Binding(x)) => return Some(unbound(x, Reason::BindingInvalid)),
+            };
+            let Binding { exchange_id, role } = binding;
+            (Fact::Message(role), exchange_id)
+        }
+        Body::ExchangeControl {
+            strand_id,
+            encrypted,
+            ..
+        } => {
+            if *event.actor().principal() != sidecar.controller {
+                return Some(unbound(None, Reason::ControlNotByController));
+            }
+            let plaintext = match open(sidecar, event, keyring, encrypted, CONTROL_CONTENT_TYPE)
+                .and_then(|b| {
+                    ControlPlaintext::parse(&b).map_err(|_| Reason::ControlPlaintextInvalid)
+                }) {
+                Ok(p) => p,
+                Err(reason) => return Some(unbound(None, reason)),
+            };
+            let exchange_id = plaintext.exchange_id.clone();
+            let fact = Fact::Control {
+                strand_id: *strand_id,
+                plaintext,
+            };
+            (fact, exchange_id)
+        }
+        _ => return None,
+    };
+    Some(Classified::Exchange(Box::new(ExchangeItem {
+        event_id: event.id(),
+        exchange_id,
+        author: event.actor().principal().clone(),
+        after: after_refs(event),
+        fact,
+    })))
+}
+
+/// Decrypts `encrypted` of `event`; a wrong content type is an invalid plaintext.
+fn open(
+    sidecar: &SidecarInfo,
+    event: &Event<Verified>,
+    keyring: &Keyring,
+    encrypted: &EncryptedEnvelope,
+    content_type: &str,
+) -> Result<Vec<u8>, Reason> {
+    let key = keyring
+        .sidecar_key(&sidecar.sidecar_id, encrypted.epoch)
+        .ok_or(Reason::NotDecryptable)?;
+    let ctx = AadContext {
+        scope: event.scope(),
+        event_kind: event.kind(),
+        sender: event.actor(),
+    };
+    let bytes = encrypted
+        .open(key, &ctx)
+        .map_err(|_| Reason::NotDecryptable)?;
+    if encrypted.content_type != content_type {
+        return Err(match content_type {
+            CONTROL_CONTENT_TYPE => Reason::ControlPlaintextInvalid,
+            _ => Reason::PlaintextInvalid,
+        });
+    }
+    Ok(bytes)
+}
+
+fn after_refs(event: &Event<Verified>) -> Vec<EventId> {
+    let mut after: Vec<EventId> = event
+        .envelope()
+        .refs
+        .iter()
+        .filter(|r| r.role == "after")
+        .filter_map(|r| r.causal_target())
+        .collect();
+    after.sort();
+    after.dedup();
+    after
+}

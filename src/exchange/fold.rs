@@ -1,0 +1,270 @@
+//! The exchange fold (PROFILE §8): the items of one exchange in, its projection and the
+//! events that did not fold out. A pure function of the item set: input order and
+//! duplicates do not matter.
+
+use crate::did::DidCoreId;
+use crate::id::EventId;
+
+use super::causality::Causality;
+use super::classify::{ExchangeItem, Fact, SidecarInfo};
+use super::controls::{chain, static_check, Control, Request, State};
+use super::plaintext::{ExchangeId, Role};
+use super::report::{NotFolded, Projection, Reason, Status};
+
+/// What folding one exchange gives.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct ExchangeOutcome {
+    /// `None` when the exchange has no canonical request.
+    pub projection: Option<Projection>,
+    /// Every item that did not fold, in canonical order of event id.
+    pub not_folded: Vec<NotFolded>,
+}
+
+/// An agent message that passed its checks (§8.1).
+struct AgentMessage {
+    id: EventId,
+    author: DidCoreId,
+    response: bool,
+}
+
+/// Folds the items of `exchange_id` (items of other exchanges are skipped).
+pub fn fold_exchange(
+    sidecar: &SidecarInfo,
+    exchange_id: &ExchangeId,
+    items: &[ExchangeItem],
+    causality: &impl Causality,
+) -> ExchangeOutcome {
+    let mut items: Vec<&ExchangeItem> = items
+        .iter()
+        .filter(|i| i.exchange_id == *exchange_id)
+        .collect();
+    items.sort_by_key(|i| i.event_id);
+    items.dedup_by_key(|i| i.event_id);
+    let mut out = Vec::new();
+    let mut skip = |item: &ExchangeItem, reason| {
+        out.push(NotFolded {
+            event_id: item.event_id,
+            sidecar_id: sidecar.sidecar_id,
+            exchange_id: Some(exchange_id.clone()),
+            reason,
+        });
+    };
+    let request = canonical_request(sidecar, &items, causality, &mut skip);
+    let Some(request) = request else {
+        for item in items.iter().filter(|i| !is_request(i)) {
+            let reason = match item.fact {
+                Fact::Control { .. } => Reason::ControlWrongRequest,
+                Fact::Message(_) => Reason::UnknownRequest,
+            };
+            skip(item, reason);
+        }
+        return ExchangeOutcome {
+            projection: None,
+            not_folded: out,
+        };
+    };
+    let messages: Vec<AgentMessage> = items
+        .iter()
+        .filter_map(|i| {
+            check_message(sidecar, i, &request)
+                .map_err(|r| skip(i, r))
+                .ok()?
+        })
+        .collect();
+    let validated: Vec<EventId> = messages
+        .iter()
+        .filter(|m| m.response)
+        .map(|m| m.id)
+        .collect();
+    let state = run_controls(&items, &request, &validated, causality, &mut skip);
+    let folded_messages = match &state.terminal {
+        None => messages,
+        Some(t) => {
+            let covered = causality
+                .covered_among(&t.basis, &messages.iter().map(|m| m.id).collect::<Vec<_>>());
+            let (inside, outside): (Vec<_>, Vec<_>) =
+                messages.into_iter().partition(|m| covered.contains(&m.id));
+            for m in outside {
+                if let Some(item) = items.iter().find(|i| i.event_id == m.id) {
+                    skip(item, Reason::AfterTerminal);
+                }
+            }
+            inside
+        }
+    };
+    out.sort();
+    ExchangeOutcome {
+        projection: Some(project(
+            sidecar,
+            exchange_id,
+            &request,
+            folded_messages,
+            state,
+            causality,
+        )),
+        not_folded: out,
+    }
+}
+
+fn is_request(item: &ExchangeItem) -> bool {
+    matches!(item.fact, Fact::Message(Role::Request(_)))
+}
+
+/// §8.1: the canonical request; reports requests not by the controller and retries.
+fn canonical_request<'a>(
+    sidecar: &SidecarInfo,
+    items: &[&'a ExchangeItem],
+    causality: &impl Causality,
+    skip: &mut impl FnMut(&ExchangeItem, Reason),
+) -> Option<Request<'a>> {
+    let mut valid = Vec::new();
+    for item in items {
+        if let Fact::Message(Role::Request(context)) = &item.fact {
+            if item.author == sidecar.controller {
+                valid.push(Request {
+                    id: item.event_id,
+                    context,
+                });
+            } else {
+                skip(item, Reason::RequestNotByController);
+            }
+        }
+    }
+    let ids: Vec<EventId> = valid.iter().map(|r| r.id).collect();
+    let earliest = |r: &Request<'_>| {
+        ids.iter()
+            .all(|o| *o == r.id || !causality.covers(&[r.id], o))
+    };
+    let winner = valid
+        .iter()
+        .filter(|r| earliest(r))
+        .max_by_key(|r| r.id.digest())
+        .map(|r| r.id);
+    let mut canonical = None;
+    for r in valid {
+        if Some(r.id) == winner {
+            canonical = Some(r);
+        } else if let Some(item) = items.iter().find(|i| i.event_id == r.id) {
+            skip(item, Reason::RetryRequest);
+        }
+    }
+    canonical
+}
+
+/// §8.1 checks of an agent message; `Ok(None)` for items that are not agent messages.
+fn check_message(
+    sidecar: &SidecarInfo,
+    item: &ExchangeItem,
+    request: &Request<'_>,
+) -> Result<Option<AgentMessage>, Reason> {
+    let (request_event_id, response) = match &item.fact {
+        Fact::Message(Role::Response {
+            request_event_id, ..
+        }) => (request_event_id, true),
+        Fact::Message(Role::Internal { request_event_id }) => (request_event_id, false),
+        _ => return Ok(None),
+    };
+    if *request_event_id != request.id {
+        return Err(Reason::UnknownRequest);
+    }
+    if item.author == sidecar.controller {
+        return Err(Reason::AuthorIsController);
+    }
+    if response && !request.context.is_addressed(&item.author) {
+        return Err(Reason::NotAddressed);
+    }
+    if response && !item.has_after(&request.id) {
+        return Err(Reason::MissingAfterRef);
+    }
+    Ok(Some(AgentMessage {
+        id: item.event_id,
+        author: item.author.clone(),
+        response,
+    }))
+}
+
+/// §8.3–§8.5: static validity, conflicts, chain order and transitions.
+fn run_controls(
+    items: &[&ExchangeItem],
+    request: &Request<'_>,
+    validated: &[EventId],
+    causality: &impl Causality,
+    skip: &mut impl FnMut(&ExchangeItem, Reason),
+) -> State {
+    let mut valid = Vec::new();
+    for item in items {
+        if let Fact::Control {
+            strand_id,
+            plaintext,
+        } = &item.fact
+        {
+            let control = Control {
+                item,
+                strand_id: *strand_id,
+                plaintext,
+            };
+            match static_check(&control, request, validated, causality) {
+                Ok(()) => valid.push(control),
+                Err(reason) => skip(item, reason),
+            }
+        }
+    }
+    let (chain, losers) = chain(&valid, causality);
+    for control in valid.iter().filter(|c| losers.contains(&c.item.event_id)) {
+        skip(control.item, Reason::ConflictLoser);
+    }
+    let mut state = State::new(request);
+    for control in &chain {
+        if let Err(reason) = state.apply(control, request) {
+            skip(control.item, reason);
+        }
+    }
+    state
+}
+
+/// §8.6.
+fn project(
+    sidecar: &SidecarInfo,
+    exchange_id: &ExchangeId,
+    request: &Request<'_>,
+    messages: Vec<AgentMessage>,
+    state: State,
+    causality: &impl Causality,
+) -> Projection {
+    let mut responses: Vec<EventId> = messages
+        .iter()
+        .filter(|m| m.response)
+        .map(|m| m.id)
+        .collect();
+    responses.sort();
+    let mut participants: Vec<DidCoreId> = messages.iter().map(|m| m.author.clone()).collect();
+    participants.sort();
+    participants.dedup();
+    let mut folded: Vec<EventId> = messages.iter().map(|m| m.id).collect();
+    folded.push(request.id);
+    folded.extend(&state.applied);
+    folded.sort();
+    let status = match (&state.terminal, responses.is_empty()) {
+        (None, true) => Status::Delivered,
+        (None, false) => Status::Responding,
+        (Some(t), _) if t.failure_code.is_some() => Status::Failed,
+        (Some(_), _) => Status::Complete,
+    };
+    let terminal = state.terminal;
+    Projection {
+        exchange_id: exchange_id.clone(),
+        sidecar_id: sidecar.sidecar_id,
+        strand_id: request.context.source_track_ref().strand_id,
+        request_event_id: request.id,
+        addressed_agent_ids: request.context.addressed().to_vec(),
+        coordinator_agent_id: state.coordinator,
+        coordinator_assignment_event_id: state.assignment,
+        participating_agent_ids: participants,
+        user_facing_response_event_ids: responses,
+        status,
+        failure_reason_code: terminal.as_ref().and_then(|t| t.failure_code.clone()),
+        terminal_event_id: terminal.map(|t| t.id),
+        checkpoint_heads: causality.heads_of(&folded),
+        folded_event_ids: folded,
+    }
+}

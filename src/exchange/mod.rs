@@ -1,0 +1,34 @@
+//! The Arkret sidecar exchange (PROFILE §8): a pure fold from the admitted events of one
+//! sidecar and its keys to one projection per exchange, plus the producer helpers that
+//! author real exchange events.
+//!
+//! - [`causality`]: the coverage / heads questions the fold asks, and an in-memory graph.
+//! - [`plaintext`]: binding, request context, message and control plaintexts.
+//! - [`classify`]: decrypt and read one event (the cacheable per-event step).
+//! - [`fold`]: one exchange; [`sidecar`]: every exchange of a sidecar.
+//! - `controls`: static validity, conflicts, chain order and transitions of controls.
+//! - [`report`]: projections and the not-folded list with its closed reasons.
+//! - [`author`]: producer helpers.
+
+pub mod author;
+pub mod causality;
+pub mod classify;
+mod controls;
+pub mod fold;
+pub mod plaintext;
+pub mod report;
+pub mod sidecar;
+
+#[cfg(test)]
+mod tests;
+
+pub use author::{create_realm, create_sidecar, Act, ExchangeView, SidecarAuthor};
+pub use causality::{Causality, MemoryGraph};
+pub use classify::{classify, Classified, ExchangeItem, Fact, SidecarInfo};
+pub use fold::{fold_exchange, ExchangeOutcome};
+pub use plaintext::{
+    Action, Binding, ControlPlaintext, ExchangeId, MessagePlaintext, RequestContext, Role,
+    TerminalKind, TrackRef,
+};
+pub use report::{NotFolded, Projection, Reason, Status};
+pub use sidecar::{fold_sidecar, SidecarFold};

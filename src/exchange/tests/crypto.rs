@@ -1,0 +1,151 @@
+//! Undecryptable events are reported as `not_decryptable`, never panic, never fold.
+
+use rand_core::OsRng;
+
+use super::*;
+use crate::canonical::Object;
+use crate::encrypted::{AadContext, EncryptedEnvelope, MESSAGE_CONTENT_TYPE};
+use crate::envelope::{ScopeRef, MESSAGE_CREATE};
+use crate::event::EventBuilder;
+
+fn response_plaintext(x: &ExchangeId, r: EventId) -> Json {
+    let binding = Binding {
+        exchange_id: x.clone(),
+        role: Role::Response {
+            request_event_id: r,
+            completes: None,
+        },
+    };
+    MessagePlaintext {
+        body: Json::Null,
+        binding: Some(binding),
+    }
+    .to_json()
+}
+
+/// A response by agent 0 whose encrypted payload is `sealed` as given.
+fn with_envelope(w: &mut World, sealed: EncryptedEnvelope, r: EventId) -> EventId {
+    let (key, actor) = signer(2);
+    let scope = ScopeRef::Sidecar {
+        realm_id: w.sidecar.realm_id,
+        sidecar_id: w.sidecar.sidecar_id,
+    };
+    let payload = Object::new().with("encrypted_payload", sealed.to_json());
+    let e = EventBuilder::new(MESSAGE_CREATE, scope, actor, at())
+        .payload(payload.into())
+        .after([r])
+        .sign(&key);
+    w.add(e)
+}
+
+fn seal(w: &World, scope: &ScopeRef, kind: &str, plaintext: &Json) -> EncryptedEnvelope {
+    let (_, actor) = signer(2);
+    let ctx = AadContext {
+        scope,
+        event_kind: kind,
+        sender: &actor,
+    };
+    let key = w.keyring.sidecar_key(&w.sidecar.sidecar_id, 1).unwrap();
+    EncryptedEnvelope::seal(
+        key,
+        [5; 24],
+        MESSAGE_CONTENT_TYPE,
+        1,
+        "g",
+        &ctx,
+        &plaintext.to_bytes(),
+    )
+}
+
+fn assert_undecryptable(w: &World, x: &ExchangeId, id: EventId) {
+    assert_eq!(w.reason(id), Some(Reason::NotDecryptable));
+    assert_eq!(w.projection(x).status, Status::Delivered);
+}
+
+#[test]
+fn wrong_key_is_not_decryptable() {
+    let mut w = World::new();
+    let x = xid(1);
+    let r = w.request(&x, &[0], None);
+    let (k, a) = signer(2);
+    let stranger = SidecarAuthor::new(k, a, w.sidecar.clone(), SidecarKey::from_bytes([8; 32]), 1);
+    let e = stranger.respond(&x, r, None, Json::Null, at(), &mut OsRng);
+    let m = w.add(e);
+    assert_undecryptable(&w, &x, m);
+}
+
+#[test]
+fn missing_epoch_is_not_decryptable() {
+    let mut w = World::new();
+    let x = xid(1);
+    let r = w.request(&x, &[0], None);
+    let (k, a) = signer(2);
+    let later = SidecarAuthor::new(k, a, w.sidecar.clone(), SidecarKey::from_bytes([9; 32]), 2);
+    let e = later.respond(&x, r, None, Json::Null, at(), &mut OsRng);
+    let m = w.add(e);
+    assert_undecryptable(&w, &x, m);
+}
+
+#[test]
+fn tampered_ciphertext_is_not_decryptable() {
+    let mut w = World::new();
+    let x = xid(1);
+    let r = w.request(&x, &[0], None);
+    let scope = ScopeRef::Sidecar {
+        realm_id: w.sidecar.realm_id,
+        sidecar_id: w.sidecar.sidecar_id,
+    };
+    let good = seal(&w, &scope, MESSAGE_CREATE, &response_plaintext(&x, r));
+    let mut bad = good.clone();
+    let last = bad.sealed.len() - 1;
+    bad.sealed[last] ^= 1;
+    let m = with_envelope(&mut w, bad, r);
+    assert_undecryptable(&w, &x, m);
+    // The untampered twin folds, so the test fails if sealing itself were broken.
+    let ok = with_envelope(&mut w, good, r);
+    assert_eq!(w.projection(&x).user_facing_response_event_ids, vec![ok]);
+}
+
+#[test]
+fn aad_of_another_scope_or_kind_is_not_decryptable() {
+    let mut w = World::new();
+    let x = xid(1);
+    let r = w.request(&x, &[0], None);
+    let realm_scope = ScopeRef::Realm {
+        realm_id: w.sidecar.realm_id,
+    };
+    let other_scope = seal(&w, &realm_scope, MESSAGE_CREATE, &response_plaintext(&x, r));
+    let m1 = with_envelope(&mut w, other_scope, r);
+    let sidecar_scope = ScopeRef::Sidecar {
+        realm_id: w.sidecar.realm_id,
+        sidecar_id: w.sidecar.sidecar_id,
+    };
+    let other_kind = seal(
+        &w,
+        &sidecar_scope,
+        "ak.agent.sidecar.exchange.control",
+        &response_plaintext(&x, r),
+    );
+    let m2 = with_envelope(&mut w, other_kind, r);
+    assert_undecryptable(&w, &x, m1);
+    assert_undecryptable(&w, &x, m2);
+}
+
+#[test]
+fn envelope_lifted_from_another_event_is_not_decryptable() {
+    let mut w = World::new();
+    let x = xid(1);
+    let r = w.request(&x, &[0, 1], Some(0));
+    let original = w.respond(1, &x, r);
+    let lifted = match w.events.iter().find(|e| e.id() == original).unwrap().body() {
+        crate::envelope::Body::SidecarMessage { encrypted } => encrypted.clone(),
+        other => panic!("{other:?}"),
+    };
+    // Agent 0 re-posts agent 1's ciphertext: the AAD names agent 1 as sender.
+    let m = with_envelope(&mut w, lifted, r);
+    assert_eq!(w.reason(m), Some(Reason::NotDecryptable));
+    assert_eq!(
+        w.projection(&x).user_facing_response_event_ids,
+        vec![original]
+    );
+}

@@ -1,0 +1,190 @@
+//! Property: the fold is a pure function of the event set (any order, bit-identical
+//! output), and projections keep the status invariants of arkret-facts §4.4.
+
+use proptest::prelude::*;
+use rand_core::OsRng;
+
+use super::*;
+
+/// One authoring step; numbers are taken modulo what exists.
+#[derive(Clone, Debug)]
+enum Op {
+    Open(u8),
+    Respond(u8, u8),
+    Internal(u8, u8),
+    Control {
+        exchange: u8,
+        act: u8,
+        agents: u8,
+        stale: bool,
+    },
+    SaveView(u8),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        1 => any::<u8>().prop_map(Op::Open),
+        3 => (any::<u8>(), any::<u8>()).prop_map(|(a, x)| Op::Respond(a, x)),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(a, x)| Op::Internal(a, x)),
+        2 => (any::<u8>(), any::<u8>(), any::<u8>(), any::<bool>())
+            .prop_map(|(exchange, act, agents, stale)| Op::Control { exchange, act, agents, stale }),
+        1 => any::<u8>().prop_map(Op::SaveView),
+    ]
+}
+
+struct Sim {
+    w: World,
+    open: Vec<(ExchangeId, EventId)>,
+    saved: Vec<ExchangeView>,
+}
+
+impl Sim {
+    fn pick(&self, n: u8) -> Option<(ExchangeId, EventId)> {
+        let len = self.open.len();
+        (len > 0).then(|| self.open[usize::from(n) % len].clone())
+    }
+
+    fn act(&self, act: u8, agents: u8) -> Act {
+        let (a, b) = (usize::from(agents % 3), usize::from(agents / 3 % 3));
+        match act % 5 {
+            0 => Act::Close,
+            1 => Act::Cancel,
+            2 => Act::Fail("agent_deactivated".into()),
+            _ => Act::Reassign {
+                expected: self.w.agent(a),
+                new: self.w.agent(b),
+            },
+        }
+    }
+
+    fn step(&mut self, op: &Op) {
+        match *op {
+            Op::Open(bits) => {
+                let x = xid(u32::try_from(self.open.len()).unwrap());
+                let addressed: Vec<usize> = (0..3).filter(|i| bits >> i & 1 == 1).collect();
+                let addressed = if addressed.is_empty() {
+                    vec![0]
+                } else {
+                    addressed
+                };
+                let r = self.w.request(&x, &addressed, addressed.first().copied());
+                self.saved.push(ExchangeView::of(&self.w.projection(&x)));
+                self.open.push((x, r));
+            }
+            Op::Respond(a, n) | Op::Internal(a, n) => {
+                let Some((x, r)) = self.pick(n) else { return };
+                let agent = usize::from(a % 3);
+                if matches!(op, Op::Respond(..)) {
+                    self.w.respond(agent, &x, r);
+                } else {
+                    self.w.internal(agent, &x, r);
+                }
+            }
+            Op::SaveView(n) => {
+                if let Some((x, _)) = self.pick(n) {
+                    let i = self.open.iter().position(|o| o.0 == x).unwrap();
+                    self.saved[i] = ExchangeView::of(&self.w.projection(&x));
+                }
+            }
+            Op::Control {
+                exchange,
+                act,
+                agents,
+                stale,
+            } => {
+                let Some((x, _)) = self.pick(exchange) else {
+                    return;
+                };
+                let i = self.open.iter().position(|o| o.0 == x).unwrap();
+                let view = if stale {
+                    self.saved[i].clone()
+                } else {
+                    ExchangeView::of(&self.w.projection(&x))
+                };
+                let act = self.act(act, agents);
+                if let Ok(e) =
+                    self.w
+                        .controller
+                        .control(&view, act, &self.w.graph(), at(), &mut OsRng)
+                {
+                    self.w.add(Ok(e));
+                }
+            }
+        }
+    }
+}
+
+fn shuffled<T: Clone>(items: &[T], mut seed: u64) -> Vec<T> {
+    let mut out = items.to_vec();
+    for i in (1..out.len()).rev() {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        out.swap(i, usize::try_from(seed >> 33).unwrap() % (i + 1));
+    }
+    out
+}
+
+fn check_invariants(w: &World, fold: &SidecarFold) {
+    for p in &fold.projections {
+        let n = p.user_facing_response_event_ids.len();
+        let (code, terminal) = (
+            p.failure_reason_code.is_some(),
+            p.terminal_event_id.is_some(),
+        );
+        match p.status {
+            Status::Delivered => assert!(n == 0 && !code && !terminal),
+            Status::Responding => assert!(n >= 1 && !code && !terminal),
+            Status::Complete => assert!(n >= 1 && !code && terminal),
+            Status::Failed => assert!(n == 0 && code && terminal),
+        }
+        assert!(p.folded_event_ids.windows(2).all(|w| w[0] < w[1]));
+        assert!(p.participating_agent_ids.windows(2).all(|w| w[0] < w[1]));
+        assert!(p
+            .user_facing_response_event_ids
+            .windows(2)
+            .all(|w| w[0] < w[1]));
+    }
+    // Every exchange event folds in exactly one projection or is listed exactly once.
+    for e in w.events.iter().skip(2) {
+        let folded = fold
+            .projections
+            .iter()
+            .filter(|p| p.folded_event_ids.contains(&e.id()))
+            .count();
+        let listed = fold
+            .not_folded
+            .iter()
+            .filter(|n| n.event_id == e.id())
+            .count();
+        assert_eq!(folded + listed, 1, "{}", e.id());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fold_is_order_independent_and_keeps_invariants(
+        ops in prop::collection::vec(op(), 1..40),
+        seeds in prop::collection::vec(any::<u64>(), 3),
+    ) {
+        let mut sim = Sim { w: World::new(), open: Vec::new(), saved: Vec::new() };
+        sim.step(&Op::Open(0b11));
+        for op in &ops {
+            sim.step(op);
+        }
+        let w = &sim.w;
+        let graph = w.graph();
+        let fold = fold_sidecar(&w.sidecar, &w.events, &w.keyring, &graph);
+        check_invariants(w, &fold);
+        let reference = fold.to_json().to_bytes();
+        let mut reversed = w.events.clone();
+        reversed.reverse();
+        for events in seeds.iter().map(|s| shuffled(&w.events, *s)).chain([reversed]) {
+            let graph = MemoryGraph::from_events(&events);
+            let again = fold_sidecar(&w.sidecar, &events, &w.keyring, &graph);
+            prop_assert_eq!(&again.to_json().to_bytes(), &reference);
+        }
+    }
+}
