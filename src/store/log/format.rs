@@ -259,8 +259,9 @@ pub fn write_frame(
     let len = (body.len() as u32).to_le_bytes();
     let sum = frame_checksum(segment, offset, &[body]);
     if let Some(prefix) = out.get_mut(start..start + FRAME_PREFIX_LEN) {
-        prefix[..4].copy_from_slice(&len);
-        prefix[4..].copy_from_slice(&sum);
+        for (slot, byte) in prefix.iter_mut().zip(len.iter().chain(sum.iter())) {
+            *slot = *byte;
+        }
     }
     sum
 }
