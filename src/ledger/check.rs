@@ -64,6 +64,7 @@ impl Ledger {
         }
         self.index
             .compare(&records, &fresh, high, &mut report.differences)?;
+        self.compare_exchanges(&fresh, &mut report.differences)?;
         drop(writer);
         Ok(report)
     }

@@ -15,6 +15,7 @@
 mod admit;
 mod check;
 mod config;
+mod exchanges;
 mod index;
 mod open;
 mod queries;
@@ -52,6 +53,7 @@ pub struct Ledger {
     reader: LogReader,
     state: RwLock<State>,
     index: Index,
+    exchanges: Mutex<exchanges::Exchanges>,
     opened: OpenReport,
 }
 
@@ -155,9 +157,13 @@ impl Ledger {
         let mut state = self.state.write().map_err(|_| Error::Poisoned)?;
         let changes = index::Changes::of(&staged, &entry_at);
         let first = state.len();
+        let admitted: Vec<Event> = staged.admitted.iter().map(|a| a.event.clone()).collect();
         let records = state
             .apply(staged, &entry_at)
             .map_err(|e| Error::Misuse(e.to_string()))?;
+        if let Ok(mut exchanges) = self.exchanges.lock() {
+            exchanges.on_admitted(&admitted, &state, self.verifier.keyring());
+        }
         drop(state);
         self.index.persist(first, &records, &changes, high_water)
     }

@@ -74,6 +74,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
         reader,
         state: RwLock::new(state),
         index,
+        exchanges: Mutex::default(),
         opened: report,
     })
 }

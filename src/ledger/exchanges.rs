@@ -1,0 +1,312 @@
+//! The exchange fold kept up to date inside the ledger (PROFILE §8).
+//!
+//! Per sidecar, the ledger keeps each admitted message and control classified once
+//! ([`crate::exchange::classify`]) and each exchange's fold outcome. A sidecar's state is
+//! built on first use (classifying its events from the log with the configured keyring —
+//! projections depend on keys, which are configuration, so they are derived rather than
+//! persisted) and from then on maintained incrementally: an admitted event is classified,
+//! and only the exchange it names is refolded. This is exact because a fold reads only its
+//! exchange's items and ancestry, which later admissions never change.
+//! [`Ledger::check`] proves it by comparing with a full refold.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crossbeam::channel::{Receiver, Sender};
+
+use crate::dag::Pos;
+use crate::error::Error;
+use crate::event::Event;
+use crate::exchange::{
+    classify, fold_exchange, fold_sidecar, Causality, Classified, ExchangeId, ExchangeItem,
+    ExchangeOutcome, NotFolded, Projection, SidecarFold, SidecarInfo,
+};
+use crate::id::{EventId, SidecarId};
+use crate::keyring::Keyring;
+
+use super::state::State;
+use super::Ledger;
+
+/// Causal questions answered by the ledger's DAG index.
+pub struct StateCausality<'a>(pub &'a State);
+
+impl StateCausality<'_> {
+    fn positions(&self, ids: &[EventId]) -> Vec<Pos> {
+        ids.iter()
+            .filter_map(|id| self.0.pos_of.get(id).copied())
+            .collect()
+    }
+}
+
+impl Causality for StateCausality<'_> {
+    fn covers(&self, basis: &[EventId], x: &EventId) -> bool {
+        match self.0.pos_of.get(x) {
+            Some(x) => self.0.dag.covers(&self.positions(basis), *x),
+            None => false,
+        }
+    }
+
+    fn heads_of(&self, set: &[EventId]) -> Vec<EventId> {
+        let mut ids: Vec<EventId> = self
+            .0
+            .dag
+            .heads_of(&self.positions(set))
+            .into_iter()
+            .filter_map(|p| self.0.id_at(p))
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    fn is_admitted(&self, id: &EventId) -> bool {
+        self.0.pos_of.contains_key(id)
+    }
+
+    fn covered_among(&self, basis: &[EventId], candidates: &[EventId]) -> Vec<EventId> {
+        let basis = self.positions(basis);
+        candidates
+            .iter()
+            .filter(|x| {
+                self.0
+                    .pos_of
+                    .get(x)
+                    .is_some_and(|p| self.0.dag.covers(&basis, *p))
+            })
+            .copied()
+            .collect()
+    }
+}
+
+/// One sidecar's classified events and fold outcomes.
+#[derive(Debug)]
+pub struct SidecarExchanges {
+    info: SidecarInfo,
+    items: BTreeMap<ExchangeId, Vec<ExchangeItem>>,
+    unbound: BTreeSet<NotFolded>,
+    outcomes: BTreeMap<ExchangeId, ExchangeOutcome>,
+}
+
+impl SidecarExchanges {
+    fn new(info: SidecarInfo) -> Self {
+        SidecarExchanges {
+            info,
+            items: BTreeMap::new(),
+            unbound: BTreeSet::new(),
+            outcomes: BTreeMap::new(),
+        }
+    }
+
+    /// Classifies `event`; returns the exchange to refold, if any.
+    fn add(&mut self, event: &Event, keyring: &Keyring) -> Option<ExchangeId> {
+        match classify(&self.info, event, keyring)? {
+            Classified::Exchange(item) => {
+                let id = item.exchange_id.clone();
+                self.items.entry(id.clone()).or_default().push(*item);
+                Some(id)
+            }
+            Classified::Unbound(n) => {
+                self.unbound.insert(n);
+                None
+            }
+            Classified::Plain(_) => None,
+        }
+    }
+
+    fn refold(&mut self, exchange: &ExchangeId, causality: &impl Causality) -> Option<Projection> {
+        let items = self
+            .items
+            .get(exchange)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let outcome = fold_exchange(&self.info, exchange, items, causality);
+        let changed =
+            self.outcomes.get(exchange).map(|o| &o.projection) != Some(&outcome.projection);
+        let projection = outcome.projection.clone();
+        self.outcomes.insert(exchange.clone(), outcome);
+        if changed {
+            projection
+        } else {
+            None
+        }
+    }
+
+    /// The fold of the whole sidecar, as maintained.
+    pub fn fold(&self) -> SidecarFold {
+        let projections = self
+            .outcomes
+            .values()
+            .filter_map(|o| o.projection.clone())
+            .collect();
+        let mut not_folded: Vec<NotFolded> = self.unbound.iter().cloned().collect();
+        not_folded.extend(
+            self.outcomes
+                .values()
+                .flat_map(|o| o.not_folded.iter().cloned()),
+        );
+        not_folded.sort();
+        not_folded.dedup();
+        SidecarFold {
+            projections,
+            not_folded,
+        }
+    }
+}
+
+/// The per-sidecar exchange states that have been built, and the change-feed subscribers.
+#[derive(Default)]
+pub struct Exchanges {
+    sidecars: HashMap<SidecarId, SidecarExchanges>,
+    watchers: Vec<(SidecarId, Sender<Projection>)>,
+}
+
+impl Exchanges {
+    /// Classifies freshly admitted events of built sidecars and refolds what they touch,
+    /// notifying watchers of changed projections.
+    pub fn on_admitted(&mut self, events: &[Event], state: &State, keyring: &Keyring) {
+        let mut dirty: BTreeSet<(SidecarId, ExchangeId)> = BTreeSet::new();
+        for event in events {
+            let Some(sidecar) = event.scope().sidecar_id() else {
+                continue;
+            };
+            if let Some(sx) = self.sidecars.get_mut(&sidecar) {
+                if let Some(exchange) = sx.add(event, keyring) {
+                    dirty.insert((sidecar, exchange));
+                }
+            }
+        }
+        let causality = StateCausality(state);
+        for (sidecar, exchange) in dirty {
+            let Some(sx) = self.sidecars.get_mut(&sidecar) else {
+                continue;
+            };
+            if let Some(projection) = sx.refold(&exchange, &causality) {
+                self.watchers
+                    .retain(|(s, tx)| *s != sidecar || tx.send(projection.clone()).is_ok());
+            }
+        }
+    }
+}
+
+impl Ledger {
+    /// Builds `sidecar`'s exchange state if needed and runs `f` on it.
+    fn with_sidecar<T>(
+        &self,
+        sidecar: &SidecarId,
+        f: impl FnOnce(&SidecarExchanges, &mut Exchanges) -> T,
+    ) -> Result<T, Error> {
+        let state = self.read_state()?;
+        let mut exchanges = self.exchanges.lock().map_err(|_| Error::Poisoned)?;
+        if !exchanges.sidecars.contains_key(sidecar) {
+            let built = self.build_sidecar(&state, sidecar)?;
+            exchanges.sidecars.insert(*sidecar, built);
+        }
+        let sx = exchanges
+            .sidecars
+            .remove(sidecar)
+            .ok_or_else(|| Error::Misuse("sidecar state vanished".into()))?;
+        let out = f(&sx, &mut exchanges);
+        exchanges.sidecars.insert(*sidecar, sx);
+        Ok(out)
+    }
+
+    /// Classifies every admitted event of `sidecar` and folds every exchange.
+    fn build_sidecar(&self, state: &State, sidecar: &SidecarId) -> Result<SidecarExchanges, Error> {
+        let entry = state
+            .sidecars
+            .get(sidecar)
+            .ok_or_else(|| Error::Misuse(format!("{sidecar} is not an admitted sidecar")))?;
+        let info = SidecarInfo {
+            sidecar_id: *sidecar,
+            realm_id: entry.realm,
+            controller: entry.controller.clone(),
+        };
+        let mut sx = SidecarExchanges::new(info);
+        let positions = state
+            .by_sidecar
+            .get(sidecar)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let keyring = self.verifier.keyring();
+        let mut touched = BTreeSet::new();
+        for pos in positions {
+            let Some(at) = state.at.get(pos.index()) else {
+                continue;
+            };
+            let event = super::open::read_stored(&self.reader, *at)?;
+            touched.extend(sx.add(&event, keyring));
+        }
+        let causality = StateCausality(state);
+        for exchange in touched {
+            sx.refold(&exchange, &causality);
+        }
+        Ok(sx)
+    }
+
+    /// The projection of one exchange, if it has a canonical request.
+    pub fn exchange(
+        &self,
+        sidecar: &SidecarId,
+        exchange_id: &str,
+    ) -> Result<Option<Projection>, Error> {
+        let id = ExchangeId::parse(exchange_id).map_err(Error::Rejected)?;
+        self.with_sidecar(sidecar, |sx, _| {
+            sx.outcomes.get(&id).and_then(|o| o.projection.clone())
+        })
+    }
+
+    /// Every exchange projection of `sidecar` and every exchange event that did not fold.
+    pub fn exchanges(&self, sidecar: &SidecarId) -> Result<SidecarFold, Error> {
+        self.with_sidecar(sidecar, |sx, _| sx.fold())
+    }
+
+    /// The admitted sidecars, in canonical order.
+    pub fn sidecars(&self) -> Vec<SidecarId> {
+        let mut ids: Vec<SidecarId> = self
+            .read_state()
+            .map(|s| s.sidecars.keys().copied().collect())
+            .unwrap_or_default();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// A change feed: every projection of `sidecar` that changes from now on is sent on the
+    /// returned channel (the receiver may be dropped at any time).
+    pub fn watch_exchanges(&self, sidecar: &SidecarId) -> Result<Receiver<Projection>, Error> {
+        let (tx, rx) = crossbeam::channel::unbounded();
+        self.with_sidecar(sidecar, |_, all| all.watchers.push((*sidecar, tx)))?;
+        Ok(rx)
+    }
+
+    /// Compares every maintained sidecar state with a full refold over `fresh`.
+    pub(crate) fn compare_exchanges(
+        &self,
+        fresh: &State,
+        diffs: &mut Vec<String>,
+    ) -> Result<(), Error> {
+        let exchanges = self.exchanges.lock().map_err(|_| Error::Poisoned)?;
+        for (sidecar, sx) in &exchanges.sidecars {
+            let positions = fresh
+                .by_sidecar
+                .get(sidecar)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let mut events = Vec::with_capacity(positions.len());
+            for pos in positions {
+                if let Some(at) = fresh.at.get(pos.index()) {
+                    events.push(super::open::read_stored(&self.reader, *at)?);
+                }
+            }
+            let full = fold_sidecar(
+                &sx.info,
+                &events,
+                self.verifier.keyring(),
+                &StateCausality(fresh),
+            );
+            if full != sx.fold() {
+                diffs.push(format!(
+                    "exchange projections of {sidecar} differ from a full refold"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
