@@ -310,3 +310,28 @@ impl Ledger {
         Ok(())
     }
 }
+
+/// The ledger answers the fold's causal questions (for authoring controls against it).
+/// Ids that are not admitted are covered by nothing and cover nothing.
+impl Causality for Ledger {
+    fn covers(&self, basis: &[EventId], x: &EventId) -> bool {
+        self.read_state()
+            .is_ok_and(|s| StateCausality(&s).covers(basis, x))
+    }
+
+    fn heads_of(&self, set: &[EventId]) -> Vec<EventId> {
+        self.read_state()
+            .map(|s| StateCausality(&s).heads_of(set))
+            .unwrap_or_default()
+    }
+
+    fn is_admitted(&self, id: &EventId) -> bool {
+        self.read_state().is_ok_and(|s| s.pos_of.contains_key(id))
+    }
+
+    fn covered_among(&self, basis: &[EventId], candidates: &[EventId]) -> Vec<EventId> {
+        self.read_state()
+            .map(|s| StateCausality(&s).covered_among(basis, candidates))
+            .unwrap_or_default()
+    }
+}

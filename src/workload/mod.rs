@@ -4,6 +4,12 @@
 //! the same signed events. The DAG shape is the one of the benchmarks: each event refs its
 //! writer's previous event and, half the time, another writer's latest.
 
+mod rng;
+mod sidecar;
+
+pub use rng::{SeededRng, SplitMix};
+pub use sidecar::{sidecar_workload, Forgery, SidecarSpec, SidecarWorkload};
+
 use ed25519_dalek::SigningKey;
 
 use crate::canonical::{Json, Object};
@@ -13,42 +19,6 @@ use crate::error::Rejection;
 use crate::event::{Event, EventBuilder, Unverified};
 use crate::id::{EventId, RealmId};
 use crate::time::Timestamp;
-
-/// SplitMix64: a tiny, seedable, well-mixed generator (not for secrets).
-#[derive(Clone, Debug)]
-pub struct SplitMix(u64);
-
-impl SplitMix {
-    /// A generator from `seed`.
-    pub fn new(seed: u64) -> Self {
-        SplitMix(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n.max(1) as u64) as usize
-    }
-
-    /// 32 random bytes.
-    pub fn bytes32(&mut self) -> [u8; 32] {
-        let mut out = [0u8; 32];
-        for chunk in out.chunks_mut(8) {
-            for (o, b) in chunk.iter_mut().zip(self.next_u64().to_le_bytes()) {
-                *o = b;
-            }
-        }
-        out
-    }
-}
 
 /// The signing key of writer `n` under `seed`.
 pub fn writer_key(seed: u64, n: usize) -> SigningKey {

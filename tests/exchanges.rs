@@ -1,0 +1,201 @@
+//! The exchange fold inside the ledger: forgeries refused at admission, projections equal
+//! to a full refold, bit-identical under any arrival order (with pending in between), kept
+//! incrementally, and announced on the change feed.
+
+use std::collections::BTreeSet;
+
+use akledger::exchange::{fold_sidecar, MemoryGraph, Status};
+use akledger::workload::{sidecar_workload, SidecarSpec, SidecarWorkload, SplitMix};
+use akledger::{Appended, Config, Durability, Event, Ledger, Verified, Verifier};
+
+fn workload(seed: u64, exchanges: usize) -> SidecarWorkload {
+    sidecar_workload(
+        seed,
+        SidecarSpec {
+            exchanges,
+            agents: 4,
+            forgeries: true,
+        },
+    )
+    .unwrap()
+}
+
+fn open(dir: &std::path::Path, w: &SidecarWorkload) -> Ledger {
+    Ledger::open_with(
+        Config::new(dir)
+            .durability(Durability::Buffered)
+            .keyring(w.keyring.clone()),
+    )
+    .unwrap()
+}
+
+fn fold_json(ledger: &Ledger, w: &SidecarWorkload) -> Vec<u8> {
+    ledger.exchanges(&w.sidecar).unwrap().to_json().to_bytes()
+}
+
+#[test]
+fn projections_equal_a_full_refold_and_forgeries_are_refused() {
+    let w = workload(11, 60);
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = open(dir.path(), &w);
+    let bytes: Vec<&[u8]> = w.events.iter().map(|e| e.bytes()).collect();
+    for out in ledger.append_batch(&bytes).unwrap() {
+        assert!(matches!(out, Appended::Admitted(_)), "{out:?}");
+    }
+    assert!(!w.forgeries.is_empty());
+    for f in &w.forgeries {
+        match ledger.append(&f.bytes).unwrap() {
+            Appended::Rejected { rejection, .. } => {
+                assert_eq!(rejection.code(), f.expected, "{}", f.what)
+            }
+            other => panic!("{}: {other:?}", f.what),
+        }
+    }
+    let fold = ledger.exchanges(&w.sidecar).unwrap();
+    assert_eq!(fold.projections.len(), 60);
+    let statuses: BTreeSet<&str> = fold.projections.iter().map(|p| p.status.as_str()).collect();
+    assert_eq!(
+        statuses,
+        ["complete", "delivered", "failed", "responding"]
+            .into_iter()
+            .collect()
+    );
+    let reasons: BTreeSet<&str> = fold
+        .projections
+        .iter()
+        .filter_map(|p| p.failure_reason_code.as_deref())
+        .collect();
+    assert!(
+        reasons.contains("controller_cancelled") && reasons.contains("agent_deactivated"),
+        "{reasons:?}"
+    );
+    assert!(fold
+        .projections
+        .iter()
+        .any(|p| p.coordinator_assignment_event_id != p.request_event_id));
+    let verifier = Verifier::new(w.keyring.clone());
+    let verified: Vec<Event<Verified>> = w
+        .events
+        .iter()
+        .map(|e| e.clone().verify(&verifier).unwrap())
+        .collect();
+    let info = akledger::exchange::SidecarInfo {
+        sidecar_id: w.sidecar,
+        realm_id: w.realm,
+        controller: w.controller.clone(),
+    };
+    let full = fold_sidecar(
+        &info,
+        &verified,
+        &w.keyring,
+        &MemoryGraph::from_events(&verified),
+    );
+    assert_eq!(full, fold);
+    let one = &fold.projections[3];
+    assert_eq!(
+        ledger
+            .exchange(&w.sidecar, one.exchange_id.as_str())
+            .unwrap()
+            .as_ref(),
+        Some(one)
+    );
+    assert!(ledger.check().unwrap().is_clean());
+}
+
+#[test]
+fn any_arrival_order_gives_bit_identical_projections() {
+    let w = workload(12, 25);
+    let reference = {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = open(dir.path(), &w);
+        for e in &w.events {
+            ledger.append(e.bytes()).unwrap();
+        }
+        fold_json(&ledger, &w)
+    };
+    for seed in 0..6u64 {
+        let mut order: Vec<&[u8]> = w.events.iter().map(|e| e.bytes()).collect();
+        let mut rng = SplitMix::new(seed);
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.below(i + 1));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = open(dir.path(), &w);
+        // Build the sidecar's fold state early when the sidecar is in, so the rest is
+        // maintained incrementally.
+        let mut watched = false;
+        let mut pending_seen = 0;
+        for chunk in order.chunks(1 + rng.below(7)) {
+            for out in ledger.append_batch(chunk).unwrap() {
+                pending_seen += usize::from(matches!(out, Appended::Pending { .. }));
+            }
+            if !watched && ledger.sidecars().contains(&w.sidecar) {
+                ledger.exchanges(&w.sidecar).unwrap();
+                watched = true;
+            }
+        }
+        assert!(pending_seen > 0);
+        assert!(ledger.pending().is_empty());
+        assert_eq!(fold_json(&ledger, &w), reference, "order {seed}");
+        let report = ledger.check().unwrap();
+        assert!(report.is_clean(), "{report:?}");
+    }
+}
+
+#[test]
+fn the_change_feed_announces_projection_changes() {
+    let w = workload(13, 30);
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = open(dir.path(), &w);
+    let (head, tail) = w.events.split_at(2);
+    ledger
+        .append_batch(&head.iter().map(|e| e.bytes()).collect::<Vec<_>>())
+        .unwrap();
+    let feed = ledger.watch_exchanges(&w.sidecar).unwrap();
+    for e in tail {
+        ledger.append(e.bytes()).unwrap();
+    }
+    let updates: Vec<_> = feed.try_iter().collect();
+    let finals = ledger.exchanges(&w.sidecar).unwrap().projections;
+    assert!(
+        updates.len() >= finals.len(),
+        "one update per change at least"
+    );
+    for p in &finals {
+        let last = updates
+            .iter()
+            .rev()
+            .find(|u| u.exchange_id == p.exchange_id);
+        assert_eq!(
+            last,
+            Some(p),
+            "the last update of an exchange is its projection"
+        );
+    }
+    assert!(updates.iter().any(|u| u.status == Status::Delivered));
+}
+
+#[test]
+fn reopening_refolds_from_the_log() {
+    let w = workload(14, 20);
+    let dir = tempfile::tempdir().unwrap();
+    let before = {
+        let ledger = open(dir.path(), &w);
+        ledger
+            .append_batch(&w.events.iter().map(|e| e.bytes()).collect::<Vec<_>>())
+            .unwrap();
+        fold_json(&ledger, &w)
+    };
+    let ledger = open(dir.path(), &w);
+    assert_eq!(fold_json(&ledger, &w), before);
+    // Without the sidecar key nothing decrypts: every exchange event is reported.
+    drop(ledger);
+    let blind = Ledger::open_with(Config::new(dir.path())).unwrap();
+    let fold = blind.exchanges(&w.sidecar).unwrap();
+    assert!(fold.projections.is_empty());
+    assert!(fold
+        .not_folded
+        .iter()
+        .all(|n| n.reason.as_str() == "not_decryptable"));
+    assert_eq!(fold.not_folded.len(), w.events.len() - 2);
+}
