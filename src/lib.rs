@@ -45,7 +45,6 @@ pub mod ledger;
 pub mod limits;
 pub mod log_format;
 pub mod proof;
-#[allow(missing_docs)] // TODO(lead): document the store fields
 pub mod store;
 pub mod time;
 pub mod workload;

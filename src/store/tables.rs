@@ -33,12 +33,16 @@ use super::log::{HighWater, LogPos};
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("sled: {0}")]
+    /// sled failed.
     Sled(#[from] sled::Error),
     /// Stored bytes that do not decode as the table's key or value type.
     #[error("table {table}: cannot decode {what}: {reason}")]
     Codec {
+        /// The table.
         table: &'static str,
+        /// What did not decode (key, value).
         what: &'static str,
+        /// Why.
         reason: String,
     },
 }
@@ -56,8 +60,11 @@ impl CodecError {
 
 /// A key codec. Encodings must be order-preserving where range scans matter.
 pub trait Key: Sized {
+    /// Appends the encoding to `out`.
     fn encode_into(&self, out: &mut Vec<u8>);
+    /// Decodes a whole encoding.
     fn decode(bytes: &[u8]) -> Result<Self, CodecError>;
+    /// The encoding.
     fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
         self.encode_into(&mut out);
@@ -67,12 +74,15 @@ pub trait Key: Sized {
 
 /// A key of fixed encoded width, usable in front of other parts of a tuple key.
 pub trait FixedKey: Key {
+    /// Encoded width in bytes.
     const WIDTH: usize;
 }
 
 /// A value codec.
 pub trait Value: Sized {
+    /// The encoding.
     fn encode(&self) -> Vec<u8>;
+    /// Decodes a whole encoding.
     fn decode(bytes: &[u8]) -> Result<Self, CodecError>;
 }
 
@@ -271,6 +281,7 @@ pub struct Table<K, V> {
 }
 
 impl<K, V> Table<K, V> {
+    /// A table stored in the sled tree `name`.
     pub const fn new(name: &'static str) -> Self {
         Table {
             name,
@@ -278,6 +289,7 @@ impl<K, V> Table<K, V> {
         }
     }
 
+    /// The tree name.
     pub const fn name(&self) -> &'static str {
         self.name
     }
@@ -410,6 +422,7 @@ pub struct WriteBatch {
 }
 
 impl WriteBatch {
+    /// An empty batch.
     pub fn new() -> Self {
         WriteBatch::default()
     }
@@ -426,14 +439,17 @@ impl WriteBatch {
         }
     }
 
+    /// Inserts (or replaces) `key` in `table`.
     pub fn insert<K: Key, V: Value>(&mut self, table: &Table<K, V>, key: &K, value: &V) {
         self.tree(table.name).insert(key.encode(), value.encode());
     }
 
+    /// Removes `key` from `table`.
     pub fn remove<K: Key, V: Value>(&mut self, table: &Table<K, V>, key: &K) {
         self.tree(table.name).remove(key.encode());
     }
 
+    /// True when nothing was written to the batch.
     pub fn is_empty(&self) -> bool {
         self.trees.is_empty()
     }
@@ -475,6 +491,7 @@ impl<K: Key, V: Value> TypedTree<K, V> {
         Ok((key, self.value(&v)?))
     }
 
+    /// The value of `key`.
     pub fn get(&self, key: &K) -> Result<Option<V>, StoreError> {
         match self.tree.get(key.encode())? {
             Some(v) => Ok(Some(self.value(&v)?)),
@@ -482,6 +499,7 @@ impl<K: Key, V: Value> TypedTree<K, V> {
         }
     }
 
+    /// True when `key` is present.
     pub fn contains(&self, key: &K) -> Result<bool, StoreError> {
         Ok(self.tree.contains_key(key.encode())?)
     }
@@ -524,10 +542,12 @@ impl<K: Key, V: Value> TypedTree<K, V> {
             .map(|item| self.pair(item))
     }
 
+    /// Number of rows (a full scan in sled).
     pub fn len(&self) -> usize {
         self.tree.len()
     }
 
+    /// True when the table has no rows.
     pub fn is_empty(&self) -> bool {
         self.tree.is_empty()
     }

@@ -10,27 +10,40 @@ pub enum LogError {
     /// An IO call failed on `file` (a segment or the log directory).
     #[error("io error on {}: {source}", file.display())]
     Io {
+        /// The file or directory.
         file: PathBuf,
         #[source]
+        /// The OS error.
         source: std::io::Error,
     },
     /// Damage that is not a torn tail: the log refuses to guess.
     #[error("corrupt segment log: {} at byte {offset}: {reason}", file.display())]
     Corrupt {
+        /// The damaged segment file.
         file: PathBuf,
+        /// Byte offset of the damage in that file.
         offset: u64,
+        /// What is wrong.
         reason: String,
     },
     /// A payload, a batch or an option exceeds a documented limit.
     #[error("too large: {what} is {size}, limit {limit}")]
     TooLarge {
+        /// What is too large.
         what: &'static str,
+        /// Its size.
         size: u64,
+        /// The limit.
         limit: u64,
     },
     /// A position that is not an entry (or batch boundary) of the committed log.
     #[error("invalid log position {pos:?}: {reason}")]
-    InvalidPosition { pos: LogPos, reason: &'static str },
+    InvalidPosition {
+        /// The position asked for.
+        pos: LogPos,
+        /// Why it is not an entry.
+        reason: &'static str,
+    },
     /// A write or sync failed earlier; the log refuses further appends (fail-stop).
     /// Reopen the log to recover.
     #[error("segment log is poisoned by an earlier write or sync failure; reopen it")]

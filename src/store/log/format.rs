@@ -54,12 +54,16 @@ pub enum HeaderError {
     Short,
     /// All header bytes are zero (a file whose header never reached the disk).
     Zeroed,
+    /// The file does not start with `AKLOG`.
     BadMagic,
+    /// An unknown format version.
     BadVersion(u8),
+    /// The header checksum does not match.
     BadChecksum,
 }
 
 impl HeaderError {
+    /// A human description.
     pub fn describe(self) -> String {
         match self {
             HeaderError::Short => "file shorter than the segment header".into(),
@@ -79,6 +83,7 @@ fn hash_prefix<const N: usize>(hash: &blake3::Hash) -> [u8; N] {
     out
 }
 
+/// The 32 header bytes of a segment.
 pub fn encode_file_header(h: FileHeader) -> [u8; FILE_HEADER_LEN as usize] {
     let mut out = [0u8; FILE_HEADER_LEN as usize];
     out[..5].copy_from_slice(&MAGIC);
@@ -91,6 +96,7 @@ pub fn encode_file_header(h: FileHeader) -> [u8; FILE_HEADER_LEN as usize] {
     out
 }
 
+/// Reads and checks a segment header.
 pub fn decode_file_header(buf: &[u8]) -> Result<FileHeader, HeaderError> {
     let h = buf
         .get(..FILE_HEADER_LEN as usize)
@@ -123,13 +129,27 @@ fn le_array<const N: usize>(bytes: Option<&[u8]>) -> [u8; N] {
 pub enum Record {
     /// Opens batch `seq` of `count` entries; `len` is the byte length of the rest of the
     /// batch (its entry frames and commit frame).
-    BatchBegin { seq: u64, count: u32, len: u64 },
+    BatchBegin {
+        /// The batch seq (previous + 1).
+        seq: u64,
+        /// Number of entries.
+        count: u32,
+        /// Bytes of the rest of the batch.
+        len: u64,
+    },
     /// One entry; the payload follows the record header in the same body.
-    Entry { kind: u8 },
+    /// One entry; its payload follows the record header.
+    Entry {
+        /// The entry kind byte.
+        kind: u8,
+    },
     /// Closes batch `seq`; `digest` covers the checksums of all earlier frames of the batch.
     BatchCommit {
+        /// The batch seq (equal to its begin frame's).
         seq: u64,
+        /// Number of entries in the batch.
         count: u32,
+        /// Digest chaining the checksums of the batch's frames.
         digest: [u8; CHECKSUM_LEN],
     },
 }
@@ -295,6 +315,7 @@ impl FrameError {
         !matches!(self, FrameError::BadRecord)
     }
 
+    /// A human description.
     pub fn describe(self) -> String {
         match self {
             FrameError::Truncated => "truncated frame".into(),
@@ -308,8 +329,11 @@ impl FrameError {
 /// A parsed frame; `payload` borrows from the parsed buffer.
 #[derive(Debug, Clone, Copy)]
 pub struct Frame<'a> {
+    /// The decoded record header.
     pub record: Record,
+    /// The bytes after the record header.
     pub payload: &'a [u8],
+    /// The frame's checksum.
     pub checksum: [u8; CHECKSUM_LEN],
     /// Buffer index just past this frame.
     pub end: usize,

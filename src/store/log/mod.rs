@@ -104,11 +104,14 @@ use format::{frame_len, write_frame, Record, CHECKSUM_LEN, FILE_HEADER_LEN};
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
 pub struct LogPos {
+    /// Segment number.
     pub segment: u32,
+    /// Byte offset of the entry's frame in the segment file.
     pub offset: u64,
 }
 
 impl LogPos {
+    /// The position of the frame at `offset` in segment `segment`.
     pub const fn new(segment: u32, offset: u64) -> Self {
         LogPos { segment, offset }
     }
@@ -149,6 +152,7 @@ pub enum Durability {
 pub struct LogOptions {
     /// Rotation size in bytes (at most [`MAX_SEGMENT_SIZE`]); tiny values are fine for tests.
     pub segment_size: u64,
+    /// Whether each batch is fdatasynced before `append_batch` returns.
     pub durability: Durability,
     /// Scan and verify every segment at open, not just the last one.
     pub verify_on_open: bool,
@@ -169,11 +173,13 @@ impl Default for LogOptions {
 pub struct RecoveryReport {
     /// Segment files in the log after recovery.
     pub segments: u32,
+    /// The committed extent after recovery.
     pub high_water: HighWater,
     /// Bytes cut off as a torn tail (or a removed torn segment).
     pub bytes_dropped: u64,
     /// Incomplete batches dropped with the torn tail (0 or 1).
     pub batches_dropped: u32,
+    /// Where a torn tail was cut, if one was.
     pub torn_tail: Option<TornTail>,
     /// The directory held no log; a new one was created.
     pub created: bool,
@@ -182,9 +188,11 @@ pub struct RecoveryReport {
 /// Where a torn tail was cut.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TornTail {
+    /// The segment that was cut.
     pub file: PathBuf,
     /// The file now ends here.
     pub offset: u64,
+    /// Why the tail was judged torn.
     pub reason: String,
 }
 

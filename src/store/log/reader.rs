@@ -24,8 +24,11 @@ pub struct LogReader {
 pub struct LogEntry {
     /// Seq of the batch this entry was appended in.
     pub seq: u64,
+    /// Where the entry is.
     pub pos: LogPos,
+    /// The entry kind byte.
     pub kind: u8,
+    /// The entry payload.
     pub payload: Vec<u8>,
     /// Position just past this entry's batch: where the next batch starts. Persist
     /// `(seq, batch_end)` as a high-water mark after applying the whole batch.
