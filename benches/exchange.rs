@@ -1,0 +1,195 @@
+//! Exchange fold costs: one exchange with 1 / 100 / 1000 responses, a full refold of a
+//! sidecar with 10 000 exchanges, and the incremental unit (classify one more control and
+//! refold its exchange). Events are signed once, outside the timed loops.
+
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+use ed25519_dalek::SigningKey;
+use rand_core::OsRng;
+
+use akledger::exchange::{
+    classify, create_realm, create_sidecar, Act, Classified, ExchangeItem, ExchangeView,
+    RequestContext, TrackRef,
+};
+use akledger::{
+    fold_exchange, fold_sidecar, ActorId, Event, EventId, ExchangeId, Keyring, MemoryGraph,
+    SidecarAuthor, SidecarInfo, SidecarKey, Timestamp, Verified, Verifier,
+};
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+struct Bench {
+    controller: SidecarAuthor,
+    agent: SidecarAuthor,
+    sidecar: SidecarInfo,
+    keyring: Keyring,
+    events: Vec<Event<Verified>>,
+    graph: MemoryGraph,
+    verifier: Verifier,
+    at: Timestamp,
+}
+
+impl Bench {
+    fn new() -> Res<Self> {
+        let verifier = Verifier::new(Keyring::new());
+        let at = Timestamp::parse("2026-11-29T12:00:00.000Z")?;
+        let ck = SigningKey::from_bytes(&[1; 32]);
+        let ca = ActorId::service_for_key(&ck.verifying_key());
+        let realm = create_realm(&ck, ca.clone(), at)?.verify(&verifier)?;
+        let create = create_sidecar(&ck, ca.clone(), realm.id().retype(), at)?.verify(&verifier)?;
+        let sidecar = SidecarInfo::of_create(&create).ok_or("not a sidecar")?;
+        let mut keyring = Keyring::new();
+        keyring.add_sidecar_key(sidecar.sidecar_id, 1, SidecarKey::from_bytes([9; 32]));
+        let ak = SigningKey::from_bytes(&[2; 32]);
+        let aa = ActorId::service_for_key(&ak.verifying_key());
+        let key = SidecarKey::from_bytes([9; 32]);
+        let mut bench = Bench {
+            controller: SidecarAuthor::new(ck, ca, sidecar.clone(), key.clone(), 1),
+            agent: SidecarAuthor::new(ak, aa, sidecar.clone(), key, 1),
+            sidecar,
+            keyring,
+            events: Vec::new(),
+            graph: MemoryGraph::new(),
+            verifier,
+            at,
+        };
+        bench.admit(realm);
+        bench.admit(create);
+        Ok(bench)
+    }
+
+    fn admit(&mut self, e: Event<Verified>) -> EventId {
+        let id = e.id();
+        self.graph.insert(&e);
+        self.events.push(e);
+        id
+    }
+
+    /// An exchange with `responses` responses; returns its view.
+    fn exchange(&mut self, n: usize, responses: usize) -> Res<ExchangeView> {
+        let x = ExchangeId::parse(&format!("bench-exchange-{n:010}"))?;
+        let track = TrackRef {
+            realm_id: self.sidecar.realm_id,
+            strand_id: self.sidecar.sidecar_id.retype(),
+            track_name: "main".into(),
+        };
+        let ctx = RequestContext::new(track, "k", vec![self.agent.principal().clone()], None)?;
+        let e = self
+            .controller
+            .request(&x, ctx, "go".into(), self.at, &mut OsRng)?;
+        let r = self.admit(e.verify(&self.verifier)?);
+        let mut facts = vec![r];
+        for _ in 0..responses {
+            let e = self
+                .agent
+                .respond(&x, r, None, "ok".into(), self.at, &mut OsRng)?;
+            facts.push(self.admit(e.verify(&self.verifier)?));
+        }
+        Ok(ExchangeView {
+            exchange_id: x,
+            request_event_id: r,
+            strand_id: self.sidecar.sidecar_id.retype(),
+            validated_responses: facts.get(1..).unwrap_or_default().to_vec(),
+            facts,
+        })
+    }
+
+    fn control(&self, view: &ExchangeView, act: Act) -> Res<Event<Verified>> {
+        let e = self
+            .controller
+            .control(view, act, &self.graph, self.at, &mut OsRng)?;
+        Ok(e.verify(&self.verifier)?)
+    }
+
+    fn items(&self) -> Vec<ExchangeItem> {
+        self.events
+            .iter()
+            .filter_map(|e| match classify(&self.sidecar, e, &self.keyring) {
+                Some(Classified::Exchange(item)) => Some(*item),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn one_exchange(c: &mut Criterion) -> Res<()> {
+    let mut group = c.benchmark_group("fold_exchange");
+    for responses in [1usize, 100, 1000] {
+        let mut b = Bench::new()?;
+        let view = b.exchange(0, responses)?;
+        let items = b.items();
+        group.throughput(Throughput::Elements(items.len() as u64));
+        group.bench_with_input(
+            BenchmarkId::new("responses", responses),
+            &items,
+            |bench, items| {
+                bench.iter(|| fold_exchange(&b.sidecar, &view.exchange_id, items, &b.graph))
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("classify+fold", responses),
+            &b,
+            |bench, b| bench.iter(|| fold_sidecar(&b.sidecar, &b.events, &b.keyring, &b.graph)),
+        );
+    }
+    group.finish();
+    Ok(())
+}
+
+fn whole_sidecar(c: &mut Criterion) -> Res<()> {
+    let mut b = Bench::new()?;
+    for n in 0..10_000 {
+        let view = b.exchange(n, 1)?;
+        let close = b.control(&view, Act::Close)?;
+        b.admit(close);
+    }
+    let mut group = c.benchmark_group("fold_sidecar");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(b.events.len() as u64));
+    group.bench_function("10k_exchanges_3_events_each", |bench| {
+        bench.iter(|| fold_sidecar(&b.sidecar, &b.events, &b.keyring, &b.graph))
+    });
+    group.finish();
+    Ok(())
+}
+
+fn one_more_control(c: &mut Criterion) -> Res<()> {
+    let mut group = c.benchmark_group("refold_after_control");
+    for responses in [1usize, 100, 1000] {
+        let mut b = Bench::new()?;
+        let view = b.exchange(0, responses)?;
+        let close = b.control(&view, Act::Close)?;
+        b.graph.insert(&close);
+        let cached = b.items();
+        group.bench_with_input(
+            BenchmarkId::new("responses", responses),
+            &cached,
+            |bench, cached| {
+                bench.iter_batched(
+                    || cached.clone(),
+                    |mut items| {
+                        if let Some(Classified::Exchange(item)) =
+                            classify(&b.sidecar, &close, &b.keyring)
+                        {
+                            items.push(*item);
+                        }
+                        fold_exchange(&b.sidecar, &view.exchange_id, &items, &b.graph)
+                    },
+                    BatchSize::SmallInput,
+                )
+            },
+        );
+    }
+    group.finish();
+    Ok(())
+}
+
+fn benches(c: &mut Criterion) {
+    for run in [one_exchange, one_more_control, whole_sidecar] {
+        if let Err(e) = run(c) {
+            eprintln!("bench setup failed: {e}");
+        }
+    }
+}
+
+criterion_group!(exchange, benches);
+criterion_main!(exchange);
