@@ -83,8 +83,10 @@ pub fn fold_exchange(
         None => messages,
         Some(t) => {
             let ids: Vec<EventId> = messages.iter().map(|m| m.id).collect();
-            let covered: HashSet<EventId> =
-                causality.covered_among(&t.basis, &ids).into_iter().collect();
+            let covered: HashSet<EventId> = causality
+                .covered_among(&t.basis, &ids)
+                .into_iter()
+                .collect();
             let (inside, outside): (Vec<_>, Vec<_>) =
                 messages.into_iter().partition(|m| covered.contains(&m.id));
             for m in outside {
@@ -155,6 +157,8 @@ fn canonical_request<'a>(
 }
 
 /// §8.1 checks of an agent message; `Ok(None)` for items that are not agent messages.
+/// Responses need all seven checks; `internal` messages only checks 1–4 and a
+/// non-controller author (so an internal by a non-addressed agent still participates).
 fn check_message(
     sidecar: &SidecarInfo,
     item: &ExchangeItem,
