@@ -7,8 +7,8 @@ use ed25519_dalek::SigningKey;
 use rand_core::OsRng;
 
 use akledger::exchange::{
-    classify, create_realm, create_sidecar, Act, Classified, ExchangeItem, ExchangeView,
-    RequestContext, TrackRef,
+    classify, create_realm, create_sidecar, Act, Binding, Classified, ExchangeItem, ExchangeView,
+    RequestContext, Role, TrackRef,
 };
 use akledger::{
     fold_exchange, fold_sidecar, ActorId, Event, EventId, ExchangeId, Keyring, MemoryGraph,
@@ -64,8 +64,9 @@ impl Bench {
         id
     }
 
-    /// An exchange with `responses` responses; returns its view.
-    fn exchange(&mut self, n: usize, responses: usize) -> Res<ExchangeView> {
+    /// An exchange with `responses` responses, concurrent or (`chained`) each after the
+    /// previous one; returns its view.
+    fn exchange(&mut self, n: usize, responses: usize, chained: bool) -> Res<ExchangeView> {
         let x = ExchangeId::parse(&format!("bench-exchange-{n:010}"))?;
         let track = TrackRef {
             realm_id: self.sidecar.realm_id,
@@ -79,9 +80,19 @@ impl Bench {
         let r = self.admit(e.verify(&self.verifier)?);
         let mut facts = vec![r];
         for _ in 0..responses {
+            let role = Role::Response {
+                request_event_id: r,
+                completes: None,
+            };
+            let binding = Some(Binding {
+                exchange_id: x.clone(),
+                role,
+            });
+            let prev = facts.last().copied().filter(|p| chained && *p != r);
+            let after: Vec<EventId> = [Some(r), prev].into_iter().flatten().collect();
             let e = self
                 .agent
-                .respond(&x, r, None, "ok".into(), self.at, &mut OsRng)?;
+                .message(binding, "ok".into(), &after, self.at, &mut OsRng)?;
             facts.push(self.admit(e.verify(&self.verifier)?));
         }
         Ok(ExchangeView {
@@ -115,7 +126,7 @@ fn one_exchange(c: &mut Criterion) -> Res<()> {
     let mut group = c.benchmark_group("fold_exchange");
     for responses in [1usize, 100, 1000] {
         let mut b = Bench::new()?;
-        let view = b.exchange(0, responses)?;
+        let view = b.exchange(0, responses, false)?;
         let items = b.items();
         group.throughput(Throughput::Elements(items.len() as u64));
         group.bench_with_input(
@@ -138,7 +149,7 @@ fn one_exchange(c: &mut Criterion) -> Res<()> {
 fn whole_sidecar(c: &mut Criterion) -> Res<()> {
     let mut b = Bench::new()?;
     for n in 0..10_000 {
-        let view = b.exchange(n, 1)?;
+        let view = b.exchange(n, 1, false)?;
         let close = b.control(&view, Act::Close)?;
         b.admit(close);
     }
@@ -156,7 +167,7 @@ fn one_more_control(c: &mut Criterion) -> Res<()> {
     let mut group = c.benchmark_group("refold_after_control");
     for responses in [1usize, 100, 1000] {
         let mut b = Bench::new()?;
-        let view = b.exchange(0, responses)?;
+        let view = b.exchange(0, responses, true)?;
         let close = b.control(&view, Act::Close)?;
         b.graph.insert(&close);
         let cached = b.items();
@@ -164,15 +175,18 @@ fn one_more_control(c: &mut Criterion) -> Res<()> {
             BenchmarkId::new("responses", responses),
             &cached,
             |bench, cached| {
-                bench.iter(|| {
-                    let mut items = cached.clone();
-                    if let Some(Classified::Exchange(item)) =
-                        classify(&b.sidecar, &close, &b.keyring)
-                    {
-                        items.push(*item);
-                    }
-                    fold_exchange(&b.sidecar, &view.exchange_id, &items, &b.graph)
-                })
+                bench.iter_batched(
+                    || cached.clone(),
+                    |mut items| {
+                        if let Some(Classified::Exchange(item)) =
+                            classify(&b.sidecar, &close, &b.keyring)
+                        {
+                            items.push(*item);
+                        }
+                        fold_exchange(&b.sidecar, &view.exchange_id, &items, &b.graph)
+                    },
+                    BatchSize::SmallInput,
+                )
             },
         );
     }

@@ -2,6 +2,8 @@
 //! events that did not fold out. A pure function of the item set: input order and
 //! duplicates do not matter.
 
+use std::collections::HashSet;
+
 use crate::did::DidCoreId;
 use crate::id::EventId;
 
@@ -80,8 +82,11 @@ pub fn fold_exchange(
     let folded_messages = match &state.terminal {
         None => messages,
         Some(t) => {
-            let covered = causality
-                .covered_among(&t.basis, &messages.iter().map(|m| m.id).collect::<Vec<_>>());
+            let ids: Vec<EventId> = messages.iter().map(|m| m.id).collect();
+            let covered: HashSet<EventId> = causality
+                .covered_among(&t.basis, &ids)
+                .into_iter()
+                .collect();
             let (inside, outside): (Vec<_>, Vec<_>) =
                 messages.into_iter().partition(|m| covered.contains(&m.id));
             for m in outside {
@@ -152,6 +157,8 @@ fn canonical_request<'a>(
 }
 
 /// §8.1 checks of an agent message; `Ok(None)` for items that are not agent messages.
+/// Responses need all seven checks; `internal` messages only checks 1–4 and a
+/// non-controller author (so an internal by a non-addressed agent still participates).
 fn check_message(
     sidecar: &SidecarInfo,
     item: &ExchangeItem,
