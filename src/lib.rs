@@ -1,1 +1,4 @@
+#![forbid(unsafe_code)]
+//! `akledger`: event-sourced ledger engine.
 
+pub mod dag;
