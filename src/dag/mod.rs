@@ -46,9 +46,19 @@
 //! `DagIndex` holds no interior mutability and is `Send + Sync`; each query allocates
 //! O(#chains) scratch.
 //!
+//! A targeted `covers` first scans the basis for a member on the target's own chain at or
+//! above it (the common case for ledger heads), then falls back to the walk above.
+//!
 //! # Measured
 //!
-//! See the "Measured" section filled in from `benches/dag.rs` below.
+//! `cargo bench --bench dag` (criterion means, 2-core shared machine, synthetic DAG with
+//! round-robin writers, basis = ledger heads).  1 M events / 8 writers: `heads` 1.0 ns;
+//! `covers` recent 80 ns vs BFS 17.2 µs, old 62 ns vs BFS 22.9 ms (~370 000×);
+//! `heads_of` 100 ids 6.6 µs; full ancestor set 3.0 ms; rebuild 0.55 s; 42.7 B/event.
+//! 1 M events / 64 writers: `heads` 0.9 ns; `covers` recent 469 ns vs BFS 18.2 µs, old
+//! 92 ns vs BFS 20.7 ms (~220 000×); `heads_of` 8.4 µs; full ancestor set 1.1 ms;
+//! rebuild 1.29 s; 50.5 B/event.  Smaller sizes: 10 k events 46.1 / 63.6 B/event,
+//! 100 k events 42.4 / 56.2 B/event (8 / 64 writers).
 
 mod chains;
 mod order;

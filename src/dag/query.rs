@@ -25,6 +25,10 @@ impl DagIndex {
         let Some(target) = Target::of(self, x) else {
             return false;
         };
+        // Fast path: a basis member on the target's chain at or above it.
+        if basis.iter().any(|&h| self.same_chain_at_or_above(h, x)) {
+            return true;
+        }
         let mut walk = Walk::targeted(self, target);
         for &h in basis {
             if h.get() >= x.get() {
@@ -33,6 +37,14 @@ impl DagIndex {
         }
         walk.run();
         walk.found()
+    }
+
+    /// `h` lies on `x`'s chain with a sequence number `>= seq(x)` (so `h` covers `x`).
+    fn same_chain_at_or_above(&self, h: Pos, x: Pos) -> bool {
+        match (self.chain_seq(h), self.chain_seq(x)) {
+            (Some((ch, sh)), Some((cx, sx))) => ch == cx && sh >= sx,
+            _ => false,
+        }
     }
 
     /// Batch form of [`DagIndex::covers`]: `out[i] == covers(basis, xs[i])`.

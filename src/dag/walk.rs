@@ -8,6 +8,7 @@
 //! by the start set *and* its ancestry has been (or is queued to be) accounted for, either
 //! by a checkpoint clock (closed under ancestry) or by pushing the members' parents.
 
+use super::chains::Chain;
 use super::{DagIndex, Pos};
 
 /// What a targeted walk looks for: "is this event covered?".
@@ -134,47 +135,98 @@ impl<'a> Walk<'a> {
         let Some(chain) = idx.chains.get(c as usize) else {
             return;
         };
-        if let Some(t) = self.target {
+        match self.target {
+            Some(t) => self.expand_targeted(chain, old, s, t),
+            None => self.expand_full(chain, old, s),
+        }
+    }
+
+    /// Accounts members `(old, s]` of `chain`: joins the floor checkpoint clock and
+    /// queues the parents of the members above it.
+    fn expand_full(&mut self, chain: &Chain, old: u32, s: u32) {
+        let mut lo = old;
+        if let Some(k) = chain.floor(s) {
+            if k.seq > old {
+                self.join(k.start, k.len);
+                lo = k.seq;
+            }
+        }
+        self.push_parents(chain, lo, s);
+    }
+
+    /// Like [`Walk::expand_full`], but only members that may descend from the target are
+    /// expanded, and checkpoint clocks answer "found" / "not below here" directly.
+    fn expand_targeted(&mut self, chain: &Chain, old: u32, s: u32, t: Target) {
+        let idx = self.idx;
+        if chain.last_checkpoint_seq() >= s {
             if let Some(k) = chain.ceil(s) {
                 if idx.clock_entry(k, t.chain) < t.seq {
                     return; // even a later member of this chain does not reach the target
                 }
             }
         }
-        let mut lo = old;
-        if let Some(k) = chain.floor(s) {
-            if k.seq > old {
-                if let Some(t) = self.target {
-                    if idx.clock_entry(k, t.chain) >= t.seq {
-                        self.found = true;
-                        return;
-                    }
-                }
-                self.join(k.start, k.len);
-                lo = k.seq;
+        let floor = chain.floor(s).filter(|k| k.seq > old).copied();
+        let lo = floor.map_or(old, |k| k.seq);
+        // The floor checkpoint is only relevant if its member may descend from the target.
+        let floor = floor.filter(|k| chain.member(k.seq).is_some_and(|m| !too_old(idx, m, t)));
+        if let Some(k) = floor {
+            if idx.clock_entry(&k, t.chain) >= t.seq {
+                self.found = true;
+                return;
             }
         }
+        if self.push_parents_targeted(chain, lo, s, t) {
+            if let Some(k) = floor {
+                self.join(k.start, k.len);
+            }
+        }
+    }
+
+    /// Queues unaccounted parents of members `(lo, s]`.
+    fn push_parents(&mut self, chain: &Chain, lo: u32, s: u32) {
         let mut seq = s;
         while seq > lo {
             let Some(m) = chain.member(seq) else {
                 break;
             };
-            if let Some(t) = self.target {
-                let g = idx.generation(m).unwrap_or(0);
-                if m.get() < t.pos || g <= t.gen {
-                    break; // older members cannot have the target as an ancestor
-                }
-            }
-            for &q in idx.parents(m) {
-                if let Some((qc, qs)) = idx.chain_seq(q) {
-                    if qs > self.acc_of(qc) {
-                        self.stack.push(q);
-                    }
-                }
-            }
+            self.push_parents_of(m);
             seq -= 1;
         }
     }
+
+    /// Queues unaccounted parents of members `(lo, s]` not older than the target;
+    /// returns false when it stopped at a member older than the target.
+    fn push_parents_targeted(&mut self, chain: &Chain, lo: u32, s: u32, t: Target) -> bool {
+        let mut seq = s;
+        while seq > lo {
+            let Some(m) = chain.member(seq) else {
+                return false;
+            };
+            if too_old(self.idx, m, t) {
+                return false;
+            }
+            self.push_parents_of(m);
+            seq -= 1;
+        }
+        true
+    }
+
+    fn push_parents_of(&mut self, m: Pos) {
+        let idx = self.idx;
+        for &q in idx.parents(m) {
+            if let Some((qc, qs)) = idx.chain_seq(q) {
+                if qs > self.acc_of(qc) {
+                    self.stack.push(q);
+                }
+            }
+        }
+    }
+}
+
+/// `m` (a member not on the target's chain, hence `m != target`) cannot have the target
+/// as an ancestor: it is older by position or by generation number.
+fn too_old(idx: &DagIndex, m: Pos, t: Target) -> bool {
+    m.get() < t.pos || idx.generation(m).unwrap_or(0) <= t.gen
 }
 
 /// Is `x` covered according to the per-chain prefix `acc`?
