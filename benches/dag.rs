@@ -7,27 +7,12 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use akledger::dag::{DagIndex, Pos};
+use akledger::workload::SplitMix;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// The synthetic DAG as `(parents, stamp)` in admission order.
 fn synth(n: usize, writers: usize, seed: u64) -> Vec<(Vec<Pos>, u64)> {
-    let mut rng = XorShift(seed | 1);
+    let mut rng = SplitMix::new(seed | 1);
     let mut latest: Vec<Option<Pos>> = vec![None; writers];
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
@@ -104,7 +89,7 @@ fn benches(c: &mut Criterion) {
                 idx.memory_bytes() as f64 / n as f64
             );
             let heads: Vec<Pos> = idx.heads().to_vec();
-            let mut rng = XorShift(0xC0FFEE ^ n as u64);
+            let mut rng = SplitMix::new(0xC0FFEE ^ n as u64);
             let recent: Vec<Pos> = (0..64)
                 .map(|_| Pos::new((n - 1 - rng.below(100)) as u32))
                 .collect();

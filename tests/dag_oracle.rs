@@ -3,28 +3,13 @@
 //! duplicate and shuffled parents), plus rebuild-equals-incremental and error cases.
 
 use akledger::dag::{DagError, DagIndex, Pos};
+use akledger::workload::SplitMix;
 use proptest::prelude::*;
 use std::collections::VecDeque;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 /// Random DAG as `(parents, stamp)` in insertion order.
 fn random_dag(seed: u64, n: usize, writers: usize, shuffle: bool) -> Vec<(Vec<Pos>, u64)> {
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = SplitMix::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let mut latest: Vec<Option<u32>> = vec![None; writers];
     let mut stamps: Vec<u64> = Vec::with_capacity(n);
     let mut out = Vec::with_capacity(n);
@@ -190,7 +175,7 @@ fn check_order(idx: &DagIndex, o: &Oracle) {
     }
 }
 
-fn random_set(rng: &mut Rng, n: usize) -> Vec<Pos> {
+fn random_set(rng: &mut SplitMix, n: usize) -> Vec<Pos> {
     let k = rng.below(8);
     let mut s: Vec<Pos> = (0..k).map(|_| Pos::new(rng.below(n) as u32)).collect();
     if rng.below(4) == 0 {
@@ -235,7 +220,7 @@ fn check_all(events: &[(Vec<Pos>, u64)], queries: usize, seed: u64, check_causal
     if n == 0 {
         return;
     }
-    let mut rng = Rng(seed | 1);
+    let mut rng = SplitMix::new(seed | 1);
     for _ in 0..queries {
         let set = random_set(&mut rng, n);
         let cov = o.covered(&set);
