@@ -563,3 +563,38 @@ fn concurrent_appenders_and_readers_match_a_serial_replay() {
     assert_eq!(ledger.heads(), serial.heads());
     assert!(ledger.check().unwrap().is_clean());
 }
+
+#[test]
+fn the_ledger_is_send_and_sync() {
+    fn shared<T: Send + Sync>() {}
+    shared::<Ledger>();
+}
+
+#[test]
+fn readers_never_see_part_of_a_batch() {
+    const BATCH: usize = 50;
+    let events = realm_dag(10, 40 * BATCH, 4, 8).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = open(dir.path());
+    ledger.append(events[0].bytes()).unwrap();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for chunk in events[1..].chunks(BATCH) {
+                let bytes: Vec<&[u8]> = chunk.iter().map(|e| e.bytes()).collect();
+                ledger.append_batch(&bytes).unwrap();
+            }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        let mut observed = 0;
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            let len = ledger.len();
+            assert_eq!((len - 1) % BATCH, 0, "saw {len} events: part of a batch");
+            let heads = ledger.heads();
+            assert_eq!(ledger.heads_of(&heads).unwrap(), heads);
+            observed += 1;
+        }
+        assert!(observed > 0);
+    });
+    assert_eq!(ledger.len(), events.len());
+}
