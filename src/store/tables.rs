@@ -307,6 +307,9 @@ impl<K, V> Copy for Table<K, V> {}
 pub const META: Table<String, Vec<u8>> = Table::new("meta");
 const HIGH_WATER_KEY: &str = "log_high_water";
 
+/// How long [`Store::open`] waits for a lock held by a just-dropped `Store` of this process.
+pub const LOCK_RETRY: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Options for [`Store::open`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreOptions {
@@ -333,14 +336,30 @@ pub struct Store {
 
 impl Store {
     /// Opens (or creates) the database at `path`.
+    ///
+    /// sled releases its file lock only when its last internal handle is gone, and its
+    /// background threads may still hold one for a moment after the previous `Store` in
+    /// this process was dropped; so a lock conflict is retried for up to
+    /// [`LOCK_RETRY`] before it is reported.
     pub fn open(path: impl AsRef<Path>, opts: &StoreOptions) -> Result<Self, StoreError> {
-        let db = sled::Config::new()
+        let config = sled::Config::new()
             .path(path.as_ref())
             .cache_capacity(opts.cache_bytes)
             .flush_every_ms(opts.flush_every_ms)
-            .mode(sled::Mode::HighThroughput)
-            .open()?;
-        Ok(Store { db })
+            .mode(sled::Mode::HighThroughput);
+        let start = std::time::Instant::now();
+        loop {
+            match config.open() {
+                Ok(db) => return Ok(Store { db }),
+                Err(sled::Error::Io(e))
+                    if start.elapsed() < LOCK_RETRY
+                        && e.to_string().starts_with("could not acquire lock") =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     /// A typed handle on `table` (created on first use).

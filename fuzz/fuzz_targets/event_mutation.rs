@@ -1,0 +1,13 @@
+#![no_main]
+//! Fuzz target `event_mutation`: see `tests/fuzz_checks/event_mutation` (shared with the stable replay test).
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../../tests/fuzz_checks/mod.rs"]
+mod checks;
+
+fuzz_target!(|data: &[u8]| checks::TARGETS
+    .iter()
+    .find(|(name, _)| *name == "event_mutation")
+    .map(|(_, check)| check(data))
+    .unwrap_or_default());
