@@ -1,0 +1,202 @@
+//! Ledger ingest: verified durable append at several batch sizes against the verification
+//! floor (the same events verified with `Event::from_bytes` over the same threads, and on
+//! one thread), all in one group so the ratios come from one run; then the open time and
+//! the bytes on disk of a large ledger.
+//!
+//! `cargo bench --bench append -- --noplot`; `AKLEDGER_BENCH_1M=1` builds the large ledger
+//! with 1 M events instead of 100 k.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+
+use akledger::workload::realm_dag;
+use akledger::{Config, Durability, Event, Keyring, Ledger, Unverified, Verifier};
+
+const PAYLOAD: usize = 512;
+const WRITERS: usize = 16;
+/// Distinct events appended in causal order; a fresh ledger starts when they run out.
+const POOL: usize = 60_000;
+
+fn pool(seed: u64, events: usize) -> Vec<Vec<u8>> {
+    realm_dag(seed, events, WRITERS, PAYLOAD)
+        .expect("workload")
+        .iter()
+        .map(|e: &Event<Unverified>| e.bytes().to_vec())
+        .collect()
+}
+
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// The verification floor: `Event::from_bytes` over `threads` crossbeam threads, chunked
+/// like the ledger's own batch verification.
+fn verify_parallel(items: &[Vec<u8>], verifier: &Verifier, threads: usize) -> usize {
+    let chunk = items.len().div_ceil(threads.max(1)).max(1);
+    crossbeam::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move |_| {
+                    part.iter()
+                        .filter(|b| Event::from_bytes(b, verifier).is_ok())
+                        .count()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("verify thread"))
+            .sum()
+    })
+    .expect("scope")
+}
+
+/// Appends `iters` batches of `batch` new events, timing only `append_batch`; opens a fresh
+/// ledger (untimed) whenever the pool of distinct events runs out.
+fn timed_appends(events: &[Vec<u8>], batch: usize, durability: Durability, iters: u64) -> Duration {
+    let mut total = Duration::ZERO;
+    let mut left = iters;
+    while left > 0 {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ledger =
+            Ledger::open_with(Config::new(dir.path()).durability(durability)).expect("open");
+        for chunk in events.chunks_exact(batch) {
+            if left == 0 {
+                break;
+            }
+            let start = Instant::now();
+            let out = ledger.append_batch(chunk).expect("append");
+            total += start.elapsed();
+            debug_assert!(out.iter().all(|o| o.code().is_none()));
+            black_box(out);
+            left -= 1;
+        }
+    }
+    total
+}
+
+fn ingest(c: &mut Criterion) {
+    let events = pool(42, POOL);
+    let verifier = Verifier::new(Keyring::new());
+    let threads = threads();
+    eprintln!(
+        "ingest: {} events of {PAYLOAD} B payload ({} B each on the wire), {threads} verify threads",
+        events.len(),
+        events.get(1).map_or(0, Vec::len)
+    );
+    let mut group = c.benchmark_group("ingest_512B");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(8));
+    for (batch, durability, label) in [
+        (1usize, Durability::Sync, "sync"),
+        (100, Durability::Sync, "sync"),
+        (1000, Durability::Sync, "sync"),
+        (1000, Durability::Buffered, "buffered"),
+    ] {
+        group.throughput(Throughput::Elements(batch as u64));
+        group.bench_function(format!("append_{label}/batch_{batch}"), |b| {
+            b.iter_custom(|iters| timed_appends(&events, batch, durability, iters))
+        });
+    }
+    let floor: &[Vec<u8>] = events.get(1..1001).expect("1000 events");
+    group.throughput(Throughput::Elements(floor.len() as u64));
+    group.bench_function(format!("verify_floor/{threads}_threads_1000"), |b| {
+        b.iter(|| assert_eq!(verify_parallel(floor, &verifier, threads), floor.len()))
+    });
+    group.bench_function("verify_floor/1_thread_1000", |b| {
+        b.iter(|| assert_eq!(verify_parallel(floor, &verifier, 1), floor.len()))
+    });
+    group.finish();
+}
+
+/// (apparent bytes, allocated bytes) of every file under `dir`.
+fn disk_usage(dir: &Path) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let mut sum = (0, 0);
+    for entry in std::fs::read_dir(dir).expect("read dir") {
+        let entry = entry.expect("entry");
+        let meta = entry.metadata().expect("metadata");
+        if meta.is_dir() {
+            let (a, b) = disk_usage(&entry.path());
+            sum = (sum.0 + a, sum.1 + b);
+        } else {
+            sum = (sum.0 + meta.len(), sum.1 + meta.blocks() * 512);
+        }
+    }
+    sum
+}
+
+/// Builds a ledger of `n` events (realms of 10 000 events each, generated two at a time in
+/// parallel, appended `Buffered` in batches of 1000).
+fn build(dir: &Path, n: usize) -> usize {
+    const PER_REALM: usize = 10_000;
+    let ledger =
+        Ledger::open_with(Config::new(dir).durability(Durability::Buffered)).expect("open");
+    let realms = n.div_ceil(PER_REALM);
+    let started = Instant::now();
+    for pair in (0..realms).collect::<Vec<_>>().chunks(threads().max(1)) {
+        let generated: Vec<Vec<Vec<u8>>> = crossbeam::thread::scope(|s| {
+            let handles: Vec<_> = pair
+                .iter()
+                .map(|&r| s.spawn(move |_| pool(1000 + r as u64, PER_REALM)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("generator"))
+                .collect()
+        })
+        .expect("scope");
+        for events in &generated {
+            for chunk in events.chunks(1000) {
+                ledger.append_batch(chunk).expect("append");
+            }
+        }
+    }
+    let len = ledger.len();
+    eprintln!("built {len} events in {:?}", started.elapsed());
+    len
+}
+
+fn open_large(c: &mut Criterion) {
+    let n = if std::env::var("AKLEDGER_BENCH_1M").is_ok_and(|v| v == "1") {
+        1_000_000
+    } else {
+        100_000
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let len = build(dir.path(), n);
+    let (log, log_alloc) = disk_usage(&dir.path().join("log"));
+    let (index, index_alloc) = disk_usage(&dir.path().join("index"));
+    let per = |bytes: u64| bytes as f64 / len as f64;
+    eprintln!(
+        "on disk for {len} events: log {log} B ({:.0} B/event, {:.0} allocated), \
+         index {index} B ({:.0} B/event, {:.0} allocated), total {:.0} B/event allocated",
+        per(log),
+        per(log_alloc),
+        per(index),
+        per(index_alloc),
+        per(log_alloc + index_alloc)
+    );
+    {
+        let ledger = Ledger::open(dir.path()).expect("open");
+        eprintln!("first reopen: {:?}", ledger.open_report());
+    }
+    let mut group = c.benchmark_group("open");
+    group.sample_size(10);
+    group.bench_function(format!("events_{len}"), |b| {
+        // The ledger is dropped (sled flushed and closed) outside the timing.
+        b.iter_with_large_drop(|| {
+            let ledger = Ledger::open(dir.path()).expect("open");
+            assert_eq!(ledger.len(), len);
+            ledger
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, ingest, open_large);
+criterion_main!(benches);
