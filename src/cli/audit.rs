@@ -88,10 +88,10 @@ fn replay(ledger: &Ledger, log: &Path, progress: Option<&ProgressBar>) -> Result
         match fed.outcome {
             Appended::Duplicate(_) => duplicates += 1,
             Appended::Pending { id, .. } => {
-                if pending_at.contains_key(&id) {
-                    duplicates += 1;
+                if let std::collections::hash_map::Entry::Vacant(slot) = pending_at.entry(id) {
+                    slot.insert(fed.index);
                 } else {
-                    pending_at.insert(id, fed.index);
+                    duplicates += 1;
                 }
             }
             Appended::Rejected { id, rejection } => rejected.push(RejectedItem {
