@@ -1,10 +1,14 @@
 //! Argument parsing (clap) and dispatch; one file per command family:
-//! `demo`, `audit`, `io` (append, import, export), `query` (show, heads, covers, heads-of,
-//! exchanges, exchange, check), `verify`; shared plumbing in `output`.
+//! `demo`, `audit`, `gen`, `io` (append, import, export), `query` (show, heads, covers,
+//! heads-of, exchanges, exchange, check), `keys` (init, keygen, keys add), `author` (realm,
+//! sidecar and exchange authoring), `verify`; shared plumbing in `output`.
 
 mod audit;
+mod author;
 mod demo;
+mod gen;
 mod io;
+mod keys;
 mod output;
 mod query;
 mod verify;
@@ -14,6 +18,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use author::{AuthorArgs, ControlArg, RequestArgs};
 use output::{FormatArg, LedgerArgs};
 
 /// akledger: an embedded ledger of signed, content-addressed events with a causal index and
@@ -184,15 +189,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Show one exchange's projection (PROFILE §8.6).
+    /// Show one exchange's projection (PROFILE §8.6), or author exchange events.
+    ///
+    /// `akledger exchange --sidecar S ID` shows the projection; `akledger exchange request`,
+    /// `respond` and `control` write events (see their --help).
     ///
     /// Example: akledger exchange --sidecar ak:sidecar:… exchange-00000001-00000003 --json
+    #[command(args_conflicts_with_subcommands = true)]
     Exchange {
+        #[command(subcommand)]
+        action: Option<ExchangeCmd>,
         /// The sidecar.
         #[arg(long, value_name = "ID")]
-        sidecar: String,
+        sidecar: Option<String>,
         /// The exchange id.
-        exchange_id: String,
+        exchange_id: Option<String>,
         #[command(flatten)]
         ledger: LedgerArgs,
         /// Print the §8.6 JSON object.
@@ -211,6 +222,80 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Generate a synthetic signed workload as a log (realm DAG + sidecar).
+    ///
+    /// Writes the realm create, EVENTS notes by WRITERS writers (each refs its writer's
+    /// previous note and, half the time, another writer's latest), then one sidecar with
+    /// EXCHANGES exchanges (5 agents, every outcome). Deterministic in the seed. Signing
+    /// runs on every core. `--keyring-out` writes the keyring that decrypts the sidecar.
+    ///
+    /// Example: akledger gen --events 1000000 --writers 64 --exchanges 1000 --seed 1 --out /tmp/big.jsonl --keyring-out /tmp/big.keyring.json
+    Gen {
+        /// Realm DAG events (besides the realm create).
+        #[arg(long, default_value_t = 10_000)]
+        events: usize,
+        /// Writers of the realm DAG.
+        #[arg(long, default_value_t = 8)]
+        writers: usize,
+        /// Exchanges in the sidecar (0 for none).
+        #[arg(long, default_value_t = 100)]
+        exchanges: usize,
+        /// Seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output file (default stdout).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Log encoding.
+        #[arg(long, value_enum, default_value = "jsonl")]
+        format: FormatArg,
+        /// Also write the keyring (sidecar key) here.
+        #[arg(long, value_name = "FILE")]
+        keyring_out: Option<PathBuf>,
+    },
+    /// Create an empty ledger and keyring.
+    ///
+    /// Example: akledger init --dir ./books
+    Init {
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// Print {"dir","keyring","events"}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Generate an Ed25519 signing key file.
+    ///
+    /// The file is JSON {"ed25519_secret_key": "<unpadded base64url of 32 bytes>"}, mode
+    /// 0600. Prints the public `did:key` and the `ak:did_core:key:` principal the key signs
+    /// as; never the secret.
+    ///
+    /// Example: akledger keygen --out alice.key.json
+    Keygen {
+        /// The key file to write.
+        #[arg(long, value_name = "FILE", default_value = "akledger-key.json")]
+        out: PathBuf,
+        /// Replace an existing file.
+        #[arg(long)]
+        force: bool,
+        /// Print {"file","did_key","did_core_id"}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Edit the keyring file (PROFILE §11).
+    Keys {
+        #[command(subcommand)]
+        action: KeysCmd,
+    },
+    /// Author realm events.
+    Realm {
+        #[command(subcommand)]
+        action: RealmCmd,
+    },
+    /// Author sidecar events.
+    Sidecar {
+        #[command(subcommand)]
+        action: SidecarCmd,
+    },
     /// Check each event of a log on its own (id, canonical form, proof), without a ledger.
     ///
     /// Prints one line per event: its id and `ok`, or the PROFILE error code and why.
@@ -227,6 +312,185 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Subcommand, Debug)]
+enum KeysCmd {
+    /// Authorize a did:key for a principal, or add a sidecar key.
+    ///
+    /// Examples:
+    ///   akledger keys add --principal ak:did_core:web:example.com --did-key did:key:z6Mk…
+    ///   akledger keys add --sidecar ak:sidecar:… --epoch 2 --generate
+    Add {
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// The principal to authorize a key for.
+        #[arg(long, requires = "did_key", conflicts_with_all = ["sidecar", "epoch", "key", "generate"])]
+        principal: Option<String>,
+        /// The `did:key:z…` to authorize.
+        #[arg(long, requires = "principal")]
+        did_key: Option<String>,
+        /// The sidecar to add a key for.
+        #[arg(long, requires = "epoch")]
+        sidecar: Option<String>,
+        /// The key's epoch.
+        #[arg(long, requires = "sidecar")]
+        epoch: Option<u64>,
+        /// The sidecar key: unpadded base64url of 32 bytes.
+        #[arg(long, conflicts_with = "generate", requires = "sidecar")]
+        key: Option<String>,
+        /// Generate a fresh random sidecar key.
+        #[arg(long, requires = "sidecar")]
+        generate: bool,
+        /// Print {"keyring","added"}.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum RealmCmd {
+    /// Create a realm; prints the event id and the realm id.
+    ///
+    /// Example: akledger realm create --key alice.key.json
+    Create {
+        #[command(flatten)]
+        author: AuthorArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SidecarCmd {
+    /// Create your sidecar in a realm (you become its controller); prints the event id and
+    /// the sidecar id, and adds a fresh epoch-1 sidecar key to the keyring file.
+    ///
+    /// Example: akledger sidecar create --realm ak:realm:… --key alice.key.json
+    Create {
+        /// The realm.
+        #[arg(long, value_name = "ID")]
+        realm: String,
+        #[command(flatten)]
+        author: AuthorArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ExchangeCmd {
+    /// Open an exchange (controller only): address agents with a message.
+    ///
+    /// Example: akledger exchange request --key alice.key.json --sidecar ak:sidecar:… --exchange-id order-2026-0001-abcdefghij --agent ak:did_core:key:z6Mk… --body "summarize the thread"
+    Request {
+        /// The sidecar.
+        #[arg(long, value_name = "ID")]
+        sidecar: String,
+        /// The exchange id (`^[A-Za-z0-9._~=-]{22,128}$`).
+        #[arg(long, value_name = "X")]
+        exchange_id: String,
+        /// An addressed agent (repeat for several).
+        #[arg(long = "agent", value_name = "AGENT", required = true)]
+        agents: Vec<String>,
+        /// The coordinator (required when several agents are addressed).
+        #[arg(long, value_name = "AGENT")]
+        coordinator: Option<String>,
+        /// The message text.
+        #[arg(long)]
+        body: String,
+        /// The source track name.
+        #[arg(long, default_value = "main")]
+        track: String,
+        /// The sidecar key epoch to seal with.
+        #[arg(long, default_value_t = 1)]
+        epoch: u64,
+        #[command(flatten)]
+        author: AuthorArgs,
+    },
+    /// Answer an exchange's canonical request (an addressed agent).
+    ///
+    /// Example: akledger exchange respond --key bob.key.json --sidecar ak:sidecar:… --exchange-id order-2026-0001-abcdefghij --completes --body "done"
+    Respond {
+        /// The sidecar.
+        #[arg(long, value_name = "ID")]
+        sidecar: String,
+        /// The exchange id.
+        #[arg(long, value_name = "X")]
+        exchange_id: String,
+        /// Mark the answer as completing the exchange (the coordinator's answer).
+        #[arg(long)]
+        completes: bool,
+        /// The message text.
+        #[arg(long)]
+        body: String,
+        /// The sidecar key epoch to seal with.
+        #[arg(long, default_value_t = 1)]
+        epoch: u64,
+        #[command(flatten)]
+        author: AuthorArgs,
+    },
+    /// Close, cancel, fail or reassign an exchange (controller only), over everything the
+    /// ledger has folded for it.
+    ///
+    /// Example: akledger exchange control --key alice.key.json --sidecar ak:sidecar:… --exchange-id order-2026-0001-abcdefghij close
+    Control {
+        /// The sidecar.
+        #[arg(long, value_name = "ID", global = true)]
+        sidecar: Option<String>,
+        /// The exchange id.
+        #[arg(long, value_name = "X", global = true)]
+        exchange_id: Option<String>,
+        /// The sidecar key epoch to seal with.
+        #[arg(long, default_value_t = 1, global = true)]
+        epoch: u64,
+        #[command(flatten)]
+        author: AuthorArgs,
+        #[command(subcommand)]
+        action: ControlArg,
+    },
+}
+
+fn exchange_cmd(action: ExchangeCmd) -> Result<output::Outcome, output::CliError> {
+    match action {
+        ExchangeCmd::Request {
+            sidecar,
+            exchange_id,
+            agents,
+            coordinator,
+            body,
+            track,
+            epoch,
+            author,
+        } => author::request(
+            &author,
+            &RequestArgs {
+                sidecar: &sidecar,
+                exchange_id: &exchange_id,
+                agents: &agents,
+                coordinator: coordinator.as_deref(),
+                body: &body,
+                track: &track,
+                epoch,
+            },
+        ),
+        ExchangeCmd::Respond {
+            sidecar,
+            exchange_id,
+            completes,
+            body,
+            epoch,
+            author,
+        } => author::respond(&author, &sidecar, &exchange_id, completes, &body, epoch),
+        ExchangeCmd::Control {
+            sidecar,
+            exchange_id,
+            epoch,
+            author,
+            action,
+        } => match (sidecar, exchange_id) {
+            (Some(s), Some(x)) => author::control(&author, &s, &x, &action, epoch),
+            _ => Err(output::CliError::Usage(
+                "exchange control: --sidecar and --exchange-id are required".into(),
+            )),
+        },
+    }
 }
 
 /// Parses the arguments, runs the command, and maps the outcome to an exit code.
@@ -263,17 +527,82 @@ pub fn run() -> ExitCode {
             json,
         } => query::exchanges(&ledger, sidecar.as_deref(), status.as_deref(), json),
         Command::Exchange {
+            action: Some(action),
+            ..
+        } => exchange_cmd(action),
+        Command::Exchange {
+            action: None,
             sidecar,
             exchange_id,
             ledger,
             json,
-        } => query::exchange(&ledger, &sidecar, &exchange_id, json),
+        } => match (sidecar, exchange_id) {
+            (Some(sidecar), Some(id)) => query::exchange(&ledger, &sidecar, &id, json),
+            _ => Err(output::CliError::Usage(
+                "exchange: give --sidecar ID and an exchange id, or a subcommand (request, respond, control)".into(),
+            )),
+        },
         Command::Check { ledger, json } => query::check(&ledger, json),
         Command::Verify {
             file,
             keyring,
             json,
         } => verify::run(&file, keyring.as_deref(), json),
+        Command::Gen {
+            events,
+            writers,
+            exchanges,
+            seed,
+            out,
+            format,
+            keyring_out,
+        } => gen::run(&gen::GenArgs {
+            events,
+            writers,
+            exchanges,
+            seed,
+            out: out.as_deref(),
+            format,
+            keyring_out: keyring_out.as_deref(),
+        }),
+        Command::Init { ledger, json } => keys::init(&ledger, json),
+        Command::Keygen { out, force, json } => keys::keygen(&out, force, json),
+        Command::Keys {
+            action:
+                KeysCmd::Add {
+                    ledger,
+                    principal,
+                    did_key,
+                    sidecar,
+                    epoch,
+                    key,
+                    generate,
+                    json,
+                },
+        } => {
+            let what = match (principal, did_key, sidecar, epoch) {
+                (Some(principal), Some(did_key), None, None) => {
+                    Ok(keys::KeyToAdd::Principal { principal, did_key })
+                }
+                (None, None, Some(sidecar), Some(epoch)) if key.is_some() || generate => {
+                    Ok(keys::KeyToAdd::Sidecar {
+                        sidecar,
+                        epoch,
+                        key,
+                    })
+                }
+                _ => Err(output::CliError::Usage(
+                    "keys add: give --principal P --did-key K, or --sidecar S --epoch N with --key B64URL or --generate".into(),
+                )),
+            };
+            what.and_then(|w| keys::add(&ledger, w, json))
+        }
+        Command::Realm {
+            action: RealmCmd::Create { author },
+        } => author::realm_create(&author),
+        Command::Sidecar {
+            action: SidecarCmd::Create { realm, author },
+        } => author::sidecar_create(&author, &realm),
     };
     output::finish(result)
 }
