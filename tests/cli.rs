@@ -487,3 +487,267 @@ fn append_prints_one_outcome_per_event() {
     assert!(lines.iter().all(|l| l["outcome"] == "admitted"));
     assert_eq!(lines[3]["index"], 3);
 }
+
+#[test]
+fn gen_then_audit_is_clean_with_the_right_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    for format in ["jsonl", "cbor"] {
+        let log = tmp.path().join(format!("gen.{format}"));
+        let keyring = tmp.path().join(format!("gen-{format}.keyring.json"));
+        run_ok(
+            &[
+                "gen",
+                "--events",
+                "3000",
+                "--writers",
+                "8",
+                "--exchanges",
+                "25",
+                "--seed",
+                "4",
+                "--format",
+                format,
+                "--out",
+                p(&log),
+                "--keyring-out",
+                p(&keyring),
+            ],
+            0,
+        );
+        let report = json(&run_ok(
+            &["audit", p(&log), "--keyring", p(&keyring), "--json"],
+            0,
+        ));
+        let sidecar_events = sidecar_workload(
+            4,
+            SidecarSpec {
+                exchanges: 25,
+                agents: 5,
+                forgeries: false,
+            },
+        )
+        .unwrap()
+        .events
+        .len();
+        let total = 3001 + sidecar_events;
+        let s = &report["summary"];
+        assert_eq!(s["events"], total);
+        assert_eq!(s["admitted"], total);
+        assert_eq!(s["duplicates"], 0);
+        assert_eq!(s["pending"], 0);
+        assert_eq!(s["rejected"], 0);
+        assert_eq!(report["rejected"], serde_json::json!([]));
+        assert_eq!(report["exchanges"].as_array().unwrap().len(), 25);
+        assert!(!report["heads"].as_array().unwrap().is_empty());
+        // Without the keyring nothing decrypts, so nothing folds.
+        let blind = json(&run_ok(&["audit", p(&log), "--json"], 0));
+        assert_eq!(blind["exchanges"], serde_json::json!([]));
+        assert!(blind["not_folded"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n["reason"] == "not_decryptable"));
+    }
+    // Same seed, same bytes.
+    let again = run_ok(
+        &[
+            "gen",
+            "--events",
+            "3000",
+            "--writers",
+            "8",
+            "--exchanges",
+            "25",
+            "--seed",
+            "4",
+        ],
+        0,
+    );
+    assert_eq!(
+        again.stdout,
+        std::fs::read(tmp.path().join("gen.jsonl")).unwrap()
+    );
+}
+
+#[test]
+fn authoring_an_exchange_to_complete() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = |name: &str| tmp.path().join(name);
+    let dir = t("data");
+    let d = p(&dir);
+    run_ok(&["init", "--dir", d], 0);
+    let boss = t("boss.json");
+    let bob = t("bob.json");
+    let boss_ids = json(&run_ok(&["keygen", "--out", p(&boss), "--json"], 0));
+    let bob_ids = json(&run_ok(&["keygen", "--out", p(&bob), "--json"], 0));
+    let key_text = std::fs::read_to_string(&boss).unwrap();
+    let secret: Value = serde_json::from_str(&key_text).unwrap();
+    let secret = secret["ed25519_secret_key"].as_str().unwrap();
+    let shown = serde_json::to_string(&boss_ids).unwrap();
+    assert!(!shown.contains(secret), "keygen must not print the secret");
+    assert!(boss_ids["did_key"]
+        .as_str()
+        .unwrap()
+        .starts_with("did:key:z6Mk"));
+    let bob_id = bob_ids["did_core_id"].as_str().unwrap();
+    assert!(bob_id.starts_with("ak:did_core:key:z6Mk"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&boss).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    // keygen refuses to overwrite.
+    run_ok(&["keygen", "--out", p(&boss)], 2);
+
+    let realm = json(&run_ok(
+        &["realm", "create", "--key", p(&boss), "--dir", d, "--json"],
+        0,
+    ));
+    assert_eq!(realm["outcome"], "admitted");
+    let realm_id = realm["realm_id"].as_str().unwrap();
+    let sidecar = json(&run_ok(
+        &[
+            "sidecar",
+            "create",
+            "--realm",
+            realm_id,
+            "--key",
+            p(&boss),
+            "--dir",
+            d,
+            "--json",
+        ],
+        0,
+    ));
+    let sidecar_id = sidecar["sidecar_id"].as_str().unwrap();
+    let x = "exchange-from-the-cli-0001";
+    let request = run_ok(
+        &[
+            "exchange",
+            "request",
+            "--key",
+            p(&boss),
+            "--dir",
+            d,
+            "--sidecar",
+            sidecar_id,
+            "--exchange-id",
+            x,
+            "--agent",
+            bob_id,
+            "--body",
+            "please summarize",
+        ],
+        0,
+    );
+    assert!(stdout(&request).starts_with("ak:event:"));
+    let shown = json(&run_ok(
+        &["exchange", "--dir", d, "--sidecar", sidecar_id, x, "--json"],
+        0,
+    ));
+    assert_eq!(shown["status"], "delivered");
+    let answer = json(&run_ok(
+        &[
+            "exchange",
+            "respond",
+            "--key",
+            p(&bob),
+            "--dir",
+            d,
+            "--sidecar",
+            sidecar_id,
+            "--exchange-id",
+            x,
+            "--completes",
+            "--body",
+            "here it is",
+            "--json",
+        ],
+        0,
+    ));
+    assert_eq!(answer["outcome"], "admitted");
+    // Bob may not close it: the ledger refuses an agent's control.
+    let forbidden = run_ok(
+        &[
+            "exchange",
+            "control",
+            "--key",
+            p(&bob),
+            "--dir",
+            d,
+            "--sidecar",
+            sidecar_id,
+            "--exchange-id",
+            x,
+            "close",
+        ],
+        1,
+    );
+    assert!(stderr(&forbidden).contains("sidecar_exchange_control_forbidden"));
+    run_ok(
+        &[
+            "exchange",
+            "control",
+            "--key",
+            p(&boss),
+            "--dir",
+            d,
+            "--sidecar",
+            sidecar_id,
+            "--exchange-id",
+            x,
+            "close",
+        ],
+        0,
+    );
+    let done = json(&run_ok(
+        &["exchange", "--dir", d, "--sidecar", sidecar_id, x, "--json"],
+        0,
+    ));
+    assert_eq!(done["status"], "complete");
+    assert_eq!(
+        done["user_facing_response_event_ids"],
+        serde_json::json!([answer["event_id"]])
+    );
+    assert!(done["terminal_event_id"].is_string());
+    run_ok(&["check", "--dir", d], 0);
+
+    // keys add: a principal and a second sidecar epoch; the keyring stays readable.
+    run_ok(
+        &[
+            "keys",
+            "add",
+            "--dir",
+            d,
+            "--principal",
+            "ak:did_core:web:example.com",
+            "--did-key",
+            bob_ids["did_key"].as_str().unwrap(),
+        ],
+        0,
+    );
+    run_ok(
+        &[
+            "keys",
+            "add",
+            "--dir",
+            d,
+            "--sidecar",
+            sidecar_id,
+            "--epoch",
+            "2",
+            "--generate",
+        ],
+        0,
+    );
+    run_ok(&["keys", "add", "--dir", d, "--sidecar", sidecar_id], 2);
+    let ring: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("keyring.json")).unwrap()).unwrap();
+    assert_eq!(
+        ring["sidecar_keys"][sidecar_id].as_object().unwrap().len(),
+        2
+    );
+    assert!(ring["principals"]["ak:did_core:web:example.com"].is_array());
+    run_ok(&["heads", "--dir", d], 0);
+}
