@@ -231,6 +231,14 @@ impl EventBuilder {
         self
     }
 
+    /// The id the event will have once signed: the digest of its preimage (the proof is
+    /// not part of it). Lets a producer chain events before signing them, e.g. to sign a
+    /// long chain in parallel.
+    pub fn id(&self) -> EventId {
+        let preimage = to_canonical(&Json::Object(self.envelope.preimage()));
+        EventId::of_preimage(self.suite, &preimage)
+    }
+
     /// Signs and returns the event, parsed back through the strict ingress path so that
     /// nothing invalid can be authored.
     pub fn sign(self, key: &SigningKey) -> Result<Event<Unverified>, Rejection> {

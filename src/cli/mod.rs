@@ -1,6 +1,16 @@
-//! Argument parsing (clap) and dispatch; one file per command family.
+//! Argument parsing (clap) and dispatch; one file per command family:
+//! `demo`, `audit`, `gen`, `io` (append, import, export), `query` (show, heads, covers,
+//! heads-of, exchanges, exchange, check), `keys` (init, keygen, keys add), `author` (realm,
+//! sidecar and exchange authoring), `verify`; shared plumbing in `output`.
 
+mod audit;
+mod author;
+mod demo;
+mod gen;
+mod io;
+mod keys;
 mod output;
+mod query;
 mod verify;
 
 use std::path::PathBuf;
@@ -8,10 +18,20 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use author::{AuthorArgs, ControlArg, RequestArgs};
+use output::{FormatArg, LedgerArgs};
+
 /// akledger: an embedded ledger of signed, content-addressed events with a causal index and
 /// the Arkret sidecar exchange fold.
+///
+/// Start with `akledger demo`, which builds a realistic ledger in ./akledger-data. Every
+/// command that uses a ledger takes `--dir DIR` (default ./akledger-data) and reads the
+/// keyring DIR/keyring.json when it exists. Read commands take `--json`.
+///
+/// Exit codes: 0 success; 1 the input had rejected (or, for audit, pending) events, or a
+/// check found differences; 2 usage or IO errors.
 #[derive(Parser, Debug)]
-#[command(name = "akledger", version, about, long_about = None)]
+#[command(name = "akledger", version, about, long_about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -19,10 +39,269 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Build a realistic sidecar ledger from nothing and summarize it.
+    ///
+    /// Generates one sidecar (a controller, several agents, a few hundred exchanges ending
+    /// every possible way, and forged events) plus a small realm DAG, writes the keyring to
+    /// DIR/keyring.json, delivers the events partly out of order, and prints what was
+    /// admitted, pending and rejected, the heads and the exchanges by status. Running it
+    /// again on the same directory finds every event already there.
+    ///
+    /// Example: akledger demo --dir /tmp/demo --seed 7 --exchanges 500
+    Demo {
+        /// The ledger directory (created when missing).
+        #[arg(long, value_name = "DIR", default_value = "./akledger-data")]
+        dir: PathBuf,
+        /// Seed of the generated workload (same seed, same events).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Number of exchanges in the sidecar.
+        #[arg(long, default_value_t = 300)]
+        exchanges: usize,
+    },
+    /// Replay a log into a scratch ledger and report what is valid, what is not and why.
+    ///
+    /// Every event is verified and admitted, left pending or rejected with its PROFILE
+    /// code; every sidecar's exchanges are folded. `--json` prints the PROFILE §12 report:
+    /// summary, rejected (by log index), pending, heads, exchanges, not_folded. Exits 0
+    /// when nothing was rejected or left pending, 1 otherwise, 2 on usage or IO errors.
+    ///
+    /// Example: akledger audit big.jsonl --keyring big.keyring.json --json | jq .summary
+    Audit {
+        /// The log: JSON Lines or a CBOR sequence (detected), `-` for stdin.
+        log: PathBuf,
+        /// Keyring file: authorized keys and the sidecar keys that decrypt exchanges.
+        #[arg(long, value_name = "FILE")]
+        keyring: Option<PathBuf>,
+        /// Print the PROFILE §12 JSON report instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Append events from a log, printing one outcome line per event.
+    ///
+    /// Each event is admitted, a duplicate, pending (waiting for its parents) or rejected
+    /// with its PROFILE code. Exits 1 when any event was rejected.
+    ///
+    /// Example: akledger append events.jsonl --json
+    Append {
+        /// The log: JSON Lines or a CBOR sequence (detected), `-` for stdin.
+        file: PathBuf,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// One JSON object per event: {"index","event_id","outcome","code"?,"message"?,"missing"?}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Import a log (JSON Lines or CBOR, detected) in batches and print a summary.
+    ///
+    /// Example: akledger import export.cbor --dir ./copy
+    Import {
+        /// The log file, `-` for stdin.
+        file: PathBuf,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the admitted events as a log, in admission order.
+    ///
+    /// With `--since`, only the events not covered by those ids (what a peer at those heads
+    /// is missing).
+    ///
+    /// Example: akledger export --format cbor --out all.cbor
+    Export {
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// Log encoding.
+        #[arg(long, value_enum, default_value = "jsonl")]
+        format: FormatArg,
+        /// Leave out every event this id covers (repeat, or separate with commas).
+        #[arg(long, value_name = "ID", value_delimiter = ',')]
+        since: Vec<String>,
+        /// Output file (default stdout).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Print one admitted event's canonical JSON.
+    ///
+    /// Example: akledger show ak:event:Ak2d…
+    Show {
+        /// The event id.
+        id: String,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// Accepted for symmetry: the output is JSON either way.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the ledger heads: the admitted events nothing else covers.
+    ///
+    /// Example: akledger heads --json   # {"heads":["ak:event:…",…]}
+    Heads {
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// Print {"heads":[…]}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Whether an event is covered by a basis (in it, or an ancestor of a member).
+    ///
+    /// Example: akledger covers --basis ak:event:A…,ak:event:B… ak:event:X… --json
+    Covers {
+        /// A basis id (repeat, or separate with commas).
+        #[arg(long, value_name = "ID", value_delimiter = ',', required = true)]
+        basis: Vec<String>,
+        /// The event to test.
+        id: String,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// Print {"covered":true|false}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The maximal heads of a set of admitted events.
+    ///
+    /// Example: akledger heads-of ak:event:A… ak:event:B… --json
+    HeadsOf {
+        /// The events.
+        #[arg(required = true)]
+        ids: Vec<String>,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// Print {"heads":[…]}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List exchange projections (all sidecars, or one), optionally by status.
+    ///
+    /// Example: akledger exchanges --status failed --json
+    Exchanges {
+        /// Only this sidecar.
+        #[arg(long, value_name = "ID")]
+        sidecar: Option<String>,
+        /// Only this status: delivered, responding, complete or failed.
+        #[arg(long)]
+        status: Option<String>,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// Print {"exchanges":[§8.6 projections],"not_folded":[…]}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one exchange's projection (PROFILE §8.6), or author exchange events.
+    ///
+    /// `akledger exchange --sidecar S ID` shows the projection; `akledger exchange request`,
+    /// `respond` and `control` write events (see their --help).
+    ///
+    /// Example: akledger exchange --sidecar ak:sidecar:… exchange-00000001-00000003 --json
+    #[command(args_conflicts_with_subcommands = true)]
+    Exchange {
+        #[command(subcommand)]
+        action: Option<ExchangeCmd>,
+        /// The sidecar.
+        #[arg(long, value_name = "ID")]
+        sidecar: Option<String>,
+        /// The exchange id.
+        exchange_id: Option<String>,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// Print the §8.6 JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-verify every stored event, rebuild every index and fold, and report differences.
+    ///
+    /// Exits 1 when anything differs.
+    ///
+    /// Example: akledger check --dir ./akledger-data
+    Check {
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// Print {"entries","admitted","pending","differences"}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Generate a synthetic signed workload as a log (realm DAG + sidecar).
+    ///
+    /// Writes the realm create, EVENTS notes by WRITERS writers (each refs its writer's
+    /// previous note and, half the time, another writer's latest), then one sidecar with
+    /// EXCHANGES exchanges (5 agents, every outcome). Deterministic in the seed. Signing
+    /// runs on every core. `--keyring-out` writes the keyring that decrypts the sidecar.
+    ///
+    /// Example: akledger gen --events 1000000 --writers 64 --exchanges 1000 --seed 1 --out /tmp/big.jsonl --keyring-out /tmp/big.keyring.json
+    Gen {
+        /// Realm DAG events (besides the realm create).
+        #[arg(long, default_value_t = 10_000)]
+        events: usize,
+        /// Writers of the realm DAG.
+        #[arg(long, default_value_t = 8)]
+        writers: usize,
+        /// Exchanges in the sidecar (0 for none).
+        #[arg(long, default_value_t = 100)]
+        exchanges: usize,
+        /// Seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output file (default stdout).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Log encoding.
+        #[arg(long, value_enum, default_value = "jsonl")]
+        format: FormatArg,
+        /// Also write the keyring (sidecar key) here.
+        #[arg(long, value_name = "FILE")]
+        keyring_out: Option<PathBuf>,
+    },
+    /// Create an empty ledger and keyring.
+    ///
+    /// Example: akledger init --dir ./books
+    Init {
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// Print {"dir","keyring","events"}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Generate an Ed25519 signing key file.
+    ///
+    /// The file is JSON {"ed25519_secret_key": "<unpadded base64url of 32 bytes>"}, mode
+    /// 0600. Prints the public `did:key` and the `ak:did_core:key:` principal the key signs
+    /// as; never the secret.
+    ///
+    /// Example: akledger keygen --out alice.key.json
+    Keygen {
+        /// The key file to write.
+        #[arg(long, value_name = "FILE", default_value = "akledger-key.json")]
+        out: PathBuf,
+        /// Replace an existing file.
+        #[arg(long)]
+        force: bool,
+        /// Print {"file","did_key","did_core_id"}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Edit the keyring file (PROFILE §11).
+    Keys {
+        #[command(subcommand)]
+        action: KeysCmd,
+    },
+    /// Author realm events.
+    Realm {
+        #[command(subcommand)]
+        action: RealmCmd,
+    },
+    /// Author sidecar events.
+    Sidecar {
+        #[command(subcommand)]
+        action: SidecarCmd,
+    },
     /// Check each event of a log on its own (id, canonical form, proof), without a ledger.
     ///
     /// Prints one line per event: its id and `ok`, or the PROFILE error code and why.
     /// Exits 1 when any event is rejected.
+    ///
+    /// Example: akledger verify events.jsonl --json
     Verify {
         /// The log: JSON Lines or a CBOR sequence (detected), `-` for stdin.
         file: PathBuf,
@@ -35,15 +314,295 @@ enum Command {
     },
 }
 
+#[derive(Subcommand, Debug)]
+enum KeysCmd {
+    /// Authorize a did:key for a principal, or add a sidecar key.
+    ///
+    /// Examples:
+    ///   akledger keys add --principal ak:did_core:web:example.com --did-key did:key:z6Mk…
+    ///   akledger keys add --sidecar ak:sidecar:… --epoch 2 --generate
+    Add {
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// The principal to authorize a key for.
+        #[arg(long, requires = "did_key", conflicts_with_all = ["sidecar", "epoch", "key", "generate"])]
+        principal: Option<String>,
+        /// The `did:key:z…` to authorize.
+        #[arg(long, requires = "principal")]
+        did_key: Option<String>,
+        /// The sidecar to add a key for.
+        #[arg(long, requires = "epoch")]
+        sidecar: Option<String>,
+        /// The key's epoch.
+        #[arg(long, requires = "sidecar")]
+        epoch: Option<u64>,
+        /// The sidecar key: unpadded base64url of 32 bytes.
+        #[arg(long, conflicts_with = "generate", requires = "sidecar")]
+        key: Option<String>,
+        /// Generate a fresh random sidecar key.
+        #[arg(long, requires = "sidecar")]
+        generate: bool,
+        /// Print {"keyring","added"}.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum RealmCmd {
+    /// Create a realm; prints the event id and the realm id.
+    ///
+    /// Example: akledger realm create --key alice.key.json
+    Create {
+        #[command(flatten)]
+        author: AuthorArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SidecarCmd {
+    /// Create your sidecar in a realm (you become its controller); prints the event id and
+    /// the sidecar id, and adds a fresh epoch-1 sidecar key to the keyring file.
+    ///
+    /// Example: akledger sidecar create --realm ak:realm:… --key alice.key.json
+    Create {
+        /// The realm.
+        #[arg(long, value_name = "ID")]
+        realm: String,
+        #[command(flatten)]
+        author: AuthorArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ExchangeCmd {
+    /// Open an exchange (controller only): address agents with a message.
+    ///
+    /// Example: akledger exchange request --key alice.key.json --sidecar ak:sidecar:… --exchange-id order-2026-0001-abcdefghij --agent ak:did_core:key:z6Mk… --body "summarize the thread"
+    Request {
+        /// The sidecar.
+        #[arg(long, value_name = "ID")]
+        sidecar: String,
+        /// The exchange id (`^[A-Za-z0-9._~=-]{22,128}$`).
+        #[arg(long, value_name = "X")]
+        exchange_id: String,
+        /// An addressed agent (repeat for several).
+        #[arg(long = "agent", value_name = "AGENT", required = true)]
+        agents: Vec<String>,
+        /// The coordinator (required when several agents are addressed).
+        #[arg(long, value_name = "AGENT")]
+        coordinator: Option<String>,
+        /// The message text.
+        #[arg(long)]
+        body: String,
+        /// The source track name.
+        #[arg(long, default_value = "main")]
+        track: String,
+        /// The sidecar key epoch to seal with.
+        #[arg(long, default_value_t = 1)]
+        epoch: u64,
+        #[command(flatten)]
+        author: AuthorArgs,
+    },
+    /// Answer an exchange's canonical request (an addressed agent).
+    ///
+    /// Example: akledger exchange respond --key bob.key.json --sidecar ak:sidecar:… --exchange-id order-2026-0001-abcdefghij --completes --body "done"
+    Respond {
+        /// The sidecar.
+        #[arg(long, value_name = "ID")]
+        sidecar: String,
+        /// The exchange id.
+        #[arg(long, value_name = "X")]
+        exchange_id: String,
+        /// Mark the answer as completing the exchange (the coordinator's answer).
+        #[arg(long)]
+        completes: bool,
+        /// The message text.
+        #[arg(long)]
+        body: String,
+        /// The sidecar key epoch to seal with.
+        #[arg(long, default_value_t = 1)]
+        epoch: u64,
+        #[command(flatten)]
+        author: AuthorArgs,
+    },
+    /// Close, cancel, fail or reassign an exchange (controller only), over everything the
+    /// ledger has folded for it.
+    ///
+    /// Example: akledger exchange control --key alice.key.json --sidecar ak:sidecar:… --exchange-id order-2026-0001-abcdefghij close
+    Control {
+        /// The sidecar.
+        #[arg(long, value_name = "ID", global = true)]
+        sidecar: Option<String>,
+        /// The exchange id.
+        #[arg(long, value_name = "X", global = true)]
+        exchange_id: Option<String>,
+        /// The sidecar key epoch to seal with.
+        #[arg(long, default_value_t = 1, global = true)]
+        epoch: u64,
+        #[command(flatten)]
+        author: AuthorArgs,
+        #[command(subcommand)]
+        action: ControlArg,
+    },
+}
+
+fn exchange_cmd(action: ExchangeCmd) -> Result<output::Outcome, output::CliError> {
+    match action {
+        ExchangeCmd::Request {
+            sidecar,
+            exchange_id,
+            agents,
+            coordinator,
+            body,
+            track,
+            epoch,
+            author,
+        } => author::request(
+            &author,
+            &RequestArgs {
+                sidecar: &sidecar,
+                exchange_id: &exchange_id,
+                agents: &agents,
+                coordinator: coordinator.as_deref(),
+                body: &body,
+                track: &track,
+                epoch,
+            },
+        ),
+        ExchangeCmd::Respond {
+            sidecar,
+            exchange_id,
+            completes,
+            body,
+            epoch,
+            author,
+        } => author::respond(&author, &sidecar, &exchange_id, completes, &body, epoch),
+        ExchangeCmd::Control {
+            sidecar,
+            exchange_id,
+            epoch,
+            author,
+            action,
+        } => match (sidecar, exchange_id) {
+            (Some(s), Some(x)) => author::control(&author, &s, &x, &action, epoch),
+            _ => Err(output::CliError::Usage(
+                "exchange control: --sidecar and --exchange-id are required".into(),
+            )),
+        },
+    }
+}
+
 /// Parses the arguments, runs the command, and maps the outcome to an exit code.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Demo {
+            dir,
+            seed,
+            exchanges,
+        } => demo::run(&dir, seed, exchanges),
+        Command::Audit { log, keyring, json } => audit::run(&log, keyring.as_deref(), json),
+        Command::Append { file, ledger, json } => io::append(&ledger, &file, json),
+        Command::Import { file, ledger, json } => io::import(&ledger, &file, json),
+        Command::Export {
+            ledger,
+            format,
+            since,
+            out,
+        } => io::export(&ledger, format, &since, out.as_deref()),
+        Command::Show { id, ledger, .. } => query::show(&ledger, &id),
+        Command::Heads { ledger, json } => query::heads(&ledger, json),
+        Command::Covers {
+            basis,
+            id,
+            ledger,
+            json,
+        } => query::covers(&ledger, &basis, &id, json),
+        Command::HeadsOf { ids, ledger, json } => query::heads_of(&ledger, &ids, json),
+        Command::Exchanges {
+            sidecar,
+            status,
+            ledger,
+            json,
+        } => query::exchanges(&ledger, sidecar.as_deref(), status.as_deref(), json),
+        Command::Exchange {
+            action: Some(action),
+            ..
+        } => exchange_cmd(action),
+        Command::Exchange {
+            action: None,
+            sidecar,
+            exchange_id,
+            ledger,
+            json,
+        } => match (sidecar, exchange_id) {
+            (Some(sidecar), Some(id)) => query::exchange(&ledger, &sidecar, &id, json),
+            _ => Err(output::CliError::Usage(
+                "exchange: give --sidecar ID and an exchange id, or a subcommand (request, respond, control)".into(),
+            )),
+        },
+        Command::Check { ledger, json } => query::check(&ledger, json),
         Command::Verify {
             file,
             keyring,
             json,
         } => verify::run(&file, keyring.as_deref(), json),
+        Command::Gen {
+            events,
+            writers,
+            exchanges,
+            seed,
+            out,
+            format,
+            keyring_out,
+        } => gen::run(&gen::GenArgs {
+            events,
+            writers,
+            exchanges,
+            seed,
+            out: out.as_deref(),
+            format,
+            keyring_out: keyring_out.as_deref(),
+        }),
+        Command::Init { ledger, json } => keys::init(&ledger, json),
+        Command::Keygen { out, force, json } => keys::keygen(&out, force, json),
+        Command::Keys {
+            action:
+                KeysCmd::Add {
+                    ledger,
+                    principal,
+                    did_key,
+                    sidecar,
+                    epoch,
+                    key,
+                    generate,
+                    json,
+                },
+        } => {
+            let what = match (principal, did_key, sidecar, epoch) {
+                (Some(principal), Some(did_key), None, None) => {
+                    Ok(keys::KeyToAdd::Principal { principal, did_key })
+                }
+                (None, None, Some(sidecar), Some(epoch)) if key.is_some() || generate => {
+                    Ok(keys::KeyToAdd::Sidecar {
+                        sidecar,
+                        epoch,
+                        key,
+                    })
+                }
+                _ => Err(output::CliError::Usage(
+                    "keys add: give --principal P --did-key K, or --sidecar S --epoch N with --key B64URL or --generate".into(),
+                )),
+            };
+            what.and_then(|w| keys::add(&ledger, w, json))
+        }
+        Command::Realm {
+            action: RealmCmd::Create { author },
+        } => author::realm_create(&author),
+        Command::Sidecar {
+            action: SidecarCmd::Create { realm, author },
+        } => author::sidecar_create(&author, &realm),
     };
     output::finish(result)
 }

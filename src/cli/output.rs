@@ -5,7 +5,10 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use akledger::{Keyring, Rejection};
+use akledger::canonical::to_canonical;
+use akledger::id::{Id, IdKind};
+use akledger::log_format::{LogFormat, LogReader};
+use akledger::{Config, EventId, Json, Keyring, Ledger, Rejection};
 
 /// What can stop a command.
 #[derive(Debug)]
@@ -25,6 +28,12 @@ impl fmt::Display for CliError {
             CliError::Io(p, e) => write!(f, "{}: {e}", p.display()),
             CliError::Ledger(e) => write!(f, "{e}"),
         }
+    }
+}
+
+impl From<Rejection> for CliError {
+    fn from(r: Rejection) -> Self {
+        CliError::Ledger(akledger::Error::Rejected(r))
     }
 }
 
@@ -82,5 +91,184 @@ pub fn rejection_line(r: &Rejection) -> String {
 
 /// Writes a line to stdout; a broken pipe surfaces as an IO error that exits quietly.
 pub fn emit(out: &mut impl Write, line: &str) -> Result<(), CliError> {
-    writeln!(out, "{line}").map_err(|e| CliError::Io(PathBuf::from("<stdout>"), e))
+    writeln!(out, "{line}").map_err(stdout_error)
+}
+
+/// Where the ledger lives and which keyring it uses; shared by every ledger command.
+#[derive(clap::Args, Debug, Clone)]
+pub struct LedgerArgs {
+    /// The ledger directory.
+    #[arg(long, value_name = "DIR", default_value = "./akledger-data")]
+    pub dir: PathBuf,
+    /// Keyring file (PROFILE §11) [default: DIR/keyring.json when it exists].
+    #[arg(long, value_name = "FILE")]
+    pub keyring: Option<PathBuf>,
+}
+
+impl LedgerArgs {
+    /// The keyring file in use: the explicit one, else `DIR/keyring.json` when present.
+    pub fn keyring_path(&self) -> Option<PathBuf> {
+        self.keyring.clone().or_else(|| {
+            let default = self.default_keyring();
+            default.exists().then_some(default)
+        })
+    }
+
+    /// `DIR/keyring.json`, where commands that write keys put them by default.
+    pub fn default_keyring(&self) -> PathBuf {
+        self.dir.join("keyring.json")
+    }
+
+    /// The keyring file to write to: the explicit one, else `DIR/keyring.json`.
+    pub fn keyring_target(&self) -> PathBuf {
+        self.keyring
+            .clone()
+            .unwrap_or_else(|| self.default_keyring())
+    }
+
+    /// Opens the ledger, which must already exist (read commands never create one).
+    pub fn open(&self) -> Result<Ledger, CliError> {
+        if !self.dir.is_dir() {
+            return Err(CliError::Usage(format!(
+                "{}: no ledger here (create one with `akledger init` or `akledger demo`, or pass --dir)",
+                self.dir.display()
+            )));
+        }
+        self.open_or_create()
+    }
+
+    /// Opens the ledger, creating the directory when missing.
+    pub fn open_or_create(&self) -> Result<Ledger, CliError> {
+        let keyring = load_keyring(self.keyring_path().as_deref())?;
+        Ok(Ledger::open_with(Config::new(&self.dir).keyring(keyring))?)
+    }
+}
+
+/// Parses an id argument (`ak:event:…`, `ak:sidecar:…`, …), naming the PROFILE code on error.
+pub fn parse_id<K: IdKind>(text: &str) -> Result<Id<K>, CliError> {
+    Id::parse(text).map_err(|r| CliError::Usage(format!("{text:?}: {}", rejection_line(&r))))
+}
+
+/// Parses a list of event ids.
+pub fn parse_ids(texts: &[String]) -> Result<Vec<EventId>, CliError> {
+    texts.iter().map(|t| parse_id(t)).collect()
+}
+
+/// A JSON value as one line of canonical JSON.
+pub fn json_text(value: &Json) -> String {
+    String::from_utf8_lossy(&to_canonical(value)).into_owned()
+}
+
+/// A list of ids as a JSON array.
+pub fn ids_json<T: ToString>(ids: &[T]) -> Json {
+    Json::Array(ids.iter().map(|i| i.to_string().into()).collect())
+}
+
+/// A count as a JSON integer.
+pub fn count(n: usize) -> Json {
+    Json::Int(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+/// Prints lines to stdout, flushing at the end; a broken pipe exits quietly.
+pub fn print_lines<I, S>(lines: I) -> Result<(), CliError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    for line in lines {
+        emit(&mut out, line.as_ref())?;
+    }
+    out.flush().map_err(stdout_error)
+}
+
+/// Prints one JSON value as a line on stdout.
+pub fn print_json(value: &Json) -> Result<(), CliError> {
+    print_lines([json_text(value)])
+}
+
+/// An error writing to stdout.
+pub fn stdout_error(e: io::Error) -> CliError {
+    CliError::Io(PathBuf::from("<stdout>"), e)
+}
+
+/// Writes a file readable only by its owner (keys, keyrings), replacing it atomically.
+pub fn write_secret(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    let io_err = |e| CliError::Io(path.to_owned(), e);
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io_err)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io_err)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(io_err)?;
+    }
+    tmp.write_all(bytes).map_err(io_err)?;
+    tmp.as_file().sync_all().map_err(io_err)?;
+    tmp.persist(path).map_err(|e| io_err(e.error))?;
+    Ok(())
+}
+
+/// Reads a keyring file when it exists, else an empty keyring (for commands adding keys).
+pub fn load_keyring_or_new(path: &Path) -> Result<Keyring, CliError> {
+    if path.exists() {
+        load_keyring(Some(path))
+    } else {
+        Ok(Keyring::new())
+    }
+}
+
+/// Writes a keyring file (mode 0600).
+pub fn save_keyring(path: &Path, keyring: &Keyring) -> Result<(), CliError> {
+    let mut bytes = keyring.to_json_bytes();
+    bytes.push(b'\n');
+    write_secret(path, &bytes)
+}
+
+/// A log encoding on the command line.
+#[derive(clap::ValueEnum, Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FormatArg {
+    /// JSON Lines: one canonical event per line.
+    Jsonl,
+    /// CBOR sequence (RFC 8742) of byte strings.
+    Cbor,
+}
+
+impl From<FormatArg> for LogFormat {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Jsonl => LogFormat::JsonLines,
+            FormatArg::Cbor => LogFormat::CborSeq,
+        }
+    }
+}
+
+/// Opens a log (JSON Lines or CBOR sequence, detected) for reading; `-` is stdin.
+pub fn open_log(file: &Path) -> Result<LogReader<Box<dyn BufRead>>, CliError> {
+    LogReader::detect(open_input(file)?)
+        .map_err(|e| CliError::Io(file.to_owned(), e))?
+        .map_err(|r| CliError::Usage(format!("{}: {}", file.display(), rejection_line(&r))))
+}
+
+/// Opens an output: a file (created or truncated) or stdout when `None` or `-`.
+pub fn open_output(path: Option<&Path>) -> Result<(Box<dyn Write>, PathBuf), CliError> {
+    match path.filter(|p| p.as_os_str() != "-") {
+        None => Ok((
+            Box::new(io::BufWriter::with_capacity(1 << 16, io::stdout())),
+            PathBuf::from("<stdout>"),
+        )),
+        Some(p) => {
+            let file = std::fs::File::create(p).map_err(|e| CliError::Io(p.to_owned(), e))?;
+            Ok((
+                Box::new(io::BufWriter::with_capacity(1 << 20, file)),
+                p.to_owned(),
+            ))
+        }
+    }
 }

@@ -4,17 +4,14 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use akledger::canonical::{to_canonical, Json, Object};
-use akledger::log_format::LogReader;
 use akledger::{Event, Verifier};
 
-use super::output::{emit, load_keyring, open_input, rejection_line, CliError, Outcome};
+use super::output::{emit, load_keyring, open_log, rejection_line, CliError, Outcome};
 
 /// Runs the command.
 pub fn run(file: &Path, keyring: Option<&Path>, json: bool) -> Result<Outcome, CliError> {
     let verifier = Verifier::new(load_keyring(keyring)?);
-    let reader = LogReader::detect(open_input(file)?)
-        .map_err(|e| CliError::Io(file.to_owned(), e))?
-        .map_err(|e| CliError::Usage(format!("{}: {e}", file.display())))?;
+    let reader = open_log(file)?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let mut outcome = Outcome::Clean;

@@ -38,47 +38,146 @@ pub fn realm_dag(
     writers: usize,
     payload_bytes: usize,
 ) -> Result<Vec<Event<Unverified>>, Rejection> {
-    let writers = writers.max(1);
-    let keys: Vec<SigningKey> = (0..writers).map(|n| writer_key(seed, n)).collect();
-    let mut rng = SplitMix::new(seed);
-    let owner = writer_key(seed, usize::MAX);
-    let at = |i: usize| Timestamp::from_millis(EPOCH_MILLIS + i as u64);
-    let realm = EventBuilder::new(
-        REALM_CREATE,
-        ScopeRef::RealmGenesis,
-        ActorId::service_for_key(&owner.verifying_key()),
-        at(0)?,
-    )
-    .sign(&owner)?;
-    let realm_id: RealmId = realm.id().retype();
-    let mut latest: Vec<Option<EventId>> = vec![None; writers];
+    let (mut dag, realm) = RealmDag::new(seed, writers, payload_bytes)?;
     let mut out = Vec::with_capacity(events + 1);
     out.push(realm);
-    let text = "x".repeat(payload_bytes);
-    for i in 0..events {
-        let w = i % writers;
-        let key = keys.get(w).unwrap_or(&owner);
-        let mut refs: Vec<EventId> = latest.get(w).copied().flatten().into_iter().collect();
-        if writers > 1 && rng.below(2) == 0 {
-            let other = (w + 1 + rng.below(writers - 1)) % writers;
-            refs.extend(latest.get(other).copied().flatten());
-        }
-        let payload = Object::new()
-            .with("n", Json::Int(i as i64))
-            .with("text", text.as_str().into());
-        let event = EventBuilder::new(
-            "ak.note.create",
-            ScopeRef::Realm { realm_id },
-            ActorId::service_for_key(&key.verifying_key()),
-            at(i + 1)?,
-        )
-        .after(refs)
-        .payload(payload.into())
-        .sign(key)?;
-        if let Some(slot) = latest.get_mut(w) {
-            *slot = Some(event.id());
-        }
-        out.push(event);
-    }
+    out.extend(dag.next_batch(events, 1)?);
     Ok(out)
+}
+
+/// [`realm_dag`] as a stream, for workloads too large to hold in memory: the same events,
+/// produced batch by batch, each batch signed on up to `threads` threads.
+///
+/// ```
+/// use akledger::workload::{realm_dag, RealmDag};
+/// let (mut dag, realm) = RealmDag::new(5, 3, 8).unwrap();
+/// let mut streamed = vec![realm];
+/// streamed.extend(dag.next_batch(20, 2).unwrap());
+/// streamed.extend(dag.next_batch(20, 1).unwrap());
+/// let whole = realm_dag(5, 40, 3, 8).unwrap();
+/// assert!(streamed.iter().zip(&whole).all(|(a, b)| a.bytes() == b.bytes()));
+/// ```
+pub struct RealmDag {
+    keys: Vec<SigningKey>,
+    owner: SigningKey,
+    rng: SplitMix,
+    realm_id: RealmId,
+    latest: Vec<Option<EventId>>,
+    text: String,
+    next: usize,
+}
+
+impl RealmDag {
+    /// The generator and the realm's create event (the first event of the stream).
+    pub fn new(
+        seed: u64,
+        writers: usize,
+        payload_bytes: usize,
+    ) -> Result<(Self, Event<Unverified>), Rejection> {
+        let writers = writers.max(1);
+        let owner = writer_key(seed, usize::MAX);
+        let realm = EventBuilder::new(
+            REALM_CREATE,
+            ScopeRef::RealmGenesis,
+            ActorId::service_for_key(&owner.verifying_key()),
+            Timestamp::from_millis(EPOCH_MILLIS)?,
+        )
+        .sign(&owner)?;
+        let dag = RealmDag {
+            keys: (0..writers).map(|n| writer_key(seed, n)).collect(),
+            owner,
+            rng: SplitMix::new(seed),
+            realm_id: realm.id().retype(),
+            latest: vec![None; writers],
+            text: "x".repeat(payload_bytes),
+            next: 0,
+        };
+        Ok((dag, realm))
+    }
+
+    /// The realm all events live in.
+    pub fn realm(&self) -> RealmId {
+        self.realm_id
+    }
+
+    /// The next `n` events. Ids are chained sequentially (an id is the digest of the
+    /// unsigned preimage); the signatures are computed on up to `threads` threads.
+    pub fn next_batch(
+        &mut self,
+        n: usize,
+        threads: usize,
+    ) -> Result<Vec<Event<Unverified>>, Rejection> {
+        let writers = self.keys.len();
+        let mut planned: Vec<(usize, EventBuilder, EventId)> = Vec::with_capacity(n);
+        for _ in 0..n {
+            let i = self.next;
+            self.next += 1;
+            let w = i % writers;
+            let mut refs: Vec<EventId> =
+                self.latest.get(w).copied().flatten().into_iter().collect();
+            if writers > 1 && self.rng.below(2) == 0 {
+                let other = (w + 1 + self.rng.below(writers - 1)) % writers;
+                refs.extend(self.latest.get(other).copied().flatten());
+            }
+            let payload = Object::new()
+                .with("n", Json::Int(i as i64))
+                .with("text", self.text.as_str().into());
+            let key = self.keys.get(w).unwrap_or(&self.owner);
+            let builder = EventBuilder::new(
+                "ak.note.create",
+                ScopeRef::Realm {
+                    realm_id: self.realm_id,
+                },
+                ActorId::service_for_key(&key.verifying_key()),
+                Timestamp::from_millis(EPOCH_MILLIS + i as u64 + 1)?,
+            )
+            .after(refs)
+            .payload(payload.into());
+            let id = builder.id();
+            if let Some(slot) = self.latest.get_mut(w) {
+                *slot = Some(id);
+            }
+            planned.push((w, builder, id));
+        }
+        let sign = |part: &[(usize, EventBuilder, EventId)]| {
+            part.iter()
+                .map(|(w, builder, _)| {
+                    builder
+                        .clone()
+                        .sign(self.keys.get(*w).unwrap_or(&self.owner))
+                })
+                .collect::<Result<Vec<_>, Rejection>>()
+        };
+        let threads = threads.max(1);
+        let signed: Vec<Event<Unverified>> = if threads == 1 || planned.len() < 64 {
+            sign(&planned)?
+        } else {
+            let chunk = planned.len().div_ceil(threads);
+            let parts = crossbeam::thread::scope(|s| {
+                let handles: Vec<_> = planned
+                    .chunks(chunk)
+                    .map(|part| s.spawn(move |_| sign(part)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| Err(signing_panicked())))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_else(|_| vec![Err(signing_panicked())]);
+            let mut out = Vec::with_capacity(planned.len());
+            for part in parts {
+                out.extend(part?);
+            }
+            out
+        };
+        debug_assert!(signed.iter().zip(&planned).all(|(e, p)| e.id() == p.2));
+        Ok(signed)
+    }
+}
+
+fn signing_panicked() -> Rejection {
+    Rejection::new(
+        crate::error::Code::SchemaViolation,
+        "a signing thread panicked",
+    )
 }

@@ -1,0 +1,305 @@
+//! Authoring: `realm create`, `sidecar create`, `exchange request|respond|control`. Each
+//! signs with a key file, appends to the ledger and prints the new event's id.
+//!
+//! The signer acts as a service whose principal is its own `ak:did_core:key:` id. Times
+//! come from the clock, raised to the latest causal parent's when the clock is behind;
+//! nonces from the operating system.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use akledger::canonical::Object;
+use akledger::exchange::{Act, ExchangeView, RequestContext, TrackRef};
+use akledger::{
+    ActorId, Appended, DidCoreId, Event, EventId, ExchangeId, Ledger, Projection, RealmId,
+    SidecarAuthor, SidecarId, SidecarInfo, Timestamp, Unverified,
+};
+use ed25519_dalek::SigningKey;
+use rand_core::OsRng;
+
+use super::io::{outcome_json, outcome_text};
+use super::keys::{ensure_sidecar_key, load_signing_key};
+use super::output::{json_text, parse_id, print_lines, CliError, LedgerArgs, Outcome};
+
+/// What every authoring command takes.
+#[derive(clap::Args, Debug, Clone)]
+pub struct AuthorArgs {
+    /// The signing key file (from `akledger keygen`).
+    #[arg(long, value_name = "FILE")]
+    pub key: std::path::PathBuf,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// Print {"event_id", "outcome", …} instead of the id.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A control action on the command line.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum ControlArg {
+    /// Close: `complete` with the responses seen, `failed` (controller_closed_empty) without.
+    Close,
+    /// Cancel: `complete` with responses, else `failed` (controller_cancelled).
+    Cancel,
+    /// Fail with a reason code: `complete` with responses, else `failed` with the code.
+    Fail {
+        /// The failure reason code (`^[a-z][a-z0-9_]{0,63}$`).
+        #[arg(long)]
+        code: String,
+    },
+    /// Hand the exchange to another addressed agent.
+    Reassign {
+        /// The new coordinator (`ak:did_core:…`).
+        #[arg(long, value_name = "AGENT")]
+        to: String,
+    },
+}
+
+struct Signer {
+    key: SigningKey,
+    actor: ActorId,
+    ledger: Ledger,
+    args: AuthorArgs,
+}
+
+impl Signer {
+    fn new(args: &AuthorArgs) -> Result<Self, CliError> {
+        let key = load_signing_key(&args.key)?;
+        let actor = ActorId::service_for_key(&key.verifying_key());
+        let ledger = args.ledger.open_or_create()?;
+        Ok(Signer {
+            key,
+            actor,
+            ledger,
+            args: args.clone(),
+        })
+    }
+
+    /// Now, but never earlier than any of `parents` (PROFILE §3).
+    fn now_after(&self, parents: &[EventId]) -> Result<Timestamp, CliError> {
+        let clock = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let mut at = clock;
+        for id in parents {
+            if let Some(e) = self.ledger.get(id)? {
+                at = at.max(e.created_at().millis());
+            }
+        }
+        Ok(Timestamp::from_millis(at)?)
+    }
+
+    /// The admitted create event of `sidecar`, as the fold's sidecar description.
+    fn sidecar(&self, sidecar: SidecarId) -> Result<SidecarInfo, CliError> {
+        let create = self
+            .ledger
+            .get(&sidecar.retype())?
+            .ok_or_else(|| CliError::Usage(format!("{sidecar}: no such sidecar in this ledger")))?;
+        let realm_id = create
+            .scope()
+            .realm_id()
+            .ok_or_else(|| CliError::Usage(format!("{sidecar}: not a sidecar")))?;
+        Ok(SidecarInfo {
+            sidecar_id: sidecar,
+            realm_id,
+            controller: create.actor().principal().clone(),
+        })
+    }
+
+    /// A sealing author in `sidecar` with the keyring's key at `epoch`.
+    fn author(&self, sidecar: SidecarId, epoch: u64) -> Result<SidecarAuthor, CliError> {
+        let info = self.sidecar(sidecar)?;
+        SidecarAuthor::from_keyring(
+            self.key.clone(),
+            self.actor.clone(),
+            info,
+            self.ledger.verifier().keyring(),
+            epoch,
+        )
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "no key for {sidecar} at epoch {epoch} in the keyring (add one with `akledger keys add --sidecar {sidecar} --epoch {epoch} --key …`)"
+            ))
+        })
+    }
+
+    /// Appends `event` and prints its id (or the JSON outcome) plus `extra` members.
+    fn submit(
+        &self,
+        event: Event<Unverified>,
+        extra: &[(&str, String)],
+    ) -> Result<Outcome, CliError> {
+        let outcome = self.ledger.append(event.bytes())?;
+        let rejected = matches!(outcome, Appended::Rejected { .. });
+        if self.args.json {
+            let mut obj: Object = outcome_json(&outcome, event.bytes());
+            for (k, v) in extra {
+                obj.insert(*k, v.as_str().into());
+            }
+            print_lines([json_text(&obj.into())])?;
+        } else if rejected {
+            eprintln!("akledger: {}", outcome_text(&outcome, event.bytes()));
+        } else {
+            let mut lines = vec![event.id().to_string()];
+            lines.extend(extra.iter().map(|(_, v)| v.clone()));
+            print_lines(lines)?;
+            if !matches!(outcome, Appended::Admitted(_)) {
+                eprintln!("{}", outcome_text(&outcome, event.bytes()));
+            }
+        }
+        Ok(if rejected {
+            Outcome::Findings
+        } else {
+            Outcome::Clean
+        })
+    }
+
+    fn projection(&self, sidecar: SidecarId, exchange: &str) -> Result<Projection, CliError> {
+        self.ledger.exchange(&sidecar, exchange)?.ok_or_else(|| {
+            CliError::Usage(format!(
+                "{exchange}: no exchange with a canonical request in {sidecar} (is the keyring's sidecar key right?)"
+            ))
+        })
+    }
+}
+
+fn exchange_id(text: &str) -> Result<ExchangeId, CliError> {
+    ExchangeId::parse(text).map_err(|r| CliError::Usage(format!("--exchange-id {text:?}: {r}")))
+}
+
+fn did(text: &str) -> Result<DidCoreId, CliError> {
+    DidCoreId::parse(text).map_err(|r| CliError::Usage(format!("{text:?}: {r}")))
+}
+
+fn body(text: &str) -> akledger::Json {
+    Object::new().with("text", text.into()).into()
+}
+
+/// `akledger realm create`: prints the event id and the realm id.
+pub fn realm_create(args: &AuthorArgs) -> Result<Outcome, CliError> {
+    let s = Signer::new(args)?;
+    let event = akledger::exchange::create_realm(&s.key, s.actor.clone(), s.now_after(&[])?)?;
+    let realm: RealmId = event.id().retype();
+    s.submit(event, &[("realm_id", realm.to_string())])
+}
+
+/// `akledger sidecar create --realm R`: prints the event id and the sidecar id, and puts a
+/// fresh epoch-1 sidecar key in the keyring file unless it has one.
+pub fn sidecar_create(args: &AuthorArgs, realm: &str) -> Result<Outcome, CliError> {
+    let s = Signer::new(args)?;
+    let realm: RealmId = parse_id(realm)?;
+    let at = s.now_after(&[realm.retype()])?;
+    let event = akledger::exchange::create_sidecar(&s.key, s.actor.clone(), realm, at)?;
+    let sidecar: SidecarId = event.id().retype();
+    let outcome = s.submit(event, &[("sidecar_id", sidecar.to_string())])?;
+    if outcome == Outcome::Clean {
+        let path = args.ledger.keyring_target();
+        if ensure_sidecar_key(&path, sidecar, 1)? {
+            eprintln!("added a new sidecar key (epoch 1) to {}", path.display());
+        }
+    }
+    Ok(outcome)
+}
+
+/// What `exchange request` asks.
+pub struct RequestArgs<'a> {
+    /// The sidecar.
+    pub sidecar: &'a str,
+    /// The exchange id.
+    pub exchange_id: &'a str,
+    /// Addressed agents.
+    pub agents: &'a [String],
+    /// The coordinator (required with several agents).
+    pub coordinator: Option<&'a str>,
+    /// The message text.
+    pub body: &'a str,
+    /// Track name.
+    pub track: &'a str,
+    /// Sidecar key epoch.
+    pub epoch: u64,
+}
+
+/// `akledger exchange request`: the controller opens an exchange.
+pub fn request(args: &AuthorArgs, r: &RequestArgs<'_>) -> Result<Outcome, CliError> {
+    let s = Signer::new(args)?;
+    let sidecar: SidecarId = parse_id(r.sidecar)?;
+    let author = s.author(sidecar, r.epoch)?;
+    let info = s.sidecar(sidecar)?;
+    let at = s.now_after(&[sidecar.retype()])?;
+    let track = TrackRef {
+        realm_id: info.realm_id,
+        strand_id: sidecar.retype(),
+        track_name: r.track.to_string(),
+    };
+    let agents = r
+        .agents
+        .iter()
+        .map(|a| did(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let coordinator = r.coordinator.map(did).transpose()?;
+    let context =
+        RequestContext::new(track, format!("order-{}", at.millis()), agents, coordinator)?;
+    let event = author.request(
+        &exchange_id(r.exchange_id)?,
+        context,
+        body(r.body),
+        at,
+        &mut OsRng,
+    )?;
+    s.submit(event, &[])
+}
+
+/// `akledger exchange respond`: an addressed agent answers the canonical request.
+pub fn respond(
+    args: &AuthorArgs,
+    sidecar: &str,
+    exchange: &str,
+    completes: bool,
+    text: &str,
+    epoch: u64,
+) -> Result<Outcome, CliError> {
+    let s = Signer::new(args)?;
+    let sidecar: SidecarId = parse_id(sidecar)?;
+    let author = s.author(sidecar, epoch)?;
+    let p = s.projection(sidecar, exchange)?;
+    let at = s.now_after(&[p.request_event_id, sidecar.retype()])?;
+    let completes = completes.then_some(p.coordinator_assignment_event_id);
+    let event = author.respond(
+        &p.exchange_id,
+        p.request_event_id,
+        completes,
+        body(text),
+        at,
+        &mut OsRng,
+    )?;
+    s.submit(event, &[])
+}
+
+/// `akledger exchange control`: the controller closes, cancels, fails or reassigns, over
+/// everything the ledger has folded for the exchange.
+pub fn control(
+    args: &AuthorArgs,
+    sidecar: &str,
+    exchange: &str,
+    action: &ControlArg,
+    epoch: u64,
+) -> Result<Outcome, CliError> {
+    let s = Signer::new(args)?;
+    let sidecar: SidecarId = parse_id(sidecar)?;
+    let author = s.author(sidecar, epoch)?;
+    let p = s.projection(sidecar, exchange)?;
+    let act = match action {
+        ControlArg::Close => Act::Close,
+        ControlArg::Cancel => Act::Cancel,
+        ControlArg::Fail { code } => Act::Fail(code.clone()),
+        ControlArg::Reassign { to } => Act::Reassign {
+            expected: p.coordinator_agent_id.clone(),
+            new: did(to)?,
+        },
+    };
+    let view = ExchangeView::of(&p);
+    let mut parents = view.facts.clone();
+    parents.push(sidecar.retype());
+    let at = s.now_after(&parents)?;
+    let event = author.control(&view, act, &s.ledger, at, &mut OsRng)?;
+    s.submit(event, &[])
+}

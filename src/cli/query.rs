@@ -1,0 +1,269 @@
+//! Read commands: `show`, `heads`, `covers`, `heads-of`, `exchanges`, `exchange`, `check`,
+//! and the all-sidecar fold that `demo` and `audit` summarize.
+
+use std::collections::BTreeMap;
+
+use akledger::canonical::Object;
+use akledger::{EventId, Json, Ledger, NotFolded, Projection, SidecarId};
+
+use super::io::by_kind;
+use super::output::{
+    count, ids_json, parse_id, parse_ids, print_json, print_lines, CliError, LedgerArgs, Outcome,
+};
+
+/// `akledger show ID`: the event's canonical JSON.
+pub fn show(ledger: &LedgerArgs, id: &str) -> Result<Outcome, CliError> {
+    let ledger = ledger.open()?;
+    let id: EventId = parse_id(id)?;
+    let event = ledger
+        .get(&id)?
+        .ok_or_else(|| CliError::Usage(format!("{id}: not an admitted event of this ledger")))?;
+    print_lines([String::from_utf8_lossy(event.bytes())])?;
+    Ok(Outcome::Clean)
+}
+
+/// `{"heads": [...]}` or one id per line.
+fn print_heads(heads: &[EventId], json: bool) -> Result<Outcome, CliError> {
+    if json {
+        print_json(&Object::new().with("heads", ids_json(heads)).into())?;
+    } else {
+        print_lines(heads.iter().map(ToString::to_string))?;
+    }
+    Ok(Outcome::Clean)
+}
+
+/// `akledger heads`.
+pub fn heads(ledger: &LedgerArgs, json: bool) -> Result<Outcome, CliError> {
+    print_heads(&ledger.open()?.heads(), json)
+}
+
+/// `akledger heads-of ID...`.
+pub fn heads_of(ledger: &LedgerArgs, ids: &[String], json: bool) -> Result<Outcome, CliError> {
+    let ids = parse_ids(ids)?;
+    print_heads(&ledger.open()?.heads_of(&ids)?, json)
+}
+
+/// `akledger covers --basis ID... ID`.
+pub fn covers(
+    ledger: &LedgerArgs,
+    basis: &[String],
+    id: &str,
+    json: bool,
+) -> Result<Outcome, CliError> {
+    let basis = parse_ids(basis)?;
+    let id: EventId = parse_id(id)?;
+    let covered = ledger.open()?.covers(&basis, &id)?;
+    if json {
+        print_json(&Object::new().with("covered", covered.into()).into())?;
+    } else {
+        print_lines([if covered { "covered" } else { "not covered" }])?;
+    }
+    Ok(Outcome::Clean)
+}
+
+/// Every exchange projection and every not-folded event of every sidecar: projections by
+/// sidecar id then exchange id, not-folded events by event id (PROFILE §12 order).
+pub fn fold_all(ledger: &Ledger) -> Result<(Vec<Projection>, Vec<NotFolded>), CliError> {
+    let mut projections = Vec::new();
+    let mut not_folded = Vec::new();
+    for sidecar in ledger.sidecars() {
+        let fold = ledger.exchanges(&sidecar)?;
+        projections.extend(fold.projections);
+        not_folded.extend(fold.not_folded);
+    }
+    not_folded.sort();
+    Ok((projections, not_folded))
+}
+
+/// `N (complete n, delivered n, …)`.
+pub fn status_text(projections: &[Projection]) -> String {
+    let mut by_status: BTreeMap<&str, usize> = BTreeMap::new();
+    for p in projections {
+        *by_status.entry(p.status.as_str()).or_default() += 1;
+    }
+    by_kind(projections.len(), &by_status)
+}
+
+/// `N (reason n, …)`.
+pub fn reasons_text(not_folded: &[NotFolded]) -> String {
+    let mut by_reason: BTreeMap<&str, usize> = BTreeMap::new();
+    for n in not_folded {
+        *by_reason.entry(n.reason.as_str()).or_default() += 1;
+    }
+    by_kind(not_folded.len(), &by_reason)
+}
+
+/// One human line per exchange.
+fn projection_line(p: &Projection) -> String {
+    let mut line = format!(
+        "{} {} {:<10} responses {} coordinator {}",
+        p.sidecar_id,
+        p.exchange_id,
+        p.status.as_str(),
+        p.user_facing_response_event_ids.len(),
+        p.coordinator_agent_id
+    );
+    if let Some(code) = &p.failure_reason_code {
+        line.push_str(&format!(" reason {code}"));
+    }
+    line
+}
+
+/// `akledger exchanges [--sidecar S] [--status S]`.
+pub fn exchanges(
+    ledger: &LedgerArgs,
+    sidecar: Option<&str>,
+    status: Option<&str>,
+    json: bool,
+) -> Result<Outcome, CliError> {
+    const STATUSES: [&str; 4] = ["delivered", "responding", "complete", "failed"];
+    if let Some(s) = status.filter(|s| !STATUSES.contains(s)) {
+        return Err(CliError::Usage(format!(
+            "--status {s:?}: expected one of {}",
+            STATUSES.join(", ")
+        )));
+    }
+    let ledger = ledger.open()?;
+    let (mut projections, mut not_folded) = match sidecar {
+        Some(s) => {
+            let fold = ledger.exchanges(&parse_id::<akledger::id::SidecarKind>(s)?)?;
+            (fold.projections, fold.not_folded)
+        }
+        None => fold_all(&ledger)?,
+    };
+    if let Some(s) = status {
+        projections.retain(|p| p.status.as_str() == s);
+        not_folded.clear();
+    }
+    if json {
+        let doc = Object::new()
+            .with(
+                "exchanges",
+                Json::Array(projections.iter().map(Projection::to_json).collect()),
+            )
+            .with(
+                "not_folded",
+                Json::Array(not_folded.iter().map(NotFolded::to_json).collect()),
+            );
+        print_json(&doc.into())?;
+    } else {
+        print_lines(projections.iter().map(projection_line))?;
+        if status.is_none() && !not_folded.is_empty() {
+            eprintln!(
+                "{} exchange events did not fold: {}",
+                not_folded.len(),
+                reasons_text(&not_folded)
+            );
+        }
+    }
+    Ok(Outcome::Clean)
+}
+
+/// `akledger exchange --sidecar S ID`: the §8.6 projection.
+pub fn exchange(
+    ledger: &LedgerArgs,
+    sidecar: &str,
+    exchange_id: &str,
+    json: bool,
+) -> Result<Outcome, CliError> {
+    let sidecar: SidecarId = parse_id(sidecar)?;
+    let projection = ledger
+        .open()?
+        .exchange(&sidecar, exchange_id)?
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "{exchange_id}: no exchange with a canonical request in {sidecar}"
+            ))
+        })?;
+    if json {
+        print_json(&projection.to_json())?;
+    } else {
+        let p = &projection;
+        let ids = |v: &[EventId]| {
+            v.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let mut lines = vec![
+            format!("exchange     {}", p.exchange_id),
+            format!("sidecar      {}", p.sidecar_id),
+            format!("status       {}", p.status.as_str()),
+            format!("request      {}", p.request_event_id),
+            format!(
+                "addressed    {}",
+                p.addressed_agent_ids
+                    .iter()
+                    .map(|a| a.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+            format!(
+                "coordinator  {} (assigned by {})",
+                p.coordinator_agent_id, p.coordinator_assignment_event_id
+            ),
+            format!("responses    {}", ids(&p.user_facing_response_event_ids)),
+        ];
+        if let Some(t) = p.terminal_event_id {
+            lines.push(format!("terminal     {t}"));
+        }
+        if let Some(code) = &p.failure_reason_code {
+            lines.push(format!("failure      {code}"));
+        }
+        lines.push(format!("checkpoint   {}", p.event_set_digest()));
+        print_lines(lines)?;
+    }
+    Ok(Outcome::Clean)
+}
+
+/// `akledger check`: re-verify everything; exit 1 on any difference.
+pub fn check(ledger: &LedgerArgs, json: bool) -> Result<Outcome, CliError> {
+    let ledger = ledger.open()?;
+    // Build every sidecar's exchange state so the check compares the fold too.
+    fold_all(&ledger)?;
+    let report = ledger.check()?;
+    if json {
+        let doc = Object::new()
+            .with(
+                "entries",
+                Json::Int(i64::try_from(report.entries).unwrap_or(i64::MAX)),
+            )
+            .with("admitted", count(report.admitted))
+            .with("pending", count(report.pending))
+            .with(
+                "differences",
+                Json::Array(
+                    report
+                        .differences
+                        .iter()
+                        .map(|d| d.as_str().into())
+                        .collect(),
+                ),
+            );
+        print_json(&doc.into())?;
+    } else {
+        let mut lines = vec![format!(
+            "{} log entries re-verified: {} admitted, {} pending; {}",
+            report.entries,
+            report.admitted,
+            report.pending,
+            if report.is_clean() {
+                "no differences".to_string()
+            } else {
+                format!("{} differences", report.differences.len())
+            }
+        )];
+        lines.extend(
+            report
+                .differences
+                .iter()
+                .map(|d| format!("difference: {d}")),
+        );
+        print_lines(lines)?;
+    }
+    Ok(if report.is_clean() {
+        Outcome::Clean
+    } else {
+        Outcome::Findings
+    })
+}
