@@ -2,7 +2,7 @@
 //! sidecar with 10 000 exchanges, and the incremental unit (classify one more control and
 //! refold its exchange). Events are signed once, outside the timed loops.
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use ed25519_dalek::SigningKey;
 use rand_core::OsRng;
 
