@@ -10,8 +10,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let me = ActorId::service_for_key(&key.verifying_key());
     let at = Timestamp::parse("2026-11-29T12:00:00.000Z")?;
     let realm = EventBuilder::new("ak.realm.create", ScopeRef::RealmGenesis, me, at).sign(&key)?;
-    assert_eq!(ledger.append(realm.bytes())?, Appended::Admitted(realm.id()));
-    assert_eq!(ledger.append(realm.bytes())?, Appended::Duplicate(realm.id()));
+    assert_eq!(
+        ledger.append(realm.bytes())?,
+        Appended::Admitted(realm.id())
+    );
+    assert_eq!(
+        ledger.append(realm.bytes())?,
+        Appended::Duplicate(realm.id())
+    );
     assert_eq!(ledger.heads(), vec![realm.id()]);
     println!("admitted {}", realm.id());
     Ok(())

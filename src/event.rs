@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use ed25519_dalek::SigningKey;
 
-use crate::canonical::{parse_canonical, to_canonical, Json, Object};
+use crate::canonical::{parse_value, to_canonical, write_canonical, Json, Object};
 use crate::did::ActorId;
 use crate::envelope::{Body, Envelope, ProducerProof, ScopeRef, SemanticRef};
 use crate::error::{schema, Code, Rejection};
@@ -105,14 +105,18 @@ impl<S> Event<S> {
 impl Event<Unverified> {
     /// Parses untrusted bytes: canonical form, envelope, id and kind-specific payload.
     pub fn parse(bytes: &[u8]) -> Result<Self, Rejection> {
-        let value = parse_canonical(bytes)?;
-        let Json::Object(mut obj) = value else {
+        let Json::Object(obj) = parse_value(bytes)? else {
             return Err(schema("an event must be a JSON object"));
         };
-        let (envelope, id, proof) = Envelope::read(&obj)?;
-        obj.remove("event_id");
-        obj.remove("producer_proof");
-        let preimage = to_canonical(&Json::Object(obj));
+        // One serialization pass gives both the canonical form (which must equal the input)
+        // and the preimage (the same members without `event_id` and `producer_proof`).
+        let (canonical, preimage) = canonical_and_preimage(&obj);
+        if canonical != bytes {
+            return Err(schema(
+                "not canonical JSON (whitespace, key order, number or escape spelling)",
+            ));
+        }
+        let (envelope, id, proof) = Envelope::read(obj)?;
         if EventId::of_preimage(id.suite(), &preimage) != id {
             return Err(Rejection::new(
                 Code::EventIdDigestMismatch,
@@ -160,6 +164,37 @@ impl Event<Verified> {
     pub fn from_bytes(bytes: &[u8], verifier: &Verifier) -> Result<Self, Rejection> {
         Event::parse(bytes)?.verify(verifier)
     }
+}
+
+/// Members left out of the preimage (PROFILE §3).
+const NOT_IN_PREIMAGE: [&str; 2] = ["event_id", "producer_proof"];
+
+/// The canonical bytes of an event object and of its preimage, serializing each member once.
+fn canonical_and_preimage(obj: &Object) -> (Vec<u8>, Vec<u8>) {
+    let mut full = Vec::with_capacity(1024);
+    let mut pre = Vec::with_capacity(1024);
+    full.push(b'{');
+    pre.push(b'{');
+    let mut member = Vec::new();
+    for (n, (key, value)) in obj.iter().enumerate() {
+        member.clear();
+        write_canonical(&Json::Str(key.to_owned()), &mut member);
+        member.push(b':');
+        write_canonical(value, &mut member);
+        if n > 0 {
+            full.push(b',');
+        }
+        full.extend_from_slice(&member);
+        if !NOT_IN_PREIMAGE.contains(&key) {
+            if pre.len() > 1 {
+                pre.push(b',');
+            }
+            pre.extend_from_slice(&member);
+        }
+    }
+    full.push(b'}');
+    pre.push(b'}');
+    (full, pre)
 }
 
 /// Authors an event: set the fields, sign with a key, get canonical bytes and the id.

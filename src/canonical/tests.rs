@@ -94,3 +94,23 @@ fn invalid_utf8_is_rejected() {
     assert_eq!(code(b"\"\xff\""), Code::SchemaViolation);
     assert_eq!(code(b"\"\xed\xa0\x80\""), Code::SchemaViolation);
 }
+
+#[test]
+fn escapes_are_found_at_every_position_of_long_strings() {
+    for len in [31usize, 32, 33, 64, 70, 100] {
+        for at in 0..len {
+            for special in ['"', '\\', '\n', '\u{1}'] {
+                let mut s: String = "a".repeat(len);
+                s.replace_range(at..=at, &special.to_string());
+                let bytes = to_canonical(&Json::Str(s.clone()));
+                let expected = serde_json::to_string(&s).unwrap();
+                assert_eq!(
+                    String::from_utf8(bytes.clone()).unwrap(),
+                    expected,
+                    "len {len} at {at}"
+                );
+                assert_eq!(parse_canonical(&bytes).unwrap(), Json::Str(s));
+            }
+        }
+    }
+}

@@ -69,7 +69,7 @@ const ENVELOPE_KEYS: [&str; 9] = [
 
 impl Envelope {
     /// Reads a parsed event object into the envelope, the stated id and the proof.
-    pub fn read(obj: &Object) -> Result<(Envelope, EventId, ProducerProof), Rejection> {
+    pub fn read(mut obj: Object) -> Result<(Envelope, EventId, ProducerProof), Rejection> {
         if let Some(extra) = obj.keys().find(|k| !ENVELOPE_KEYS.contains(k)) {
             return Err(schema(format!("unknown top-level field {extra:?}")));
         }
@@ -79,7 +79,8 @@ impl Envelope {
                 .ok_or_else(|| schema(format!("{key} must be a string")))
         };
         let event_id = EventId::parse(text("event_id")?)?;
-        let kind = text("kind")?;
+        let kind = text("kind")?.to_owned();
+        let kind = kind.as_str();
         if !is_kind(kind) {
             return Err(schema(format!("kind {kind:?} is not ak.<name>(.<name>)*")));
         }
@@ -102,14 +103,13 @@ impl Envelope {
         let actor = ActorId::from_json(obj.get("actor_id").unwrap_or(&Json::Null))?;
         let created_at = Timestamp::parse(text("created_at")?)?;
         let refs = read_refs(obj.get("semantic_refs"))?;
+        let proof = ProducerProof::read(obj.get("producer_proof").unwrap_or(&Json::Null))?;
         let payload = obj
-            .get("payload")
-            .cloned()
+            .remove("payload")
             .ok_or_else(|| schema("payload is required"))?;
         if payload.as_object().is_none() {
             return Err(schema("payload must be an object"));
         }
-        let proof = ProducerProof::read(obj.get("producer_proof").unwrap_or(&Json::Null))?;
         let envelope = Envelope {
             kind: kind.to_owned(),
             realm_id,
