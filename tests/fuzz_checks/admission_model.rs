@@ -19,7 +19,7 @@ use akledger::{
 };
 use arbitrary::{Arbitrary, Unstructured};
 
-use super::fixtures::{at, key, service, sidecar_key, XofRng};
+use super::fixtures::{at, key, service, sidecar_key, xof_rng};
 
 /// What the engine must do with a pool event once its dependencies are admitted.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -66,7 +66,7 @@ fn build_pool() -> Pool {
     };
     let mut keyring = Keyring::new();
     keyring.authorize(acct.principal().clone(), alt_key.verifying_key());
-    let mut rng = XofRng::new(b"admission pool");
+    let mut rng = xof_rng(b"admission pool");
     let mut items: Vec<(Event<Unverified>, Verdict)> = Vec::new();
     let mut raw: Vec<(Vec<u8>, Verdict)> = Vec::new();
     let note =

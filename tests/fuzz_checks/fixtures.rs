@@ -11,41 +11,15 @@ use akledger::{
     SidecarId, SidecarKey, StrandId, Timestamp, Unverified, Verified, Verifier,
 };
 use ed25519_dalek::SigningKey;
-use rand_core::{CryptoRng, RngCore};
 
-/// Deterministic RNG for nonces: the blake3 XOF of a fixed key and a label. Not a secret;
-/// it only makes authored events reproducible.
-pub struct XofRng(blake3::OutputReader);
+/// Deterministic RNG for nonces: the workload's keyed-blake3 stream, keyed by a label. Not a
+/// secret; it only makes authored events reproducible.
+pub type XofRng = akledger::workload::SeededRng;
 
-impl XofRng {
-    pub fn new(label: &[u8]) -> Self {
-        let mut h = blake3::Hasher::new_keyed(&[0x5a; 32]);
-        h.update(label);
-        XofRng(h.finalize_xof())
-    }
+/// The nonce stream for `label`.
+pub fn xof_rng(label: &[u8]) -> XofRng {
+    akledger::workload::SeededRng::new(*blake3::keyed_hash(&[0x5a; 32], label).as_bytes())
 }
-
-impl RngCore for XofRng {
-    fn next_u32(&mut self) -> u32 {
-        let mut b = [0u8; 4];
-        self.0.fill(&mut b);
-        u32::from_le_bytes(b)
-    }
-    fn next_u64(&mut self) -> u64 {
-        let mut b = [0u8; 8];
-        self.0.fill(&mut b);
-        u64::from_le_bytes(b)
-    }
-    fn fill_bytes(&mut self, dest: &mut [u8]) {
-        self.0.fill(dest);
-    }
-    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core::Error> {
-        self.0.fill(dest);
-        Ok(())
-    }
-}
-
-impl CryptoRng for XofRng {}
 
 /// A deterministic key from a one-byte pattern.
 pub fn key(seed: u8) -> SigningKey {
@@ -161,7 +135,7 @@ pub fn valid_events() -> &'static [(Event<Unverified>, SigningKey)] {
     static EVENTS: OnceLock<Vec<(Event<Unverified>, SigningKey)>> = OnceLock::new();
     EVENTS.get_or_init(|| {
         let w = World::get();
-        let mut rng = XofRng::new(b"valid_events");
+        let mut rng = xof_rng(b"valid_events");
         let realm_scope = ScopeRef::Realm {
             realm_id: w.realm_id(),
         };

@@ -7,7 +7,7 @@ use akledger::exchange::plaintext::{BINDING_SCHEMA, CONTROL_SCHEMA};
 use akledger::{fold_sidecar, Event, EventId, MemoryGraph, SidecarFold, Status, Verified};
 use arbitrary::{Arbitrary, Unstructured};
 
-use super::fixtures::{at, World, XofRng};
+use super::fixtures::{at, xof_rng, World, XofRng};
 
 const EXCHANGES: [&str; 3] = [
     "exchange-aaaaaaaaaaaaaaaaaaaa",
@@ -348,7 +348,7 @@ pub fn check(data: &[u8]) {
         world,
         made: Vec::new(),
     };
-    let mut rng = XofRng::new(b"fold");
+    let mut rng = xof_rng(b"fold");
     let mut events: Vec<Event<Verified>> = vec![world.realm.clone(), world.sidecar.clone()];
     for n in 0..10 {
         let Ok(spec) = Spec::arbitrary(&mut u) else {
