@@ -59,6 +59,14 @@ pub struct Index {
 }
 
 fn store_error(path: &Path, e: StoreError) -> Error {
+    // An OS failure (including "the directory is locked by another open ledger") is IO;
+    // everything else sled or the codecs report means the tables are damaged.
+    if let Some(source) = e.os_error() {
+        return Error::Io {
+            path: path.to_owned(),
+            source,
+        };
+    }
     Error::Corrupt {
         path: path.to_owned(),
         offset: 0,

@@ -47,6 +47,19 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// The operating-system error behind this failure, if it is one (a full disk, a
+    /// directory locked by another open database), as opposed to damaged data.
+    pub fn os_error(&self) -> Option<std::io::Error> {
+        match self {
+            StoreError::Sled(sled::Error::Io(e)) => {
+                Some(std::io::Error::new(e.kind(), e.to_string()))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Why bytes did not decode.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
