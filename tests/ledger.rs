@@ -598,3 +598,17 @@ fn readers_never_see_part_of_a_batch() {
     });
     assert_eq!(ledger.len(), events.len());
 }
+
+#[test]
+fn a_directory_holds_one_open_ledger_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = open(dir.path());
+    let err = Ledger::open(dir.path()).unwrap_err();
+    assert_eq!(err.fault(), akledger::Fault::Io, "{err}");
+    assert!(err.to_string().contains("index"), "{err}");
+    drop(first);
+    assert!(
+        Ledger::open(dir.path()).is_ok(),
+        "usable again once the first is closed"
+    );
+}

@@ -43,9 +43,11 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
         durability: config.durability,
         verify_on_open: false,
     };
+    // The index's sled lock is the ledger's directory lock: take it before the log is
+    // recovered, so a second opener never touches a log another ledger is writing.
+    let index = Index::open(&config.dir.join(INDEX_DIR))?;
     let (log, recovery) = SegmentLog::open(config.dir.join(LOG_DIR), opts).map_err(log_error)?;
     let reader = log.reader();
-    let index = Index::open(&config.dir.join(INDEX_DIR))?;
     let mut report = OpenReport {
         log: recovery,
         ..OpenReport::default()
