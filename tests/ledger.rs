@@ -2,14 +2,15 @@
 //! every admission rejection (with nothing written), out-of-order arrival, reopen and
 //! recovery, concurrency, and `check()`.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use akledger::canonical::Object;
 use akledger::workload::{realm_dag, writer_key, SplitMix};
 use akledger::{
-    ActorId, Appended, Code, Config, DidCoreId, Durability, EncryptedEnvelope, Event, EventBuilder,
-    EventId, Keyring, Ledger, ScopeRef, SidecarKey, Timestamp, Unverified,
+    ActorId, Appended, Code, Config, DidCoreId, Durability, Event, EventBuilder, EventId, Keyring,
+    Ledger, ScopeRef, Timestamp, Unverified,
 };
 use ed25519_dalek::SigningKey;
 
@@ -192,32 +193,7 @@ fn world(seed: u64) -> World {
 }
 
 fn control(w: &World, by: &SigningKey, scope: ScopeRef, created: u64) -> Event<Unverified> {
-    let sidecar_id = scope.sidecar_id().unwrap();
-    let ctx = akledger::encrypted::AadContext {
-        scope: &scope,
-        event_kind: "ak.agent.sidecar.exchange.control",
-        sender: &service(by),
-    };
-    let e = EncryptedEnvelope::seal(
-        &SidecarKey::from_bytes([9; 32]),
-        [1; 24],
-        akledger::encrypted::CONTROL_CONTENT_TYPE,
-        1,
-        "g",
-        &ctx,
-        b"{}",
-    );
-    let strand: akledger::StrandId = w.realm.id().retype();
-    let payload = Object::new()
-        .with("sidecar_id", sidecar_id.to_string().into())
-        .with(
-            "source_context_ref",
-            Object::new()
-                .with("kind", "strand".into())
-                .with("strand_id", strand.to_string().into())
-                .into(),
-        )
-        .with("encrypted_payload", e.to_json());
+    let payload = common::control_payload_in(scope, &service(by), w.realm.id().retype());
     EventBuilder::new(
         "ak.agent.sidecar.exchange.control",
         scope,

@@ -123,32 +123,7 @@ impl World {
 
     /// The outer payload of a well-formed exchange control for this world's sidecar.
     pub fn control_payload(&self) -> Object {
-        let scope = self.sidecar_scope();
-        let ctx = AadContext {
-            scope: &scope,
-            event_kind: "ak.agent.sidecar.exchange.control",
-            sender: &self.actor,
-        };
-        let sealed = EncryptedEnvelope::seal(
-            &SidecarKey::from_bytes([9; 32]),
-            [3; 24],
-            CONTROL_CONTENT_TYPE,
-            0,
-            "group-state-0",
-            &ctx,
-            b"{}",
-        );
-        let strand: StrandId = self.realm.id().retype();
-        Object::new()
-            .with("sidecar_id", self.sidecar_id().to_string().into())
-            .with(
-                "source_context_ref",
-                Object::new()
-                    .with("kind", "strand".into())
-                    .with("strand_id", strand.to_string().into())
-                    .into(),
-            )
-            .with("encrypted_payload", sealed.to_json())
+        control_payload_in(self.sidecar_scope(), &self.actor, self.realm.id().retype())
     }
 
     /// A well-formed exchange control by the sidecar's controller.
@@ -193,6 +168,39 @@ impl Default for World {
     fn default() -> Self {
         World::new()
     }
+}
+
+/// The outer payload of a well-formed exchange control naming the sidecar of `scope` (a
+/// sidecar scope) and `strand`, sealed as sent by `sender`.
+pub fn control_payload_in(scope: ScopeRef, sender: &ActorId, strand: StrandId) -> Object {
+    let ctx = AadContext {
+        scope: &scope,
+        event_kind: "ak.agent.sidecar.exchange.control",
+        sender,
+    };
+    let sealed = EncryptedEnvelope::seal(
+        &SidecarKey::from_bytes([9; 32]),
+        [3; 24],
+        CONTROL_CONTENT_TYPE,
+        0,
+        "group-state-0",
+        &ctx,
+        b"{}",
+    );
+    let sidecar = scope
+        .sidecar_id()
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    Object::new()
+        .with("sidecar_id", sidecar.into())
+        .with(
+            "source_context_ref",
+            Object::new()
+                .with("kind", "strand".into())
+                .with("strand_id", strand.to_string().into())
+                .into(),
+        )
+        .with("encrypted_payload", sealed.to_json())
 }
 
 /// The parsed top-level object of canonical event bytes.
