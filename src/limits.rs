@@ -38,6 +38,11 @@ pub const MAX_ADDRESSED_AGENTS: usize = 256;
 /// by what one exchange can hold.
 pub const MAX_CONTROL_ID_LIST: usize = 4096;
 
+/// Most bytes of events in one `append_batch` call. One batch is one log write that must fit
+/// the log's 256 MiB batch bound with its framing (23 bytes an entry); checked before any
+/// work, so an oversized batch is the caller's error and never reaches the log.
+pub const MAX_BATCH_BYTES: usize = 192 << 20;
+
 /// Most events in one `append_batch` call. One batch is one log write and one fsync; the bound
 /// keeps a batch's memory (≤ this × [`MAX_EVENT_BYTES`]) and commit latency finite.
 pub const MAX_BATCH_EVENTS: usize = 10_000;

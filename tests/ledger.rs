@@ -588,3 +588,15 @@ fn a_directory_holds_one_open_ledger_at_a_time() {
         "usable again once the first is closed"
     );
 }
+
+#[test]
+fn an_oversized_batch_is_refused_without_poisoning_the_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = open(dir.path());
+    let big = vec![b'x'; 1 << 20];
+    let too_many: Vec<&[u8]> = vec![&big; 200];
+    let err = ledger.append_batch(&too_many).unwrap_err();
+    assert_eq!(err.fault(), akledger::Fault::CallerMisuse, "{err}");
+    let events = realm_dag(11, 3, 1, 8).unwrap();
+    assert_eq!(ledger.append(events[0].bytes()).unwrap(), Appended::Admitted(events[0].id()));
+}

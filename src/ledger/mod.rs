@@ -34,7 +34,7 @@ use std::sync::{Mutex, RwLock};
 use crate::error::Error;
 use crate::event::Event;
 use crate::id::EventId;
-use crate::limits::MAX_BATCH_EVENTS;
+use crate::limits::{MAX_BATCH_BYTES, MAX_BATCH_EVENTS};
 use crate::proof::Verifier;
 use crate::store::log::{LogError, LogReader, SegmentLog};
 
@@ -113,6 +113,12 @@ impl Ledger {
             return Err(Error::Misuse(format!(
                 "batch of {} events exceeds {MAX_BATCH_EVENTS}",
                 items.len()
+            )));
+        }
+        let bytes: usize = items.iter().map(|b| b.as_ref().len()).sum();
+        if bytes > MAX_BATCH_BYTES {
+            return Err(Error::Misuse(format!(
+                "batch of {bytes} bytes exceeds {MAX_BATCH_BYTES}"
             )));
         }
         let verified = verify_batch::verify_all(items, &self.verifier, self.config.verify_threads);
