@@ -598,5 +598,8 @@ fn an_oversized_batch_is_refused_without_poisoning_the_ledger() {
     let err = ledger.append_batch(&too_many).unwrap_err();
     assert_eq!(err.fault(), akledger::Fault::CallerMisuse, "{err}");
     let events = realm_dag(11, 3, 1, 8).unwrap();
-    assert_eq!(ledger.append(events[0].bytes()).unwrap(), Appended::Admitted(events[0].id()));
+    assert_eq!(
+        ledger.append(events[0].bytes()).unwrap(),
+        Appended::Admitted(events[0].id())
+    );
 }

@@ -136,7 +136,7 @@ fn apply(bytes: &mut Vec<u8>, m: &Mutation, signer: &ed25519_dalek::SigningKey) 
                 *b ^= mask;
             }
         }
-        Mutation::Insert { at, byte } => bytes.insert(usize::from(*at) % (n + 1), *byte),
+        Mutation::Insert { at, byte } => bytes.insert(usize::from(*at) % (bytes.len() + 1), *byte),
         Mutation::Delete { at, len } => {
             let start = usize::from(*at) % n;
             let end = (start + usize::from(*len)).min(bytes.len());

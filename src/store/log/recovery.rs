@@ -102,6 +102,15 @@ fn checked_header(path: &Path, buf: &[u8], number: u32) -> Result<FileHeader, Lo
         let reason = format!("header names segment {}, file name {number}", h.segment);
         return Err(LogError::corrupt(path, 8, reason));
     }
+    // Batch seqs start at 1, so the first segment follows batch 0. Checked on every open
+    // (not only with `verify_on_open`), so a lenient open and a verifying one agree.
+    if number == 0 && h.base_seq != 0 {
+        return Err(LogError::corrupt(
+            path,
+            12,
+            "the first segment's base seq must be 0",
+        ));
+    }
     Ok(h)
 }
 
