@@ -7,6 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use akledger::exchange::{create_realm, create_sidecar};
 use akledger::workload::{realm_dag, writer_key, SplitMix};
 use akledger::{
     ActorId, Appended, Code, Config, DidCoreId, Durability, Event, EventBuilder, EventId, Keyring,
@@ -166,23 +167,13 @@ fn service(key: &SigningKey) -> ActorId {
 fn world(seed: u64) -> World {
     let controller = writer_key(seed, 100);
     let agent = writer_key(seed, 101);
-    let realm = EventBuilder::new(
-        "ak.realm.create",
-        ScopeRef::RealmGenesis,
+    let realm = create_realm(&controller, service(&controller), at(0)).unwrap();
+    let sidecar = create_sidecar(
+        &controller,
         service(&controller),
-        at(0),
-    )
-    .sign(&controller)
-    .unwrap();
-    let realm_id = realm.id().retype();
-    let sidecar = EventBuilder::new(
-        "ak.sidecar.create",
-        ScopeRef::Realm { realm_id },
-        service(&controller),
+        realm.id().retype(),
         at(1),
     )
-    .after([realm.id()])
-    .sign(&controller)
     .unwrap();
     World {
         controller,
