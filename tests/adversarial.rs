@@ -279,20 +279,17 @@ fn second_sidecar(f: &Fixture) -> akledger::Event<akledger::Unverified> {
 fn control_replayed_into_another_sidecar_is_forbidden() {
     let f = fixture();
     let other = second_sidecar(&f);
+    let sidecar_b: akledger::SidecarId = other.id().retype();
+    // Sets the outer payload's `sidecar_id` to sidecar B.
+    let name_b = |o: &mut Object| {
+        let mut payload = o.remove("payload").unwrap().as_object().cloned().unwrap();
+        set(&mut payload, "sidecar_id", sidecar_b.to_string().into());
+        o.insert("payload", payload.into());
+    };
     // The controller's valid control, re-pointed at sidecar B by its outer sidecar_id
     // while its scope still says A: the payload does not belong to its scope.
     let bytes = mutate(&f.w.control(), &f.w.key, |o| {
-        let mut payload = o.remove("payload").unwrap().as_object().cloned().unwrap();
-        set(
-            &mut payload,
-            "sidecar_id",
-            other
-                .id()
-                .retype::<akledger::id::SidecarKind>()
-                .to_string()
-                .into(),
-        );
-        o.insert("payload", payload.into());
+        name_b(o);
     });
     f.rejects(&bytes, Code::SidecarExchangeControlForbidden);
     // The same control with scope and payload both naming B, but authored by A's
@@ -303,17 +300,7 @@ fn control_replayed_into_another_sidecar_is_forbidden() {
     };
     let bytes = mutate(&f.w.control(), &f.w.key, |o| {
         set(o, "scope_ref", scope_b.to_json());
-        let mut payload = o.remove("payload").unwrap().as_object().cloned().unwrap();
-        set(
-            &mut payload,
-            "sidecar_id",
-            other
-                .id()
-                .retype::<akledger::id::SidecarKind>()
-                .to_string()
-                .into(),
-        );
-        o.insert("payload", payload.into());
+        name_b(o);
         set(
             o,
             "semantic_refs",
