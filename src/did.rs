@@ -140,6 +140,13 @@ pub enum ActorId {
     },
 }
 
+/// The canonical JSON text of the closed object.
+impl fmt::Display for ActorId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&String::from_utf8_lossy(&self.to_json().to_bytes()))
+    }
+}
+
 impl ActorId {
     /// The principal: `principal_id` of an account, `service_id` of a service.
     pub fn principal(&self) -> &DidCoreId {

@@ -100,6 +100,28 @@ impl<S> Event<S> {
     pub fn scope(&self) -> &ScopeRef {
         &self.inner.envelope.scope
     }
+
+    /// Every DAG edge of the event (PROFILE §5), deduplicated: its causal refs in ref order,
+    /// then the implied edges — the scope's create event, and for an
+    /// `ak.sidecar.context.attach` the strand's create event and the predecessor attach.
+    pub fn dependencies(&self) -> Vec<EventId> {
+        let mut deps = self.envelope().causal_refs();
+        let scope_dep = match self.scope() {
+            ScopeRef::RealmGenesis => None,
+            ScopeRef::Realm { realm_id } => Some(realm_id.retype()),
+            ScopeRef::Sidecar { sidecar_id, .. } => Some(sidecar_id.retype()),
+        };
+        let (strand, predecessor) = match self.body() {
+            Body::ContextAttach(a) => (Some(a.strand_id.retype()), a.predecessor),
+            _ => (None, None),
+        };
+        for dep in [scope_dep, strand, predecessor].into_iter().flatten() {
+            if !deps.contains(&dep) {
+                deps.push(dep);
+            }
+        }
+        deps
+    }
 }
 
 impl Event<Unverified> {

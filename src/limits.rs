@@ -29,14 +29,9 @@ pub const MAX_KIND_BYTES: usize = 128;
 /// Longest reference id or ref role we store for non-causal refs; the same order as an id.
 pub const MAX_REF_ID_BYTES: usize = 512;
 
-/// Most addressed agents in one exchange request. Bounds the per-exchange projection and the
-/// reassignment check; far above any real agent team.
-pub const MAX_ADDRESSED_AGENTS: usize = 256;
-
-/// Most ids in a control's `basis_event_ids` or `response_event_ids`. A basis is a set of
-/// maximal heads, so it is as wide as the number of concurrent writers; responses are bounded
-/// by what one exchange can hold.
-pub const MAX_CONTROL_ID_LIST: usize = 4096;
+// No id list inside a request or control plaintext has a bound of its own (PROFILE §8.2):
+// the event bound above is the only one. A helper-authored control basis is bounded by the
+// refs bound (`exchange::MAX_CONTROL_BASIS`), because each basis id needs an `after` ref.
 
 /// Most bytes of events in one `append_batch` call. One batch is one log write that must fit
 /// the log's 256 MiB batch bound with its framing (23 bytes an entry); checked before any

@@ -12,7 +12,7 @@ use akledger::canonical::{Json, Object};
 use akledger::exchange::{Act, ExchangeView, RequestContext, TrackRef};
 use akledger::{
     Appended, Code, Config, Durability, EventBuilder, ExchangeId, Keyring, Ledger, MemoryGraph,
-    Reason, ScopeRef, SidecarAuthor, SidecarInfo, SidecarKey, Verifier,
+    Reason, ScopeRef, SidecarAuthor, SidecarKey, Verifier,
 };
 use common::*;
 use tempfile::TempDir;
@@ -41,7 +41,7 @@ fn fixture() -> Fixture {
             .keyring(keyring(&w)),
     )
     .unwrap();
-    for e in [&w.realm, &w.sidecar] {
+    for e in w.genesis() {
         assert!(matches!(
             ledger.append(e.bytes()).unwrap(),
             Appended::Admitted(_)
@@ -349,11 +349,7 @@ fn control_whose_sidecar_lives_in_another_realm_is_forbidden() {
 fn control_naming_the_request_of_another_exchange_is_admitted_but_not_folded() {
     let f = fixture();
     let mut rng = rand_core::OsRng;
-    let info = SidecarInfo {
-        sidecar_id: f.w.sidecar_id(),
-        realm_id: f.w.realm_id(),
-        controller: f.w.actor.principal().clone(),
-    };
+    let info = f.w.info();
     let author = |k: ed25519_dalek::SigningKey| {
         let actor = service(&k);
         SidecarAuthor::new(
@@ -366,7 +362,7 @@ fn control_naming_the_request_of_another_exchange_is_admitted_but_not_folded() {
     };
     let controller = author(f.w.key.clone());
     let agent = service(&key(2)).principal().clone();
-    let strand = f.w.realm.id().retype();
+    let strand = f.w.strand_id();
     let track = TrackRef {
         realm_id: f.w.realm_id(),
         strand_id: strand,

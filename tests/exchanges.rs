@@ -79,11 +79,9 @@ fn projections_equal_a_full_refold_and_forgeries_are_refused() {
         .iter()
         .map(|e| e.clone().verify(&verifier).unwrap())
         .collect();
-    let info = akledger::exchange::SidecarInfo {
-        sidecar_id: w.sidecar,
-        realm_id: w.realm,
-        controller: w.controller.clone(),
-    };
+    // The sidecar create; fold_sidecar learns the attach from the events.
+    let info = akledger::exchange::SidecarInfo::of_create(&verified[1]).unwrap();
+    assert_eq!(info.sidecar_id, w.sidecar);
     let full = fold_sidecar(
         &info,
         &verified,

@@ -1,5 +1,6 @@
-//! Authoring: `realm create`, `sidecar create`, `exchange request|respond|control`. Each
-//! signs with a key file, appends to the ledger and prints the new event's id.
+//! Authoring: `realm create`, `strand create`, `sidecar create|attach`,
+//! `exchange request|respond|control`. Each signs with a key file, appends to the ledger
+//! and prints the new event's id.
 //!
 //! The signer acts as a service whose principal is its own `ak:did_core:key:` id. Times
 //! come from the clock, raised to the latest causal parent's when the clock is behind;
@@ -11,7 +12,7 @@ use akledger::canonical::Object;
 use akledger::exchange::{Act, ExchangeView, RequestContext, TrackRef};
 use akledger::{
     ActorId, Appended, DidCoreId, Event, EventId, ExchangeId, Ledger, Projection, RealmId,
-    SidecarAuthor, SidecarId, SidecarInfo, Timestamp, Unverified,
+    SidecarAuthor, SidecarId, SidecarInfo, StrandId, Timestamp, Unverified,
 };
 use ed25519_dalek::SigningKey;
 use rand_core::OsRng;
@@ -88,21 +89,11 @@ impl Signer {
         Ok(Timestamp::from_millis(at)?)
     }
 
-    /// The admitted create event of `sidecar`, as the fold's sidecar description.
+    /// The admitted sidecar, with its attaches, as the fold's sidecar description.
     fn sidecar(&self, sidecar: SidecarId) -> Result<SidecarInfo, CliError> {
-        let create = self
-            .ledger
-            .get(&sidecar.retype())?
-            .ok_or_else(|| CliError::Usage(format!("{sidecar}: no such sidecar in this ledger")))?;
-        let realm_id = create
-            .scope()
-            .realm_id()
-            .ok_or_else(|| CliError::Usage(format!("{sidecar}: not a sidecar")))?;
-        Ok(SidecarInfo {
-            sidecar_id: sidecar,
-            realm_id,
-            controller: create.actor().principal().clone(),
-        })
+        self.ledger
+            .sidecar_info(&sidecar)?
+            .ok_or_else(|| CliError::Usage(format!("{sidecar}: no such sidecar in this ledger")))
     }
 
     /// A sealing author in `sidecar` with the keyring's key at `epoch`.
@@ -129,6 +120,35 @@ impl Signer {
         extra: &[(&str, String)],
     ) -> Result<Outcome, CliError> {
         let outcome = self.ledger.append(event.bytes())?;
+        self.report(&event, &outcome, extra)
+    }
+
+    /// Appends `events` as one batch and reports like [`Signer::submit`]: the outcome of
+    /// the first event that was not admitted, else the first event's.
+    fn submit_all(
+        &self,
+        events: &[&Event<Unverified>],
+        extra: &[(&str, String)],
+    ) -> Result<Outcome, CliError> {
+        let outcomes = self.ledger.append_batch(
+            &events.iter().map(|e| e.bytes()).collect::<Vec<_>>(),
+        )?;
+        let mut pairs = events.iter().zip(&outcomes);
+        let first = pairs.clone().next();
+        let shown = pairs
+            .find(|(_, o)| !matches!(o, Appended::Admitted(_) | Appended::Duplicate(_)))
+            .or(first)
+            .ok_or_else(|| CliError::Usage("nothing to submit".into()))?;
+        self.report(shown.0, shown.1, extra)
+    }
+
+    fn report(
+        &self,
+        event: &Event<Unverified>,
+        outcome: &Appended,
+        extra: &[(&str, String)],
+    ) -> Result<Outcome, CliError> {
+        let outcome = outcome.clone();
         let rejected = matches!(outcome, Appended::Rejected { .. });
         if self.args.json {
             let mut obj: Object = outcome_json(&outcome, event.bytes());
@@ -182,15 +202,44 @@ pub fn realm_create(args: &AuthorArgs) -> Result<Outcome, CliError> {
     s.submit(event, &[("realm_id", realm.to_string())])
 }
 
-/// `akledger sidecar create --realm R`: prints the event id and the sidecar id, and puts a
-/// fresh epoch-1 sidecar key in the keyring file unless it has one.
-pub fn sidecar_create(args: &AuthorArgs, realm: &str) -> Result<Outcome, CliError> {
+/// `akledger strand create --realm R`: prints the event id and the strand id.
+pub fn strand_create(args: &AuthorArgs, realm: &str) -> Result<Outcome, CliError> {
     let s = Signer::new(args)?;
     let realm: RealmId = parse_id(realm)?;
     let at = s.now_after(&[realm.retype()])?;
-    let event = akledger::exchange::create_sidecar(&s.key, s.actor.clone(), realm, at)?;
-    let sidecar: SidecarId = event.id().retype();
-    let outcome = s.submit(event, &[("sidecar_id", sidecar.to_string())])?;
+    let event = akledger::exchange::create_strand(&s.key, s.actor.clone(), realm, at)?;
+    let strand: StrandId = event.id().retype();
+    s.submit(event, &[("strand_id", strand.to_string())])
+}
+
+/// `akledger sidecar create --realm R [--strand S]`: the sidecar, the controller's private
+/// strand (unless `S`, an existing strand of the realm, is given) and the version-1 attach,
+/// in one batch. Prints the sidecar create's id, the sidecar id and the strand id, and puts
+/// a fresh epoch-1 sidecar key in the keyring file unless it has one.
+pub fn sidecar_create(
+    args: &AuthorArgs,
+    realm: &str,
+    strand: Option<&str>,
+) -> Result<Outcome, CliError> {
+    let s = Signer::new(args)?;
+    let realm: RealmId = parse_id(realm)?;
+    let strand: Option<StrandId> = strand.map(parse_id).transpose()?;
+    let mut parents = vec![realm.retype()];
+    parents.extend(strand.map(|st| st.retype()));
+    let at = s.now_after(&parents)?;
+    let private =
+        akledger::exchange::create_private_sidecar(&s.key, s.actor.clone(), realm, strand, at)?;
+    let sidecar = private.info.sidecar_id;
+    let mut events = vec![&private.sidecar];
+    if strand.is_none() {
+        events.push(&private.strand);
+    }
+    events.push(&private.attach);
+    let extra = [
+        ("sidecar_id", sidecar.to_string()),
+        ("strand_id", private.attach_strand().to_string()),
+    ];
+    let outcome = s.submit_all(&events, &extra)?;
     if outcome == Outcome::Clean {
         let path = args.ledger.keyring_target();
         if ensure_sidecar_key(&path, sidecar, 1)? {
@@ -198,6 +247,26 @@ pub fn sidecar_create(args: &AuthorArgs, realm: &str) -> Result<Outcome, CliErro
         }
     }
     Ok(outcome)
+}
+
+/// `akledger sidecar attach --sidecar X --strand S`: the controller binds the sidecar to
+/// another strand of its realm (the next attach version). Prints the event id.
+pub fn sidecar_attach(args: &AuthorArgs, sidecar: &str, strand: &str) -> Result<Outcome, CliError> {
+    let s = Signer::new(args)?;
+    let sidecar: SidecarId = parse_id(sidecar)?;
+    let strand: StrandId = parse_id(strand)?;
+    let info = s.sidecar(sidecar)?;
+    let latest = info
+        .attaches
+        .iter()
+        .max_by_key(|a| (a.version, a.event_id.digest()))
+        .map(|a| (a.event_id, a.version));
+    let mut parents = vec![sidecar.retype(), strand.retype()];
+    parents.extend(latest.map(|l| l.0));
+    let at = s.now_after(&parents)?;
+    let event =
+        akledger::exchange::attach_context(&s.key, s.actor.clone(), &info, strand, latest, at)?;
+    s.submit(event, &[])
 }
 
 /// What `exchange request` asks.
@@ -224,10 +293,20 @@ pub fn request(args: &AuthorArgs, r: &RequestArgs<'_>) -> Result<Outcome, CliErr
     let sidecar: SidecarId = parse_id(r.sidecar)?;
     let author = s.author(sidecar, r.epoch)?;
     let info = s.sidecar(sidecar)?;
-    let at = s.now_after(&[sidecar.retype()])?;
+    // The sidecar's current context: the latest attach (PROFILE §6, §8.1).
+    let attach = info
+        .attaches
+        .iter()
+        .max_by_key(|a| (a.version, a.event_id.digest()))
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "{sidecar} has no attached strand (attach one with `akledger sidecar attach`)"
+            ))
+        })?;
+    let at = s.now_after(&[sidecar.retype(), attach.event_id])?;
     let track = TrackRef {
         realm_id: info.realm_id,
-        strand_id: sidecar.retype(),
+        strand_id: attach.strand_id,
         track_name: r.track.to_string(),
     };
     let agents = r
@@ -291,10 +370,16 @@ pub fn control(
         ControlArg::Close => Act::Close,
         ControlArg::Cancel => Act::Cancel,
         ControlArg::Fail { code } => Act::Fail(code.clone()),
-        ControlArg::Reassign { to } => Act::Reassign {
-            expected: p.coordinator_agent_id.clone(),
-            new: did(to)?,
-        },
+        ControlArg::Reassign { to } => {
+            let new = did(to)?;
+            if new == p.coordinator_agent_id {
+                return Err(CliError::Usage(format!("{new} is already the coordinator")));
+            }
+            Act::Reassign {
+                expected: p.coordinator_agent_id.clone(),
+                new,
+            }
+        }
     };
     let view = ExchangeView::of(&p);
     let mut parents = view.facts.clone();

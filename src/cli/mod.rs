@@ -296,6 +296,11 @@ enum Command {
         #[command(subcommand)]
         action: SidecarCmd,
     },
+    /// Author strand events.
+    Strand {
+        #[command(subcommand)]
+        action: StrandCmd,
+    },
     /// Check each event of a log on its own (id, canonical form, proof), without a ledger.
     ///
     /// Prints one line per event: its id and `ok`, or the PROFILE error code and why.
@@ -361,10 +366,42 @@ enum RealmCmd {
 
 #[derive(Subcommand, Debug)]
 enum SidecarCmd {
-    /// Create your sidecar in a realm (you become its controller); prints the event id and
-    /// the sidecar id, and adds a fresh epoch-1 sidecar key to the keyring file.
+    /// Create your sidecar in a realm (you become its controller), with your private strand
+    /// attached (version 1); prints the event id, the sidecar id and the strand id, and adds
+    /// a fresh epoch-1 sidecar key to the keyring file.
     ///
     /// Example: akledger sidecar create --realm ak:realm:… --key alice.key.json
+    Create {
+        /// The realm.
+        #[arg(long, value_name = "ID")]
+        realm: String,
+        /// Attach this existing strand of the realm instead of creating one.
+        #[arg(long, value_name = "ID")]
+        strand: Option<String>,
+        #[command(flatten)]
+        author: AuthorArgs,
+    },
+    /// Attach your sidecar to another strand of its realm (controller only): the next
+    /// attach version; requests and controls from then on name that strand.
+    ///
+    /// Example: akledger sidecar attach --sidecar ak:sidecar:… --strand ak:strand:… --key alice.key.json
+    Attach {
+        /// The sidecar.
+        #[arg(long, value_name = "ID")]
+        sidecar: String,
+        /// The strand.
+        #[arg(long, value_name = "ID")]
+        strand: String,
+        #[command(flatten)]
+        author: AuthorArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum StrandCmd {
+    /// Create a strand in a realm; prints the event id and the strand id.
+    ///
+    /// Example: akledger strand create --realm ak:realm:… --key alice.key.json
     Create {
         /// The realm.
         #[arg(long, value_name = "ID")]
@@ -601,8 +638,24 @@ pub fn run() -> ExitCode {
             action: RealmCmd::Create { author },
         } => author::realm_create(&author),
         Command::Sidecar {
-            action: SidecarCmd::Create { realm, author },
-        } => author::sidecar_create(&author, &realm),
+            action:
+                SidecarCmd::Create {
+                    realm,
+                    strand,
+                    author,
+                },
+        } => author::sidecar_create(&author, &realm, strand.as_deref()),
+        Command::Sidecar {
+            action:
+                SidecarCmd::Attach {
+                    sidecar,
+                    strand,
+                    author,
+                },
+        } => author::sidecar_attach(&author, &sidecar, &strand),
+        Command::Strand {
+            action: StrandCmd::Create { realm, author },
+        } => author::strand_create(&author, &realm),
     };
     output::finish(result)
 }

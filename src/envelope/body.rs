@@ -1,10 +1,10 @@
 //! Kind-specific payload rules (PROFILE §6) and the typed view of what a payload means.
 
-use crate::canonical::Json;
+use crate::canonical::{Json, Object};
 use crate::did::only_keys;
 use crate::encrypted::EncryptedEnvelope;
 use crate::error::{schema, Code, Rejection};
-use crate::id::{SidecarId, StrandId};
+use crate::id::{EventId, SidecarId, StrandId};
 
 use super::ScopeRef;
 
@@ -18,6 +18,8 @@ pub const MESSAGE_CREATE: &str = "ak.message.create";
 pub const EXCHANGE_CONTROL: &str = "ak.agent.sidecar.exchange.control";
 /// Kind of strand creation events.
 pub const STRAND_CREATE: &str = "ak.strand.create";
+/// Kind of the event binding a sidecar to its private strand.
+pub const CONTEXT_ATTACH: &str = "ak.sidecar.context.attach";
 
 /// What an event's payload means to this engine.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -26,6 +28,10 @@ pub enum Body {
     RealmCreate,
     /// `ak.sidecar.create` with payload `{}`.
     SidecarCreate,
+    /// `ak.strand.create` in realm scope; the payload is opaque.
+    StrandCreate,
+    /// `ak.sidecar.context.attach`: binds the sidecar to its private strand (PROFILE §6).
+    ContextAttach(Attach),
     /// `ak.message.create` in sidecar scope: an encrypted message.
     SidecarMessage {
         /// The encrypted plaintext `{"body", "sidecar_exchange_binding"?}`.
@@ -61,6 +67,9 @@ impl Body {
                 Err(schema("ak.sidecar.create payload must be {}"))
             }
             (SIDECAR_CREATE, _) => Err(schema("ak.sidecar.create must have realm scope")),
+            (STRAND_CREATE, ScopeRef::Realm { .. }) => Ok(Body::StrandCreate),
+            (STRAND_CREATE, _) => Err(schema("ak.strand.create must have realm scope")),
+            (CONTEXT_ATTACH, _) => Attach::read(scope, obj).map(Body::ContextAttach),
             (MESSAGE_CREATE, ScopeRef::Sidecar { .. }) => {
                 only_keys(obj, &["encrypted_payload"], "sidecar message payload")?;
                 let e = obj.get("encrypted_payload").unwrap_or(&Json::Null);
@@ -77,6 +86,89 @@ impl Body {
             _ => Ok(Body::Other),
         }
     }
+}
+
+/// The closed payload of `ak.sidecar.context.attach` (PROFILE §6).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub struct Attach {
+    /// The sidecar (equal to the scope's).
+    pub sidecar_id: SidecarId,
+    /// `source_context_ref.strand_id`: the private strand.
+    pub strand_id: StrandId,
+    /// `version`, at least 1.
+    pub version: u64,
+    /// `predecessor_event_ref`: present exactly when `version` > 1.
+    pub predecessor: Option<EventId>,
+}
+
+impl Attach {
+    /// Reads the payload; every failure is `schema_violation`.
+    fn read(scope: &ScopeRef, obj: &Object) -> Result<Attach, Rejection> {
+        let ScopeRef::Sidecar {
+            sidecar_id: scope_sidecar,
+            ..
+        } = scope
+        else {
+            return Err(schema("ak.sidecar.context.attach must have sidecar scope"));
+        };
+        let required = ["sidecar_id", "source_context_ref", "version"];
+        if obj.get("predecessor_event_ref").is_some() {
+            only_keys(
+                obj,
+                &[
+                    "predecessor_event_ref",
+                    "sidecar_id",
+                    "source_context_ref",
+                    "version",
+                ],
+                "context attach payload",
+            )?;
+        } else {
+            only_keys(obj, &required, "context attach payload")?;
+        }
+        let sidecar_id = SidecarId::parse(obj.get("sidecar_id").and_then(Json::as_str).unwrap_or_default())?;
+        if sidecar_id != *scope_sidecar {
+            return Err(schema("payload.sidecar_id differs from the scope's sidecar"));
+        }
+        let strand_id = strand_ref(obj).map_err(schema)?;
+        let version = obj
+            .get("version")
+            .and_then(Json::as_i64)
+            .and_then(|v| u64::try_from(v).ok())
+            .filter(|v| *v >= 1)
+            .ok_or_else(|| schema("payload.version must be an integer of at least 1"))?;
+        let predecessor = obj
+            .get("predecessor_event_ref")
+            .map(|v| EventId::parse(v.as_str().unwrap_or_default()))
+            .transpose()?;
+        match (version, predecessor) {
+            (1, Some(_)) => Err(schema("version 1 has no predecessor_event_ref")),
+            (2.., None) => Err(schema("a version above 1 needs predecessor_event_ref")),
+            _ => Ok(Attach {
+                sidecar_id,
+                strand_id,
+                version,
+                predecessor,
+            }),
+        }
+    }
+}
+
+/// `source_context_ref` = `{"kind":"strand","strand_id"}`, closed.
+fn strand_ref(obj: &Object) -> Result<StrandId, String> {
+    let ctx = obj
+        .get("source_context_ref")
+        .and_then(Json::as_object)
+        .ok_or("source_context_ref must be an object")?;
+    only_keys(ctx, &["kind", "strand_id"], "source_context_ref")
+        .map_err(|e| e.message().to_owned())?;
+    if ctx.get("kind").and_then(Json::as_str) != Some("strand") {
+        return Err("source_context_ref.kind must be strand".into());
+    }
+    ctx.get("strand_id")
+        .and_then(Json::as_str)
+        .and_then(|s| StrandId::parse(s).ok())
+        .ok_or_else(|| "source_context_ref.strand_id must be a strand id".into())
 }
 
 /// The outer control payload; every failure is `sidecar_exchange_control_forbidden`.
@@ -103,20 +195,7 @@ fn read_control(scope: &ScopeRef, payload: &Json) -> Result<Body, String> {
     if sidecar_id != *scope_sidecar {
         return Err("payload.sidecar_id differs from the scope's sidecar".into());
     }
-    let ctx = obj
-        .get("source_context_ref")
-        .and_then(Json::as_object)
-        .ok_or("source_context_ref must be an object")?;
-    only_keys(ctx, &["kind", "strand_id"], "source_context_ref")
-        .map_err(|e| e.message().to_owned())?;
-    if ctx.get("kind").and_then(Json::as_str) != Some("strand") {
-        return Err("source_context_ref.kind must be strand".into());
-    }
-    let strand_id = ctx
-        .get("strand_id")
-        .and_then(Json::as_str)
-        .and_then(|s| StrandId::parse(s).ok())
-        .ok_or("source_context_ref.strand_id must be a strand id")?;
+    let strand_id = strand_ref(obj)?;
     let encrypted =
         EncryptedEnvelope::from_json(obj.get("encrypted_payload").unwrap_or(&Json::Null))
             .map_err(|e| e.message().to_owned())?;

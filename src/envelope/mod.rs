@@ -9,7 +9,8 @@ mod refs;
 mod scope;
 
 pub use body::{
-    Body, EXCHANGE_CONTROL, MESSAGE_CREATE, REALM_CREATE, SIDECAR_CREATE, STRAND_CREATE,
+    Attach, Body, CONTEXT_ATTACH, EXCHANGE_CONTROL, MESSAGE_CREATE, REALM_CREATE, SIDECAR_CREATE,
+    STRAND_CREATE,
 };
 pub use refs::{is_code, SemanticRef, CAUSAL_ROLES};
 pub use scope::ScopeRef;

@@ -4,7 +4,15 @@
 //!
 //! Controls compute their own `basis_event_ids` (maximal heads of the exchange facts the
 //! author has seen, an [`ExchangeView`]) and `response_event_ids` (the validated responses
-//! that basis covers), and carry an `after` ref to every basis id.
+//! that basis covers), and carry an `after` ref to every basis id. A basis has at most
+//! [`MAX_CONTROL_BASIS`] ids (each needs an `after` ref, PROFILE §3, §8.2): with more
+//! concurrent exchange heads than that, the helper keeps the heads that cover the request
+//! first, then the rest in canonical order, up to the bound — only what that basis covers
+//! folds, so a controller can always end an exchange.
+//!
+//! A sidecar is created with its controller's private strand attached
+//! ([`create_private_sidecar`]); requests name the sidecar's current context and carry an
+//! `after` ref to the attach that makes it current (PROFILE §6, §8.1).
 
 use ed25519_dalek::SigningKey;
 use rand_core::CryptoRngCore;
@@ -15,15 +23,18 @@ use crate::encrypted::{
     AadContext, EncryptedEnvelope, SidecarKey, CONTROL_CONTENT_TYPE, MESSAGE_CONTENT_TYPE,
     NONCE_LEN,
 };
-use crate::envelope::{ScopeRef, EXCHANGE_CONTROL, MESSAGE_CREATE, REALM_CREATE, SIDECAR_CREATE};
-use crate::error::Rejection;
+use crate::envelope::{
+    ScopeRef, CONTEXT_ATTACH, EXCHANGE_CONTROL, MESSAGE_CREATE, REALM_CREATE, SIDECAR_CREATE,
+    STRAND_CREATE,
+};
+use crate::error::{schema, Rejection};
 use crate::event::{Event, EventBuilder, Unverified};
-use crate::id::{EventId, EventKind, RealmId, StrandId};
+use crate::id::{EventId, EventKind, RealmId, SidecarId, StrandId};
 use crate::keyring::Keyring;
 use crate::time::Timestamp;
 
 use super::causality::Causality;
-use super::classify::SidecarInfo;
+use super::classify::{ContextAttach, SidecarInfo};
 use super::plaintext::{
     Action, Binding, ControlPlaintext, ExchangeId, MessagePlaintext, RequestContext, Role,
     TerminalKind,
@@ -47,6 +58,117 @@ pub fn create_sidecar(
     at: Timestamp,
 ) -> Result<Event<Unverified>, Rejection> {
     EventBuilder::new(SIDECAR_CREATE, ScopeRef::Realm { realm_id }, actor, at).sign(key)
+}
+
+/// Most ids a helper-authored control puts in its basis: one `after` ref each, within the
+/// 128 refs of an event (PROFILE §3, §8.2).
+pub const MAX_CONTROL_BASIS: usize = crate::limits::MAX_SEMANTIC_REFS;
+
+/// `ak.strand.create` in `realm_id` by `actor`; the payload is `{}`.
+pub fn create_strand(
+    key: &SigningKey,
+    actor: ActorId,
+    realm_id: RealmId,
+    at: Timestamp,
+) -> Result<Event<Unverified>, Rejection> {
+    EventBuilder::new(STRAND_CREATE, ScopeRef::Realm { realm_id }, actor, at).sign(key)
+}
+
+/// `ak.sidecar.context.attach` of `sidecar` to `strand_id` at `version`; `predecessor` is the
+/// attach with version − 1 (required above version 1, PROFILE §6). The author must be the
+/// sidecar's controller.
+pub fn attach_context(
+    key: &SigningKey,
+    actor: ActorId,
+    sidecar: &SidecarInfo,
+    strand_id: StrandId,
+    predecessor: Option<(EventId, u64)>,
+    at: Timestamp,
+) -> Result<Event<Unverified>, Rejection> {
+    let version = match predecessor {
+        None => 1,
+        Some((_, v)) => v
+            .checked_add(1)
+            .ok_or_else(|| schema("attach version overflow"))?,
+    };
+    let context = Object::new()
+        .with("kind", "strand".into())
+        .with("strand_id", strand_id.to_string().into());
+    let mut payload = Object::new()
+        .with("sidecar_id", sidecar.sidecar_id.to_string().into())
+        .with("source_context_ref", context.into())
+        .with("version", Json::Int(i64::try_from(version).unwrap_or(i64::MAX)));
+    if let Some((pred, _)) = predecessor {
+        payload.insert("predecessor_event_ref", pred.to_string().into());
+    }
+    let scope = ScopeRef::Sidecar {
+        realm_id: sidecar.realm_id,
+        sidecar_id: sidecar.sidecar_id,
+    };
+    EventBuilder::new(CONTEXT_ATTACH, scope, actor, at)
+        .payload(payload.into())
+        .sign(key)
+}
+
+/// A sidecar with its controller's private strand attached: three events, in causal order.
+#[derive(Clone, Debug)]
+pub struct PrivateSidecar {
+    /// `ak.sidecar.create`.
+    pub sidecar: Event<Unverified>,
+    /// `ak.strand.create`: the controller's private strand.
+    pub strand: Event<Unverified>,
+    /// `ak.sidecar.context.attach`, version 1.
+    pub attach: Event<Unverified>,
+    /// The sidecar as the fold and the authors see it, the attach included.
+    pub info: SidecarInfo,
+}
+
+impl PrivateSidecar {
+    /// The three events, in causal order.
+    pub fn events(&self) -> [&Event<Unverified>; 3] {
+        [&self.sidecar, &self.strand, &self.attach]
+    }
+
+    /// The strand created with the sidecar (attached unless another one was given).
+    pub fn strand_id(&self) -> StrandId {
+        self.strand.id().retype()
+    }
+
+    /// The strand the version-1 attach binds the sidecar to.
+    pub fn attach_strand(&self) -> StrandId {
+        self.info
+            .attaches
+            .first()
+            .map_or_else(|| self.strand_id(), |a| a.strand_id)
+    }
+}
+
+/// `ak.sidecar.create` in `realm_id` by `actor`, plus the controller's private strand
+/// (`ak.strand.create`, or `strand` when given: a strand already created in the realm) and
+/// the version-1 attach binding the sidecar to it (PROFILE §6).
+pub fn create_private_sidecar(
+    key: &SigningKey,
+    actor: ActorId,
+    realm_id: RealmId,
+    strand: Option<StrandId>,
+    at: Timestamp,
+) -> Result<PrivateSidecar, Rejection> {
+    let sidecar = create_sidecar(key, actor.clone(), realm_id, at)?;
+    let new_strand = create_strand(key, actor.clone(), realm_id, at)?;
+    let strand_id = strand.unwrap_or_else(|| new_strand.id().retype());
+    let mut info = SidecarInfo::new(sidecar.id().retype(), realm_id, actor.clone());
+    let attach = attach_context(key, actor, &info, strand_id, None, at)?;
+    info.attaches.push(ContextAttach {
+        event_id: attach.id(),
+        strand_id,
+        version: 1,
+    });
+    Ok(PrivateSidecar {
+        sidecar,
+        strand: new_strand,
+        attach,
+        info,
+    })
 }
 
 /// What a control author has seen of an exchange.
@@ -149,11 +271,26 @@ impl SidecarAuthor {
         at: Timestamp,
         rng: &mut impl CryptoRngCore,
     ) -> Result<Event<Unverified>, Rejection> {
+        // The request names the sidecar's current context and follows the attach making it
+        // current (PROFILE §8.1): the latest attach this author knows.
+        let attach = self
+            .sidecar
+            .attaches
+            .iter()
+            .max_by_key(|a| (a.version, a.event_id.digest()))
+            .ok_or_else(|| schema("the sidecar has no attached strand to request in"))?;
+        if attach.strand_id != context.source_track_ref().strand_id {
+            return Err(schema(format!(
+                "a request must name the sidecar's current context {}",
+                attach.strand_id
+            )));
+        }
+        let after = [attach.event_id];
         let binding = Binding {
             exchange_id: exchange_id.clone(),
             role: Role::Request(context),
         };
-        self.message(Some(binding), body, &[], at, rng)
+        self.message(Some(binding), body, &after, at, rng)
     }
 
     /// A `user_facing_response` to `request_event_id`; `completes` names the coordinator
@@ -230,7 +367,8 @@ impl SidecarAuthor {
     }
 
     /// A control of `act` over what `view` has seen: basis = maximal heads of the seen
-    /// facts, responses = the seen validated responses that basis covers.
+    /// facts (at most [`MAX_CONTROL_BASIS`] of them, see the module doc), responses = the
+    /// seen validated responses that basis covers.
     pub fn control(
         &self,
         view: &ExchangeView,
@@ -239,7 +377,7 @@ impl SidecarAuthor {
         at: Timestamp,
         rng: &mut impl CryptoRngCore,
     ) -> Result<Event<Unverified>, Rejection> {
-        let basis = causality.heads_of(&view.facts);
+        let basis = bounded_basis(causality.heads_of(&view.facts), view, causality);
         let mut response_event_ids = causality.covered_among(&basis, &view.validated_responses);
         response_event_ids.sort();
         let terminal = |kind| Action::Terminal {
@@ -282,6 +420,11 @@ impl SidecarAuthor {
             .with("source_context_ref", context.into())
             .with("encrypted_payload", sealed.to_json());
         self.sign(EXCHANGE_CONTROL, payload.into(), after, at)
+    }
+
+    /// The sidecar this author writes into.
+    pub fn sidecar_id(&self) -> SidecarId {
+        self.sidecar.sidecar_id
     }
 
     fn scope(&self) -> ScopeRef {
@@ -330,4 +473,26 @@ impl SidecarAuthor {
             .after(after.iter().copied())
             .sign(&self.key)
     }
+}
+
+/// At most [`MAX_CONTROL_BASIS`] of `heads` (canonical order in, canonical order out): the
+/// heads covering the request first, then the others, each group in canonical order.
+fn bounded_basis(
+    heads: Vec<EventId>,
+    view: &ExchangeView,
+    causality: &impl Causality,
+) -> Vec<EventId> {
+    if heads.len() <= MAX_CONTROL_BASIS {
+        return heads;
+    }
+    let (covering, others): (Vec<EventId>, Vec<EventId>) = heads
+        .into_iter()
+        .partition(|h| causality.covers(&[*h], &view.request_event_id));
+    let mut basis: Vec<EventId> = covering
+        .into_iter()
+        .chain(others)
+        .take(MAX_CONTROL_BASIS)
+        .collect();
+    basis.sort();
+    basis
 }

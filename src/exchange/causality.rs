@@ -53,16 +53,10 @@ impl MemoryGraph {
         graph
     }
 
-    /// Adds `event` with its edges: `after` / `parent_event` refs and the scope edge to the
-    /// realm's or sidecar's create event.
+    /// Adds `event` with its edges ([`Event::dependencies`]): `after` / `parent_event` refs
+    /// and the implied edges of PROFILE §5.
     pub fn insert(&mut self, event: &Event<Verified>) {
-        let mut parents = event.envelope().causal_refs();
-        if let Some(create) = scope_parent(event.scope()) {
-            if !parents.contains(&create) {
-                parents.push(create);
-            }
-        }
-        self.parents.insert(event.id(), parents);
+        self.parents.insert(event.id(), event.dependencies());
     }
 
     /// Every event reachable from `from` (inclusive).

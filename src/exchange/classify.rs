@@ -3,13 +3,14 @@
 //! fold needs. The result depends on the event and the key alone, so the ledger can cache
 //! it per admitted event and refold an exchange without decrypting again.
 
-use crate::did::DidCoreId;
+use crate::did::{ActorId, DidCoreId};
 use crate::encrypted::{AadContext, EncryptedEnvelope, CONTROL_CONTENT_TYPE, MESSAGE_CONTENT_TYPE};
 use crate::envelope::Body;
 use crate::event::{Event, Verified};
 use crate::id::{EventId, RealmId, SidecarId, StrandId};
 use crate::keyring::Keyring;
 
+use super::causality::Causality;
 use super::plaintext::{
     Binding, ControlPlaintext, ExchangeId, MessageError, MessagePlaintext, Role,
 };
@@ -22,21 +23,59 @@ pub struct SidecarInfo {
     pub sidecar_id: SidecarId,
     /// Its realm.
     pub realm_id: RealmId,
-    /// The principal of the sidecar create's actor.
-    pub controller: DidCoreId,
+    /// The controller: the sidecar create's complete actor (PROFILE §1, §6).
+    pub controller: ActorId,
+    /// The sidecar's context attaches known so far (PROFILE §6), in any order.
+    pub attaches: Vec<ContextAttach>,
+}
+
+/// An `ak.sidecar.context.attach` of the sidecar by its controller.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub struct ContextAttach {
+    /// The attach event.
+    pub event_id: EventId,
+    /// The strand it binds the sidecar to.
+    pub strand_id: StrandId,
+    /// Its version.
+    pub version: u64,
 }
 
 impl SidecarInfo {
+    /// A sidecar with no attach known yet.
+    pub fn new(sidecar_id: SidecarId, realm_id: RealmId, controller: ActorId) -> Self {
+        SidecarInfo {
+            sidecar_id,
+            realm_id,
+            controller,
+            attaches: Vec::new(),
+        }
+    }
+
     /// The sidecar made by `create`, if it is an `ak.sidecar.create`.
     pub fn of_create(create: &Event<Verified>) -> Option<Self> {
         match create.body() {
-            Body::SidecarCreate => Some(SidecarInfo {
-                sidecar_id: create.id().retype(),
-                realm_id: create.scope().realm_id()?,
-                controller: create.actor().principal().clone(),
-            }),
+            Body::SidecarCreate => Some(SidecarInfo::new(
+                create.id().retype(),
+                create.scope().realm_id()?,
+                create.actor().clone(),
+            )),
             _ => None,
         }
+    }
+
+    /// The sidecar's current context as seen from `event` (PROFILE §6): the strand of the
+    /// attach with the greatest version among those `event` covers (ties: greatest digest
+    /// bytes); `None` when it covers no attach.
+    pub fn current_context(
+        &self,
+        event: &EventId,
+        causality: &impl Causality,
+    ) -> Option<StrandId> {
+        self.attaches
+            .iter()
+            .filter(|a| causality.covers(&[*event], &a.event_id))
+            .max_by_key(|a| (a.version, a.event_id.digest()))
+            .map(|a| a.strand_id)
     }
 }
 
@@ -63,6 +102,8 @@ pub struct ExchangeItem {
     pub exchange_id: ExchangeId,
     /// The principal of its actor.
     pub author: DidCoreId,
+    /// True when its actor is the controller (complete ActorId, PROFILE §1).
+    pub by_controller: bool,
     /// Targets of its causal `after` refs, in canonical order.
     pub after: Vec<EventId>,
     /// What it says.
@@ -83,6 +124,8 @@ pub enum Classified {
     Exchange(Box<ExchangeItem>),
     /// A message without binding: not an exchange event, never listed.
     Plain(EventId),
+    /// The controller's context attach: the fold needs it to know the current context.
+    Attach(ContextAttach),
     /// Never folds, whatever else is admitted.
     Unbound(NotFolded),
 }
@@ -131,7 +174,7 @@ pub fn classify(
             encrypted,
             ..
         } => {
-            if *event.actor().principal() != sidecar.controller {
+            if *event.actor() != sidecar.controller {
                 return Some(unbound(None, Reason::ControlNotByController));
             }
             let plaintext = match open(sidecar, event, keyring, encrypted, CONTROL_CONTENT_TYPE)
@@ -148,12 +191,20 @@ pub fn classify(
             };
             (fact, exchange_id)
         }
+        Body::ContextAttach(a) if *event.actor() == sidecar.controller => {
+            return Some(Classified::Attach(ContextAttach {
+                event_id: event.id(),
+                strand_id: a.strand_id,
+                version: a.version,
+            }))
+        }
         _ => return None,
     };
     Some(Classified::Exchange(Box::new(ExchangeItem {
         event_id: event.id(),
         exchange_id,
         author: event.actor().principal().clone(),
+        by_controller: *event.actor() == sidecar.controller,
         after: after_refs(event),
         fact,
     })))

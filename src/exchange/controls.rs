@@ -1,6 +1,8 @@
 //! Controls of one exchange: static validity (PROFILE §8.3), conflict losers and the causal
 //! chain (§8.4), and the transitions that chain drives (§8.5).
 
+use std::collections::HashSet;
+
 use crate::did::DidCoreId;
 use crate::id::{EventId, StrandId};
 
@@ -30,11 +32,12 @@ impl Control<'_> {
 }
 
 /// §8.3: why `control` is not valid, if it is not. `validated` holds every validated
-/// response of the exchange.
+/// response of the exchange, `facts` its exchange facts.
 pub(crate) fn static_check(
     control: &Control<'_>,
     request: &Request<'_>,
     validated: &[EventId],
+    facts: &HashSet<EventId>,
     causality: &impl Causality,
 ) -> Result<(), Reason> {
     let p = control.plaintext;
@@ -50,6 +53,12 @@ pub(crate) fn static_check(
     }
     if !basis.iter().all(|b| control.item.has_after(b)) {
         return Err(Reason::ControlMissingAfterRef);
+    }
+    if !basis.iter().all(|b| facts.contains(b)) {
+        return Err(Reason::ControlBasisNotExchangeFact);
+    }
+    if causality.heads_of(basis).len() != basis.len() {
+        return Err(Reason::ControlBasisNotMaximal);
     }
     if !causality.covers(basis, &request.id) {
         return Err(Reason::ControlRequestNotCovered);

@@ -68,7 +68,7 @@ pub fn fold_exchange(
     let messages: Vec<AgentMessage> = items
         .iter()
         .filter_map(|i| {
-            check_message(sidecar, i, &request)
+            check_message(i, &request)
                 .map_err(|r| skip(i, r))
                 .ok()?
         })
@@ -125,13 +125,18 @@ fn canonical_request<'a>(
     let mut valid = Vec::new();
     for item in items {
         if let Fact::Message(Role::Request(context)) = &item.fact {
-            if item.author == sidecar.controller {
+            let track = context.source_track_ref();
+            if !item.by_controller {
+                skip(item, Reason::RequestNotByController);
+            } else if track.realm_id != sidecar.realm_id
+                || sidecar.current_context(&item.event_id, causality) != Some(track.strand_id)
+            {
+                skip(item, Reason::RequestContextNotCurrent);
+            } else {
                 valid.push(Request {
                     id: item.event_id,
                     context,
                 });
-            } else {
-                skip(item, Reason::RequestNotByController);
             }
         }
     }
@@ -160,7 +165,6 @@ fn canonical_request<'a>(
 /// Responses need all seven checks; `internal` messages only checks 1–4 and a
 /// non-controller author (so an internal by a non-addressed agent still participates).
 fn check_message(
-    sidecar: &SidecarInfo,
     item: &ExchangeItem,
     request: &Request<'_>,
 ) -> Result<Option<AgentMessage>, Reason> {
@@ -174,7 +178,7 @@ fn check_message(
     if *request_event_id != request.id {
         return Err(Reason::UnknownRequest);
     }
-    if item.author == sidecar.controller {
+    if item.by_controller {
         return Err(Reason::AuthorIsController);
     }
     if response && !request.context.is_addressed(&item.author) {
@@ -198,6 +202,9 @@ fn run_controls(
     causality: &impl Causality,
     skip: &mut impl FnMut(&ExchangeItem, Reason),
 ) -> State {
+    // Exchange facts (§8.3): the request, messages whose valid binding names this exchange,
+    // and this exchange's controls — every item here.
+    let facts: HashSet<EventId> = items.iter().map(|i| i.event_id).collect();
     let mut valid = Vec::new();
     for item in items {
         if let Fact::Control {
@@ -210,7 +217,7 @@ fn run_controls(
                 strand_id: *strand_id,
                 plaintext,
             };
-            match static_check(&control, request, validated, causality) {
+            match static_check(&control, request, validated, &facts, causality) {
                 Ok(()) => valid.push(control),
                 Err(reason) => skip(item, reason),
             }

@@ -22,9 +22,12 @@ pub mod sidecar;
 #[cfg(test)]
 mod tests;
 
-pub use author::{create_realm, create_sidecar, Act, ExchangeView, SidecarAuthor};
+pub use author::{
+    attach_context, create_private_sidecar, create_realm, create_sidecar, create_strand, Act,
+    ExchangeView, PrivateSidecar, SidecarAuthor, MAX_CONTROL_BASIS,
+};
 pub use causality::{Causality, MemoryGraph};
-pub use classify::{classify, Classified, ExchangeItem, Fact, SidecarInfo};
+pub use classify::{classify, Classified, ContextAttach, ExchangeItem, Fact, SidecarInfo};
 pub use fold::{fold_exchange, ExchangeOutcome};
 pub use plaintext::{
     Action, Binding, ControlPlaintext, ExchangeId, MessagePlaintext, RequestContext, Role,

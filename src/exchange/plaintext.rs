@@ -11,7 +11,6 @@ use crate::did::DidCoreId;
 use crate::envelope::is_code;
 use crate::error::{schema, Rejection};
 use crate::id::{EventId, RealmId, StrandId};
-use crate::limits::{MAX_ADDRESSED_AGENTS, MAX_CONTROL_ID_LIST};
 
 /// Schema of the binding inside a message plaintext.
 pub const BINDING_SCHEMA: &str = "ak.schema.agent_sidecar_event_exchange_binding.v1";
@@ -195,11 +194,6 @@ fn sorted_ids(v: Option<&Json>, key: &str) -> Result<Vec<EventId>, Rejection> {
     let items = v
         .and_then(Json::as_array)
         .ok_or_else(|| schema(format!("{key} must be an array")))?;
-    if items.len() > MAX_CONTROL_ID_LIST {
-        return Err(schema(format!(
-            "{key}: more than {MAX_CONTROL_ID_LIST} ids"
-        )));
-    }
     let ids = items
         .iter()
         .map(|i| EventId::parse(i.as_str().unwrap_or_default()))
@@ -245,8 +239,8 @@ impl RequestContext {
         addressed.sort();
         let count = addressed.len();
         addressed.dedup();
-        if count == 0 || addressed.len() != count || count > MAX_ADDRESSED_AGENTS {
-            return Err(schema("addressed_agent_ids must be 1..=256 unique agents"));
+        if count == 0 || addressed.len() != count {
+            return Err(schema("addressed_agent_ids must be at least one unique agent"));
         }
         let explicit_coordinator = coordinator_agent_id.is_some();
         let coordinator = match (coordinator_agent_id, addressed.as_slice()) {

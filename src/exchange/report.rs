@@ -23,6 +23,9 @@ pub enum Reason {
     BindingInvalid,
     /// Request binding authored by someone other than the controller.
     RequestNotByController,
+    /// Controller request whose `source_track_ref` is not the sidecar's realm and current
+    /// context as seen from the request (PROFILE §6, §8.1).
+    RequestContextNotCurrent,
     /// A valid controller request that is not the canonical one.
     RetryRequest,
     /// Agent message whose `request_event_id` is not the exchange's canonical request
@@ -48,6 +51,10 @@ pub enum Reason {
     ControlBasisNotAdmitted,
     /// Control without an `after` ref to some basis id.
     ControlMissingAfterRef,
+    /// Control whose basis names an event that is not an exchange fact of this exchange.
+    ControlBasisNotExchangeFact,
+    /// Control whose basis has an id covering another (not maximal heads).
+    ControlBasisNotMaximal,
     /// Control whose basis does not cover the request.
     ControlRequestNotCovered,
     /// Terminal control whose `response_event_ids` is not exactly the validated responses
@@ -65,11 +72,12 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Reason; 22] = [
+    pub const ALL: [Reason; 25] = [
         Reason::NotDecryptable,
         Reason::PlaintextInvalid,
         Reason::BindingInvalid,
         Reason::RequestNotByController,
+        Reason::RequestContextNotCurrent,
         Reason::RetryRequest,
         Reason::UnknownRequest,
         Reason::AuthorIsController,
@@ -82,6 +90,8 @@ impl Reason {
         Reason::ControlWrongStrand,
         Reason::ControlBasisNotAdmitted,
         Reason::ControlMissingAfterRef,
+        Reason::ControlBasisNotExchangeFact,
+        Reason::ControlBasisNotMaximal,
         Reason::ControlRequestNotCovered,
         Reason::ControlResponsesMismatch,
         Reason::ConflictLoser,
@@ -97,6 +107,7 @@ impl Reason {
             Reason::PlaintextInvalid => "plaintext_invalid",
             Reason::BindingInvalid => "binding_invalid",
             Reason::RequestNotByController => "request_not_by_controller",
+            Reason::RequestContextNotCurrent => "request_context_not_current",
             Reason::RetryRequest => "retry_request",
             Reason::UnknownRequest => "unknown_request",
             Reason::AuthorIsController => "author_is_controller",
@@ -109,6 +120,8 @@ impl Reason {
             Reason::ControlWrongStrand => "control_wrong_strand",
             Reason::ControlBasisNotAdmitted => "control_basis_not_admitted",
             Reason::ControlMissingAfterRef => "control_missing_after_ref",
+            Reason::ControlBasisNotExchangeFact => "control_basis_not_exchange_fact",
+            Reason::ControlBasisNotMaximal => "control_basis_not_maximal",
             Reason::ControlRequestNotCovered => "control_request_not_covered",
             Reason::ControlResponsesMismatch => "control_responses_mismatch",
             Reason::ConflictLoser => "conflict_loser",

@@ -31,19 +31,21 @@ pub fn fold_sidecar(
 ) -> SidecarFold {
     let mut not_folded = Vec::new();
     let mut exchanges: BTreeMap<ExchangeId, Vec<ExchangeItem>> = BTreeMap::new();
+    let mut sidecar = sidecar.clone();
     for event in events {
-        match classify(sidecar, event, keyring) {
+        match classify(&sidecar, event, keyring) {
             Some(Classified::Exchange(item)) => exchanges
                 .entry(item.exchange_id.clone())
                 .or_default()
                 .push(*item),
             Some(Classified::Unbound(n)) => not_folded.push(n),
+            Some(Classified::Attach(a)) => sidecar.attaches.push(a),
             Some(Classified::Plain(_)) | None => {}
         }
     }
     let mut projections = Vec::with_capacity(exchanges.len());
     for (exchange_id, items) in &exchanges {
-        let outcome = fold_exchange(sidecar, exchange_id, items, causality);
+        let outcome = fold_exchange(&sidecar, exchange_id, items, causality);
         projections.extend(outcome.projection);
         not_folded.extend(outcome.not_folded);
     }

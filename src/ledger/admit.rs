@@ -12,12 +12,13 @@ use crate::dag::Pos;
 use crate::envelope::{Body, ScopeRef};
 use crate::error::{Code, Rejection};
 use crate::event::Event;
-use crate::id::{EventId, RealmId, SidecarId};
+use crate::id::{EventId, RealmId, SidecarId, StrandId};
 
-use crate::did::DidCoreId;
+use crate::did::ActorId;
+use crate::envelope::Attach;
 use crate::store::log::LogPos;
 
-use super::state::{Admission, SidecarEntry, Staged, State, Where};
+use super::state::{Admission, AttachEntry, SidecarEntry, Staged, State, Where};
 
 /// What happened to one appended event.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -54,20 +55,9 @@ impl Appended {
     }
 }
 
-/// The events an event depends on: its causal refs, then its scope's create event.
+/// The events an event depends on: its DAG edges ([`Event::dependencies`]).
 pub fn dependencies(event: &Event) -> Vec<EventId> {
-    let mut deps = event.envelope().causal_refs();
-    let scope_dep = match event.scope() {
-        ScopeRef::RealmGenesis => None,
-        ScopeRef::Realm { realm_id } => Some(realm_id.retype()),
-        ScopeRef::Sidecar { sidecar_id, .. } => Some(sidecar_id.retype()),
-    };
-    if let Some(dep) = scope_dep {
-        if !deps.contains(&dep) {
-            deps.push(dep);
-        }
-    }
-    deps
+    event.dependencies()
 }
 
 /// Where an event comes from.
@@ -86,6 +76,9 @@ pub struct Decider<'s> {
     new_pos: HashMap<EventId, Pos>,
     realms: HashMap<RealmId, Pos>,
     sidecars: HashMap<SidecarId, SidecarEntry>,
+    strands: HashMap<StrandId, RealmId>,
+    attaches: HashMap<Pos, AttachEntry>,
+    contexts: HashMap<SidecarId, Vec<Pos>>,
     pending: HashMap<EventId, (Event, Where)>,
     waiting: HashMap<EventId, BTreeSet<EventId>>,
 }
@@ -99,6 +92,9 @@ impl<'s> Decider<'s> {
             new_pos: HashMap::new(),
             realms: HashMap::new(),
             sidecars: HashMap::new(),
+            strands: HashMap::new(),
+            attaches: HashMap::new(),
+            contexts: HashMap::new(),
             pending: HashMap::new(),
             waiting: HashMap::new(),
         }
@@ -224,9 +220,25 @@ impl<'s> Decider<'s> {
             Body::RealmCreate => {
                 self.realms.insert(id.retype(), pos);
             }
+            Body::StrandCreate => {
+                if let Some(realm) = event.scope().realm_id() {
+                    self.strands.insert(id.retype(), realm);
+                }
+            }
+            Body::ContextAttach(a) => {
+                self.contexts.entry(a.sidecar_id).or_default().push(pos);
+                self.attaches.insert(
+                    pos,
+                    AttachEntry {
+                        sidecar: a.sidecar_id,
+                        strand: a.strand_id,
+                        version: a.version,
+                    },
+                );
+            }
             Body::SidecarCreate => {
                 if let Some(realm) = event.scope().realm_id() {
-                    let controller = event.actor().principal().clone();
+                    let controller = event.actor().clone();
                     self.sidecars.insert(
                         id.retype(),
                         SidecarEntry {
@@ -285,7 +297,106 @@ impl<'s> Decider<'s> {
             .or_else(|| self.sidecars.get(sidecar))
     }
 
-    fn singleton(&self, realm: RealmId, controller: &DidCoreId) -> Option<SidecarId> {
+    fn strand_realm(&self, strand: &StrandId) -> Option<RealmId> {
+        self.state
+            .strands
+            .get(strand)
+            .or_else(|| self.strands.get(strand))
+            .copied()
+    }
+
+    fn attach_at(&self, pos: Pos) -> Option<AttachEntry> {
+        self.state
+            .attaches
+            .get(&pos)
+            .or_else(|| self.attaches.get(&pos))
+            .copied()
+    }
+
+    /// The DAG parents of a staged (not yet committed) position.
+    fn staged_parents(&self, pos: Pos) -> Option<&[Pos]> {
+        let i = pos.index().checked_sub(self.state.len())?;
+        self.staged.admitted.get(i).map(|a| a.parents.as_slice())
+    }
+
+    /// True when an event with DAG parents `parents` covers `target` (PROFILE §5), across
+    /// committed and staged admissions.
+    fn covers(&self, parents: &[Pos], target: Pos) -> bool {
+        let mut committed = Vec::new();
+        let mut stack: Vec<Pos> = parents.to_vec();
+        let mut seen = std::collections::HashSet::new();
+        while let Some(p) = stack.pop() {
+            if p == target {
+                return true;
+            }
+            if !seen.insert(p) {
+                continue;
+            }
+            match self.staged_parents(p) {
+                Some(up) => stack.extend_from_slice(up),
+                None => committed.push(p),
+            }
+        }
+        target.index() < self.state.len() && self.state.dag.covers(&committed, target)
+    }
+
+    /// The sidecar's current context as seen from an event with DAG parents `parents`
+    /// (PROFILE §6): the strand of the covered attach with the greatest version (ties: the
+    /// greatest digest bytes).
+    fn current_context(&self, sidecar: &SidecarId, parents: &[Pos]) -> Option<StrandId> {
+        let mut candidates: Vec<(u64, [u8; 32], Pos, StrandId)> = self
+            .state
+            .contexts
+            .get(sidecar)
+            .into_iter()
+            .chain(self.contexts.get(sidecar))
+            .flatten()
+            .filter_map(|p| {
+                let a = self.attach_at(*p)?;
+                let id = self.id_at(*p)?;
+                Some((a.version, id.digest(), *p, a.strand))
+            })
+            .collect();
+        candidates.sort_unstable_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+        candidates
+            .into_iter()
+            .find(|c| self.covers(parents, c.2))
+            .map(|c| c.3)
+    }
+
+    fn id_at(&self, pos: Pos) -> Option<EventId> {
+        match pos.index().checked_sub(self.state.len()) {
+            Some(i) => self.staged.admitted.get(i).map(|a| a.event.id()),
+            None => self.state.id_at(pos),
+        }
+    }
+
+    /// PROFILE §6 referents of an attach: the strand lives in the sidecar's realm, and a
+    /// version above 1 follows an attach of the same sidecar with the version before it.
+    fn check_attach(&self, attach: &Attach, realm: RealmId) -> Result<(), Rejection> {
+        let bad = |m: String| Rejection::new(Code::SchemaViolation, m);
+        if self.strand_realm(&attach.strand_id) != Some(realm) {
+            return Err(bad(format!(
+                "{} is not an ak.strand.create of the sidecar's realm",
+                attach.strand_id
+            )));
+        }
+        if let Some(pred) = attach.predecessor {
+            let entry = self.pos(&pred).and_then(|p| self.attach_at(p));
+            let fits = entry.is_some_and(|e| {
+                e.sidecar == attach.sidecar_id && e.version.checked_add(1) == Some(attach.version)
+            });
+            if !fits {
+                return Err(bad(format!(
+                    "predecessor_event_ref {pred} is not an attach of this sidecar with version {}",
+                    attach.version.saturating_sub(1)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn singleton(&self, realm: RealmId, controller: &ActorId) -> Option<SidecarId> {
         let key = (realm, controller.clone());
         self.state.singletons.get(&key).copied().or_else(|| {
             self.sidecars
@@ -311,11 +422,11 @@ impl<'s> Decider<'s> {
                 ),
             ));
         }
-        self.check_scope(event)?;
+        self.check_scope(event, &parents)?;
         Ok(parents)
     }
 
-    fn check_scope(&self, event: &Event) -> Result<(), Rejection> {
+    fn check_scope(&self, event: &Event, parents: &[Pos]) -> Result<(), Rejection> {
         let is_control = matches!(event.body(), Body::ExchangeControl { .. });
         let fail = |m: &str| {
             if is_control {
@@ -336,14 +447,17 @@ impl<'s> Decider<'s> {
                     ));
                 }
                 if let Body::SidecarCreate = event.body() {
-                    let controller = event.actor().principal();
+                    let controller = event.actor();
                     let mine: SidecarId = event.id().retype();
                     if let Some(existing) =
                         self.singleton(realm_id, controller).filter(|s| *s != mine)
                     {
                         return Err(Rejection::new(
                             Code::SidecarSingletonConflict,
-                            format!("{controller} already controls {existing} in this realm"),
+                            format!(
+                                "{} already controls {existing} in this realm",
+                                controller
+                            ),
                         ));
                     }
                 }
@@ -359,8 +473,30 @@ impl<'s> Decider<'s> {
                 if sidecar.realm != realm_id {
                     return Err(fail("the sidecar lives in another realm"));
                 }
-                if is_control && event.actor().principal() != &sidecar.controller {
-                    return Err(fail("only the sidecar's controller may author controls"));
+                let by_controller = *event.actor() == sidecar.controller;
+                match event.body() {
+                    Body::ContextAttach(attach) => {
+                        self.check_attach(attach, realm_id)?;
+                        if !by_controller {
+                            return Err(Rejection::new(
+                                Code::SidecarExchangeControlForbidden,
+                                "context attach: only the sidecar's controller (complete actor) may attach its strand",
+                            ));
+                        }
+                    }
+                    Body::ExchangeControl { strand_id, .. } => {
+                        if !by_controller {
+                            return Err(fail(
+                                "only the sidecar's controller (complete actor) may author controls",
+                            ));
+                        }
+                        if self.current_context(&sidecar_id, parents) != Some(*strand_id) {
+                            return Err(fail(&format!(
+                                "source_context_ref {strand_id} is not the sidecar's current context as seen from this control"
+                            )));
+                        }
+                    }
+                    _ => {}
                 }
                 Ok(())
             }

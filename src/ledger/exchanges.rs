@@ -17,7 +17,8 @@ use crate::dag::Pos;
 use crate::error::Error;
 use crate::event::Event;
 use crate::exchange::{
-    classify, fold_exchange, fold_sidecar, Causality, Classified, ExchangeId, ExchangeItem,
+    classify, fold_exchange, fold_sidecar, Causality, Classified, ContextAttach, ExchangeId,
+    ExchangeItem,
     ExchangeOutcome, NotFolded, Projection, SidecarFold, SidecarInfo,
 };
 use crate::id::{EventId, SidecarId};
@@ -105,6 +106,10 @@ impl SidecarExchanges {
             }
             Classified::Unbound(n) => {
                 self.unbound.insert(n);
+                None
+            }
+            Classified::Attach(a) => {
+                self.info.attaches.push(a);
                 None
             }
             Classified::Plain(_) => None,
@@ -214,11 +219,7 @@ impl Ledger {
             .sidecars
             .get(sidecar)
             .ok_or_else(|| Error::Misuse(format!("{sidecar} is not an admitted sidecar")))?;
-        let info = SidecarInfo {
-            sidecar_id: *sidecar,
-            realm_id: entry.realm,
-            controller: entry.controller.clone(),
-        };
+        let info = SidecarInfo::new(*sidecar, entry.realm, entry.controller.clone());
         let mut sx = SidecarExchanges::new(info);
         let positions = state
             .by_sidecar
@@ -256,6 +257,26 @@ impl Ledger {
     /// Every exchange projection of `sidecar` and every exchange event that did not fold.
     pub fn exchanges(&self, sidecar: &SidecarId) -> Result<SidecarFold, Error> {
         self.with_sidecar(sidecar, |sx, _| sx.fold())
+    }
+
+    /// The sidecar as the fold and the authoring helpers see it: realm, controller and every
+    /// admitted context attach (PROFILE §6); `None` when it is not an admitted sidecar.
+    pub fn sidecar_info(&self, sidecar: &SidecarId) -> Result<Option<SidecarInfo>, Error> {
+        let state = self.read_state()?;
+        let Some(entry) = state.sidecars.get(sidecar) else {
+            return Ok(None);
+        };
+        let mut info = SidecarInfo::new(*sidecar, entry.realm, entry.controller.clone());
+        for pos in state.contexts.get(sidecar).into_iter().flatten() {
+            if let (Some(a), Some(event_id)) = (state.attaches.get(pos), state.id_at(*pos)) {
+                info.attaches.push(ContextAttach {
+                    event_id,
+                    strand_id: a.strand,
+                    version: a.version,
+                });
+            }
+        }
+        Ok(Some(info))
     }
 
     /// The admitted sidecars, in canonical order.

@@ -6,15 +6,19 @@
 //! record := id[33] segment:u32le offset:u64le stamp:u64le role nparents:u16le parent:u32le*
 //! role   := 0x00                                  plain
 //!         | 0x01                                  ak.realm.create
-//!         | 0x02 realm[33] len:u16le controller   ak.sidecar.create
+//!         | 0x02 realm[33] len:u16le controller   ak.sidecar.create (controller: the
+//!                                                 actor's canonical ActorId JSON)
 //!         | 0x03 sidecar[33]                      in a sidecar's scope
+//!         | 0x04 realm[33]                        ak.strand.create
+//!         | 0x05 sidecar[33] strand[33] ver:u64le ak.sidecar.context.attach
 //! ```
 
 use crate::dag::Pos;
-use crate::did::DidCoreId;
+use crate::canonical::parse_canonical;
+use crate::did::ActorId;
 use crate::envelope::Body;
 use crate::event::Event;
-use crate::id::{EventId, RealmId, SidecarId};
+use crate::id::{EventId, RealmId, SidecarId, StrandId};
 use crate::store::log::LogPos;
 
 /// What the index keeps of an admitted event.
@@ -43,11 +47,25 @@ pub enum Role {
     SidecarCreate {
         /// The realm.
         realm: RealmId,
-        /// The create event actor's principal.
-        controller: DidCoreId,
+        /// The create event's complete actor (PROFILE §1, §6).
+        controller: ActorId,
     },
     /// An event in a sidecar's scope.
     InSidecar(SidecarId),
+    /// `ak.strand.create` in `realm`.
+    StrandCreate {
+        /// The realm.
+        realm: RealmId,
+    },
+    /// `ak.sidecar.context.attach` of `sidecar` to `strand` at `version`.
+    Attach {
+        /// The sidecar.
+        sidecar: SidecarId,
+        /// The attached strand.
+        strand: StrandId,
+        /// The attach's version.
+        version: u64,
+    },
 }
 
 impl Role {
@@ -61,7 +79,13 @@ impl Role {
             (Body::RealmCreate, _, _) => Role::RealmCreate,
             (Body::SidecarCreate, Some(realm), _) => Role::SidecarCreate {
                 realm,
-                controller: event.actor().principal().clone(),
+                controller: event.actor().clone(),
+            },
+            (Body::StrandCreate, Some(realm), _) => Role::StrandCreate { realm },
+            (Body::ContextAttach(a), _, _) => Role::Attach {
+                sidecar: a.sidecar_id,
+                strand: a.strand_id,
+                version: a.version,
             },
             (_, _, Some(sidecar)) => Role::InSidecar(sidecar),
             _ => Role::Plain,
@@ -83,13 +107,27 @@ impl Record {
             Role::SidecarCreate { realm, controller } => {
                 out.push(2);
                 out.extend_from_slice(realm.bytes());
-                let text = controller.as_str().as_bytes();
+                let text = controller.to_json().to_bytes();
                 out.extend_from_slice(&u16::try_from(text.len()).unwrap_or(u16::MAX).to_le_bytes());
-                out.extend_from_slice(text);
+                out.extend_from_slice(&text);
             }
             Role::InSidecar(sidecar) => {
                 out.push(3);
                 out.extend_from_slice(sidecar.bytes());
+            }
+            Role::StrandCreate { realm } => {
+                out.push(4);
+                out.extend_from_slice(realm.bytes());
+            }
+            Role::Attach {
+                sidecar,
+                strand,
+                version,
+            } => {
+                out.push(5);
+                out.extend_from_slice(sidecar.bytes());
+                out.extend_from_slice(strand.bytes());
+                out.extend_from_slice(&version.to_le_bytes());
             }
         }
         out.extend_from_slice(
@@ -118,13 +156,21 @@ impl Record {
             [2] => {
                 let realm = RealmId::from_bytes(&r.array()?).ok()?;
                 let len = usize::from(u16::from_le_bytes(r.array()?));
-                let text = std::str::from_utf8(r.take(len)?).ok()?;
+                let json = parse_canonical(r.take(len)?).ok()?;
                 Role::SidecarCreate {
                     realm,
-                    controller: DidCoreId::parse(text).ok()?,
+                    controller: ActorId::from_json(&json).ok()?,
                 }
             }
             [3] => Role::InSidecar(SidecarId::from_bytes(&r.array()?).ok()?),
+            [4] => Role::StrandCreate {
+                realm: RealmId::from_bytes(&r.array()?).ok()?,
+            },
+            [5] => Role::Attach {
+                sidecar: SidecarId::from_bytes(&r.array()?).ok()?,
+                strand: StrandId::from_bytes(&r.array()?).ok()?,
+                version: u64::from_le_bytes(r.array()?),
+            },
             _ => return None,
         };
         let n = usize::from(u16::from_le_bytes(r.array()?));
@@ -165,12 +211,30 @@ mod tests {
     fn records_round_trip_and_damage_is_detected() {
         let id = EventId::of_preimage(DigestSuite::Blake3, b"a");
         let realm: RealmId = EventId::of_preimage(DigestSuite::Sha256, b"r").retype();
-        let controller = DidCoreId::parse("ak:did_core:key:z6Mkabc").unwrap();
+        let p = crate::did::DidCoreId::parse("ak:did_core:key:z6Mkabc").unwrap();
+        let s = crate::did::DidCoreId::parse("ak:did_core:web:station").unwrap();
+        let account = ActorId::Account {
+            principal_id: p.clone(),
+            station_id: s,
+        };
         for role in [
             Role::Plain,
             Role::RealmCreate,
-            Role::SidecarCreate { realm, controller },
+            Role::SidecarCreate {
+                realm,
+                controller: ActorId::Service { service_id: p },
+            },
+            Role::SidecarCreate {
+                realm,
+                controller: account,
+            },
             Role::InSidecar(id.retype()),
+            Role::StrandCreate { realm },
+            Role::Attach {
+                sidecar: id.retype(),
+                strand: realm.retype(),
+                version: 3,
+            },
         ] {
             let rec = Record {
                 id,

@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::dag::{DagError, DagIndex, Pos};
 
 use super::record::{Record, Role};
-use crate::did::DidCoreId;
+use crate::did::ActorId;
 use crate::error::Rejection;
 use crate::event::Event;
-use crate::id::{EventId, RealmId, SidecarId};
+use crate::id::{EventId, RealmId, SidecarId, StrandId};
 use crate::store::log::LogPos;
 
 /// A sidecar known to the ledger.
@@ -18,10 +18,21 @@ use crate::store::log::LogPos;
 pub struct SidecarEntry {
     /// The realm it lives in.
     pub realm: RealmId,
-    /// The controller: principal of the create event's actor.
-    pub controller: DidCoreId,
+    /// The controller: the create event's complete actor (PROFILE §1, §6).
+    pub controller: ActorId,
     /// Position of its create event.
     pub pos: Pos,
+}
+
+/// An admitted `ak.sidecar.context.attach` (PROFILE §6).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub struct AttachEntry {
+    /// The sidecar it binds.
+    pub sidecar: SidecarId,
+    /// The strand it binds the sidecar to.
+    pub strand: StrandId,
+    /// Its version.
+    pub version: u64,
 }
 
 /// An accepted event still waiting for dependencies.
@@ -43,7 +54,13 @@ pub struct State {
     pub stamps: Vec<u64>,
     pub realms: HashMap<RealmId, Pos>,
     pub sidecars: HashMap<SidecarId, SidecarEntry>,
-    pub singletons: HashMap<(RealmId, DidCoreId), SidecarId>,
+    pub singletons: HashMap<(RealmId, ActorId), SidecarId>,
+    /// Created strands and their realm.
+    pub strands: HashMap<StrandId, RealmId>,
+    /// Admitted context attaches, by position.
+    pub attaches: HashMap<Pos, AttachEntry>,
+    /// Positions of each sidecar's attaches, in admission order.
+    pub contexts: HashMap<SidecarId, Vec<Pos>>,
     pub pending: BTreeMap<EventId, PendingEntry>,
     pub waiting: HashMap<EventId, BTreeSet<EventId>>,
     pub released_rejections: BTreeMap<EventId, Rejection>,
@@ -161,6 +178,25 @@ impl State {
                 );
             }
             Role::InSidecar(sidecar) => self.by_sidecar.entry(*sidecar).or_default().push(pos),
+            Role::StrandCreate { realm } => {
+                self.strands.insert(id.retype(), *realm);
+            }
+            Role::Attach {
+                sidecar,
+                strand,
+                version,
+            } => {
+                self.by_sidecar.entry(*sidecar).or_default().push(pos);
+                self.contexts.entry(*sidecar).or_default().push(pos);
+                self.attaches.insert(
+                    pos,
+                    AttachEntry {
+                        sidecar: *sidecar,
+                        strand: *strand,
+                        version: *version,
+                    },
+                );
+            }
         }
         Ok(pos)
     }

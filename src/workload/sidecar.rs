@@ -10,10 +10,10 @@ use crate::encrypted::SidecarKey;
 use crate::error::{Code, Rejection};
 use crate::event::{Event, EventBuilder, Unverified};
 use crate::exchange::{
-    create_realm, create_sidecar, Act, Causality, ExchangeId, ExchangeView, MemoryGraph,
-    RequestContext, SidecarAuthor, SidecarInfo, TrackRef,
+    create_private_sidecar, create_realm, Act, Causality, ExchangeId, ExchangeView, MemoryGraph,
+    RequestContext, SidecarAuthor, TrackRef,
 };
-use crate::id::{EventId, RealmId, SidecarId, StrandId};
+use crate::id::{EventId, RealmId, SidecarId};
 use crate::keyring::Keyring;
 use crate::time::Timestamp;
 
@@ -54,7 +54,8 @@ pub struct SidecarWorkload {
     pub controller: DidCoreId,
     /// The agents' principals.
     pub agents: Vec<DidCoreId>,
-    /// Valid events, in causal order (realm, sidecar, then exchange events).
+    /// Valid events, in causal order (realm, sidecar, private strand, attach, then exchange
+    /// events).
     pub events: Vec<Event<Unverified>>,
     /// Events admission must refuse.
     pub forgeries: Vec<Forgery>,
@@ -95,13 +96,13 @@ pub fn sidecar_workload(seed: u64, spec: SidecarSpec) -> Result<SidecarWorkload,
     let controller = ActorId::service_for_key(&controller_key.verifying_key());
     let realm_event = create_realm(&controller_key, controller.clone(), g.tick()?)?;
     let realm: RealmId = g.push(realm_event).retype();
-    let sidecar_event = create_sidecar(&controller_key, controller.clone(), realm, g.tick()?)?;
-    let sidecar: SidecarId = g.push(sidecar_event).retype();
-    let info = SidecarInfo {
-        sidecar_id: sidecar,
-        realm_id: realm,
-        controller: controller.principal().clone(),
-    };
+    let private = create_private_sidecar(&controller_key, controller.clone(), realm, None, g.tick()?)?;
+    let strand = private.strand_id();
+    let info = private.info.clone();
+    let sidecar: SidecarId = info.sidecar_id;
+    for event in private.events() {
+        g.push(event.clone());
+    }
     let sidecar_key = SidecarKey::from_bytes(SplitMix::new(seed ^ 0x5EC2).bytes32());
     let mut keyring = Keyring::new();
     keyring.add_sidecar_key(sidecar, 1, sidecar_key.clone());
@@ -119,7 +120,6 @@ pub fn sidecar_workload(seed: u64, spec: SidecarSpec) -> Result<SidecarWorkload,
         .map(|n| writer_key(seed, 2_000_000 + n))
         .collect();
     let agents: Vec<SidecarAuthor> = agent_keys.iter().map(author).collect();
-    let strand: StrandId = sidecar.retype();
     let mut forgeries = Vec::new();
     for n in 0..spec.exchanges {
         let exchange = ExchangeId::parse(&format!("exchange-{seed:08x}-{n:08}"))?;

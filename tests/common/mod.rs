@@ -52,6 +52,9 @@ pub struct World {
     pub actor: ActorId,
     pub realm: Event<Unverified>,
     pub sidecar: Event<Unverified>,
+    /// The controller's private strand, and the version-1 attach binding the sidecar to it.
+    pub strand: Event<Unverified>,
+    pub attach: Event<Unverified>,
 }
 
 impl World {
@@ -78,12 +81,48 @@ impl World {
         .after([realm.id()])
         .sign(&key)
         .expect("sidecar");
+        let realm_id: RealmId = realm.id().retype();
+        let strand = akledger::exchange::create_strand(&key, actor.clone(), realm_id, t0())
+            .expect("strand");
+        let info = akledger::SidecarInfo::new(sidecar.id().retype(), realm_id, actor.clone());
+        let attach = akledger::exchange::attach_context(
+            &key,
+            actor.clone(),
+            &info,
+            strand.id().retype(),
+            None,
+            t0(),
+        )
+        .expect("attach");
         World {
             key,
             actor,
             realm,
             sidecar,
+            strand,
+            attach,
         }
+    }
+
+    /// The realm, the sidecar, its private strand and the attach, in causal order.
+    pub fn genesis(&self) -> [&Event<Unverified>; 4] {
+        [&self.realm, &self.sidecar, &self.strand, &self.attach]
+    }
+
+    pub fn strand_id(&self) -> StrandId {
+        self.strand.id().retype()
+    }
+
+    /// The sidecar as the fold sees it, the attach included.
+    pub fn info(&self) -> akledger::SidecarInfo {
+        let mut info =
+            akledger::SidecarInfo::new(self.sidecar_id(), self.realm_id(), self.actor.clone());
+        info.attaches.push(akledger::exchange::ContextAttach {
+            event_id: self.attach.id(),
+            strand_id: self.strand_id(),
+            version: 1,
+        });
+        info
     }
 
     pub fn realm_id(&self) -> RealmId {
@@ -123,14 +162,15 @@ impl World {
 
     /// The outer payload of a well-formed exchange control for this world's sidecar.
     pub fn control_payload(&self) -> Object {
-        control_payload_in(self.sidecar_scope(), &self.actor, self.realm.id().retype())
+        control_payload_in(self.sidecar_scope(), &self.actor, self.strand_id())
     }
 
-    /// A well-formed exchange control by the sidecar's controller.
+    /// A well-formed exchange control by the sidecar's controller, following the attach of
+    /// the strand it names.
     pub fn control(&self) -> Event<Unverified> {
         self.builder("ak.agent.sidecar.exchange.control", self.sidecar_scope())
             .payload(self.control_payload().into())
-            .after([self.sidecar.id()])
+            .after([self.attach.id()])
             .sign(&self.key)
             .expect("control")
     }

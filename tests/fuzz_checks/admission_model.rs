@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use akledger::canonical::{Json, Object};
 use akledger::did::DidCoreId;
-use akledger::exchange::SidecarInfo;
+use akledger::exchange::{attach_context, create_sidecar, create_strand, SidecarInfo};
 use akledger::{
     ActorId, Appended, Code, Config, Durability, Event, EventBuilder, EventId, Keyring, Ledger,
     RealmId, ScopeRef, SidecarAuthor, Unverified, Verifier,
@@ -44,14 +44,7 @@ struct Pool {
 }
 
 fn deps_of(e: &Event<Unverified>) -> Vec<EventId> {
-    let mut deps = e.envelope().causal_refs();
-    let scope = match e.scope() {
-        ScopeRef::RealmGenesis => None,
-        ScopeRef::Realm { realm_id } => Some(realm_id.retype()),
-        ScopeRef::Sidecar { sidecar_id, .. } => Some(sidecar_id.retype()),
-    };
-    deps.extend(scope.filter(|s| !deps.contains(s)));
-    deps
+    e.dependencies()
 }
 
 fn build_pool() -> Pool {
@@ -91,15 +84,26 @@ fn build_pool() -> Pool {
         .after([realm.id()])
         .sign(&c)
         .expect("sidecar");
-    let info = SidecarInfo {
-        sidecar_id: sidecar.id().retype(),
-        realm_id,
-        controller: service(&c).principal().clone(),
-    };
+    let info = SidecarInfo::new(sidecar.id().retype(), realm_id, service(&c));
     let author = |who: &ed25519_dalek::SigningKey, info: &SidecarInfo| {
         SidecarAuthor::new(who.clone(), service(who), info.clone(), sidecar_key(), 0)
     };
-    let strand = realm.id().retype();
+    let strand_event = create_strand(&c, service(&c), realm_id, at(1)).expect("strand");
+    let strand = strand_event.id().retype();
+    let attach = attach_context(&c, service(&c), &info, strand, None, at(2)).expect("attach");
+    // An agent attaching the controller's sidecar, and an attach naming no strand.
+    let attach_by_agent =
+        attach_context(&a, service(&a), &info, strand, None, at(2)).expect("agent attach");
+    let attach_no_strand =
+        attach_context(&c, service(&c), &info, realm.id().retype(), None, at(2))
+            .expect("attach to a realm id");
+    // The same principal at two stations: two actors, two sidecars (PROFILE §1, §6).
+    let acct_s2 = ActorId::Account {
+        principal_id: acct.principal().clone(),
+        station_id: DidCoreId::parse("ak:did_core:web:station2.example").expect("station"),
+    };
+    let acct_sidecar = create_sidecar(&acct_key, acct.clone(), realm_id, at(3)).expect("s");
+    let acct2_sidecar = create_sidecar(&acct_key, acct_s2, realm_id, at(3)).expect("s");
     let n1 = note(rs, &a, 2, &[realm.id()], 1);
     let n2 = note(rs, &a, 3, &[n1.id()], 2);
     let n3 = note(rs, &k, 4, &[n1.id(), n2.id()], 3);
@@ -109,8 +113,12 @@ fn build_pool() -> Pool {
         .expect("m1");
     let plain: Json = Object::new().with("x", Json::Int(1)).into();
     let c1 = author(&c, &info)
-        .control_raw(strand, &plain, &[sidecar.id(), m1.id()], at(6), &mut rng)
+        .control_raw(strand, &plain, &[attach.id(), m1.id()], at(6), &mut rng)
         .expect("c1");
+    // A control that does not follow the attach of the strand it names.
+    let c_no_context = author(&c, &info)
+        .control_raw(strand, &plain, &[m1.id()], at(6), &mut rng)
+        .expect("control without context");
     let forged = author(&a, &info)
         .control_raw(strand, &plain, &[sidecar.id()], at(6), &mut rng)
         .expect("forged control");
@@ -123,11 +131,7 @@ fn build_pool() -> Pool {
         .after([realm.id()])
         .sign(&a)
         .expect("s3");
-    let info3 = SidecarInfo {
-        sidecar_id: s3.id().retype(),
-        realm_id,
-        controller: service(&a).principal().clone(),
-    };
+    let info3 = SidecarInfo::new(s3.id().retype(), realm_id, service(&a));
     let m3 = author(&a, &info3)
         .message(None, Json::Null, &[], at(8), &mut rng)
         .expect("m3");
@@ -205,6 +209,16 @@ fn build_pool() -> Pool {
     items.push((n3, Verdict::Valid));
     items.push((m1, Verdict::Valid));
     items.push((c1.clone(), Verdict::Valid));
+    items.push((strand_event, Verdict::Valid));
+    items.push((attach, Verdict::Valid));
+    items.push((
+        attach_by_agent,
+        stateful(Code::SidecarExchangeControlForbidden),
+    ));
+    items.push((attach_no_strand, stateful(Code::SchemaViolation)));
+    items.push((acct_sidecar, Verdict::Valid));
+    items.push((acct2_sidecar, Verdict::Valid));
+    items.push((c_no_context, stateful(Code::SidecarExchangeControlForbidden)));
     items.push((forged, stateful(Code::SidecarExchangeControlForbidden)));
     items.push((early, stateful(Code::CreatedAtBeforeCausalPredecessor)));
     items.push((s2, stateful(Code::SidecarSingletonConflict)));

@@ -52,8 +52,10 @@ impl World {
         let (ck, ca) = signer(1);
         let realm = verify(create_realm(&ck, ca.clone(), at()));
         let realm_id = realm.id().retype();
-        let create = verify(create_sidecar(&ck, ca.clone(), realm_id, at()));
-        let sidecar = SidecarInfo::of_create(&create).unwrap();
+        let private = create_private_sidecar(&ck, ca.clone(), realm_id, None, at()).unwrap();
+        let sidecar = private.info.clone();
+        let strand = private.strand_id();
+        let [create, strand_create, attach] = private.events().map(|e| verify(Ok(e.clone())));
         let mut keyring = Keyring::new();
         keyring.add_sidecar_key(sidecar.sidecar_id, 1, SidecarKey::from_bytes([9; 32]));
         let author = |seed| {
@@ -65,8 +67,8 @@ impl World {
             agents: vec![author(2), author(3), author(4)],
             sidecar: sidecar.clone(),
             keyring: keyring.clone(),
-            events: vec![realm, create],
-            strand: EventId::of_preimage(DigestSuite::Blake3, b"strand").retype(),
+            events: vec![realm, create, strand_create, attach],
+            strand,
         }
     }
 

@@ -382,7 +382,18 @@ fn static_validity_of_controls() {
     let wrong_request = w.raw_control(&cancel(create, vec![r]), &[r]);
     let ghost_basis = w.raw_control(&cancel(r, vec![ghost]), &[r]);
     let no_after = w.raw_control(&cancel(r, vec![r]), &[]);
-    let uncovered = w.raw_control(&cancel(r, vec![create]), &[create]);
+    // An exchange fact that does not cover the request: the controller's own message bound
+    // to this exchange (never folds: author_is_controller) without an `after` ref.
+    let unanchored = Binding {
+        exchange_id: x.clone(),
+        role: Role::Internal { request_event_id: r },
+    };
+    let e = w
+        .controller
+        .message(Some(unanchored), Json::Null, &[], at(), &mut OsRng);
+    let fact = w.add(e);
+    let uncovered = w.raw_control(&cancel(r, vec![fact]), &[fact]);
+    let not_fact = w.raw_control(&cancel(r, vec![create]), &[create]);
     let e = w.controller.control_raw(
         create.retype(),
         &cancel(r, vec![r]).to_json(),
@@ -401,6 +412,7 @@ fn static_validity_of_controls() {
         (ghost_basis, Reason::ControlBasisNotAdmitted),
         (no_after, Reason::ControlMissingAfterRef),
         (uncovered, Reason::ControlRequestNotCovered),
+        (not_fact, Reason::ControlBasisNotExchangeFact),
         (wrong_strand, Reason::ControlWrongStrand),
         (invalid, Reason::ControlPlaintextInvalid),
     ] {
@@ -409,6 +421,42 @@ fn static_validity_of_controls() {
     assert_eq!(w.projection(&x).status, Status::Delivered);
     let valid = w.raw_control(&cancel(r, vec![r]), &[r]);
     assert_eq!(w.projection(&x).terminal_event_id, Some(valid));
+}
+
+/// §8.3 (v1.1): the basis is an antichain of this exchange's facts. Before v1.1 both of
+/// these controls closed the exchange.
+#[test]
+fn basis_must_be_maximal_heads_of_exchange_facts() {
+    let (mut w, x, r) = setup();
+    let resp = w.respond(0, &x, r);
+    let close = |basis: Vec<EventId>| ControlPlaintext {
+        exchange_id: x.clone(),
+        request_event_id: r,
+        basis_event_ids: basis,
+        action: Action::Terminal {
+            kind: TerminalKind::Close,
+            response_event_ids: vec![resp],
+        },
+    };
+    let mut pair = vec![r, resp];
+    pair.sort();
+    let not_maximal = w.raw_control(&close(pair.clone()), &pair);
+    assert_eq!(w.reason(not_maximal), Some(Reason::ControlBasisNotMaximal));
+    // A plain message after the response covers everything, but is no exchange fact.
+    let e = w
+        .controller
+        .message(None, Json::str("unrelated"), &[resp], at(), &mut OsRng);
+    let plain = w.add(e);
+    let not_fact = w.raw_control(&close(vec![plain]), &[plain]);
+    assert_eq!(
+        w.reason(not_fact),
+        Some(Reason::ControlBasisNotExchangeFact)
+    );
+    assert_eq!(w.projection(&x).status, Status::Responding);
+    let valid = w.raw_control(&close(vec![resp]), &[resp]);
+    assert_eq!(w.reason(valid), None);
+    assert_eq!(w.projection(&x).terminal_event_id, Some(valid));
+    assert_eq!(w.projection(&x).status, Status::Complete);
 }
 
 #[test]
