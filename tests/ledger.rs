@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use akledger::exchange::{create_realm, create_sidecar};
+use akledger::exchange::{create_private_sidecar, create_realm};
 use akledger::workload::{realm_dag, writer_key, SplitMix};
 use akledger::{
     ActorId, Appended, Code, Config, DidCoreId, Durability, Event, EventBuilder, EventId, Keyring,
@@ -158,6 +158,9 @@ struct World {
     agent: SigningKey,
     realm: Event<Unverified>,
     sidecar: Event<Unverified>,
+    /// The controller's private strand and its attach.
+    strand: Event<Unverified>,
+    attach: Event<Unverified>,
 }
 
 fn service(key: &SigningKey) -> ActorId {
@@ -168,10 +171,11 @@ fn world(seed: u64) -> World {
     let controller = writer_key(seed, 100);
     let agent = writer_key(seed, 101);
     let realm = create_realm(&controller, service(&controller), at(0)).unwrap();
-    let sidecar = create_sidecar(
+    let private = create_private_sidecar(
         &controller,
         service(&controller),
         realm.id().retype(),
+        None,
         at(1),
     )
     .unwrap();
@@ -179,19 +183,22 @@ fn world(seed: u64) -> World {
         controller,
         agent,
         realm,
-        sidecar,
+        sidecar: private.sidecar,
+        strand: private.strand,
+        attach: private.attach,
     }
 }
 
+/// A control naming the world's private strand, after its attach.
 fn control(w: &World, by: &SigningKey, scope: ScopeRef, created: u64) -> Event<Unverified> {
-    let payload = common::control_payload_in(scope, &service(by), w.realm.id().retype());
+    let payload = common::control_payload_in(scope, &service(by), w.strand.id().retype());
     EventBuilder::new(
         "ak.agent.sidecar.exchange.control",
         scope,
         service(by),
         at(created),
     )
-    .after([w.sidecar.id()])
+    .after([w.attach.id()])
     .payload(payload.into())
     .sign(by)
     .unwrap()
@@ -202,8 +209,9 @@ fn every_admission_rejection_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let w = world(4);
     let ledger = open(dir.path());
-    ledger.append(w.realm.bytes()).unwrap();
-    ledger.append(w.sidecar.bytes()).unwrap();
+    for e in [&w.realm, &w.sidecar, &w.strand, &w.attach] {
+        ledger.append(e.bytes()).unwrap();
+    }
     let realm_id = w.realm.id().retype();
     let sidecar_id = w.sidecar.id().retype();
     let sidecar_scope = ScopeRef::Sidecar {
@@ -384,9 +392,14 @@ fn a_pending_event_rejected_on_release_is_reported() {
         Appended::Pending { .. }
     ));
     ledger
-        .append_batch(&[w.realm.bytes(), w.sidecar.bytes()])
+        .append_batch(&[
+            w.realm.bytes(),
+            w.sidecar.bytes(),
+            w.strand.bytes(),
+            w.attach.bytes(),
+        ])
         .unwrap();
-    assert_eq!(ledger.len(), 2);
+    assert_eq!(ledger.len(), 4);
     assert!(ledger.pending().is_empty());
     let rejected = ledger.rejected_on_release();
     assert_eq!(rejected.len(), 1);
