@@ -130,9 +130,9 @@ impl Signer {
         events: &[&Event<Unverified>],
         extra: &[(&str, String)],
     ) -> Result<Outcome, CliError> {
-        let outcomes = self.ledger.append_batch(
-            &events.iter().map(|e| e.bytes()).collect::<Vec<_>>(),
-        )?;
+        let outcomes = self
+            .ledger
+            .append_batch(&events.iter().map(|e| e.bytes()).collect::<Vec<_>>())?;
         let mut pairs = events.iter().zip(&outcomes);
         let first = pairs.clone().next();
         let shown = pairs

@@ -126,9 +126,15 @@ impl Attach {
         } else {
             only_keys(obj, &required, "context attach payload")?;
         }
-        let sidecar_id = SidecarId::parse(obj.get("sidecar_id").and_then(Json::as_str).unwrap_or_default())?;
+        let sidecar_id = SidecarId::parse(
+            obj.get("sidecar_id")
+                .and_then(Json::as_str)
+                .unwrap_or_default(),
+        )?;
         if sidecar_id != *scope_sidecar {
-            return Err(schema("payload.sidecar_id differs from the scope's sidecar"));
+            return Err(schema(
+                "payload.sidecar_id differs from the scope's sidecar",
+            ));
         }
         let strand_id = strand_ref(obj).map_err(schema)?;
         let version = obj

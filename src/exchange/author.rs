@@ -97,7 +97,10 @@ pub fn attach_context(
     let mut payload = Object::new()
         .with("sidecar_id", sidecar.sidecar_id.to_string().into())
         .with("source_context_ref", context.into())
-        .with("version", Json::Int(i64::try_from(version).unwrap_or(i64::MAX)));
+        .with(
+            "version",
+            Json::Int(i64::try_from(version).unwrap_or(i64::MAX)),
+        );
     if let Some((pred, _)) = predecessor {
         payload.insert("predecessor_event_ref", pred.to_string().into());
     }

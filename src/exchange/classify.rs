@@ -66,11 +66,7 @@ impl SidecarInfo {
     /// The sidecar's current context as seen from `event` (PROFILE §6): the strand of the
     /// attach with the greatest version among those `event` covers (ties: greatest digest
     /// bytes); `None` when it covers no attach.
-    pub fn current_context(
-        &self,
-        event: &EventId,
-        causality: &impl Causality,
-    ) -> Option<StrandId> {
+    pub fn current_context(&self, event: &EventId, causality: &impl Causality) -> Option<StrandId> {
         self.attaches
             .iter()
             .filter(|a| causality.covers(&[*event], &a.event_id))

@@ -67,11 +67,7 @@ pub fn fold_exchange(
     };
     let messages: Vec<AgentMessage> = items
         .iter()
-        .filter_map(|i| {
-            check_message(i, &request)
-                .map_err(|r| skip(i, r))
-                .ok()?
-        })
+        .filter_map(|i| check_message(i, &request).map_err(|r| skip(i, r)).ok()?)
         .collect();
     let validated: Vec<EventId> = messages
         .iter()

@@ -240,7 +240,9 @@ impl RequestContext {
         let count = addressed.len();
         addressed.dedup();
         if count == 0 || addressed.len() != count {
-            return Err(schema("addressed_agent_ids must be at least one unique agent"));
+            return Err(schema(
+                "addressed_agent_ids must be at least one unique agent",
+            ));
         }
         let explicit_coordinator = coordinator_agent_id.is_some();
         let coordinator = match (coordinator_agent_id, addressed.as_slice()) {

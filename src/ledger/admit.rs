@@ -454,10 +454,7 @@ impl<'s> Decider<'s> {
                     {
                         return Err(Rejection::new(
                             Code::SidecarSingletonConflict,
-                            format!(
-                                "{} already controls {existing} in this realm",
-                                controller
-                            ),
+                            format!("{} already controls {existing} in this realm", controller),
                         ));
                     }
                 }

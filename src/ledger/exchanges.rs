@@ -18,8 +18,7 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::exchange::{
     classify, fold_exchange, fold_sidecar, Causality, Classified, ContextAttach, ExchangeId,
-    ExchangeItem,
-    ExchangeOutcome, NotFolded, Projection, SidecarFold, SidecarInfo,
+    ExchangeItem, ExchangeOutcome, NotFolded, Projection, SidecarFold, SidecarInfo,
 };
 use crate::id::{EventId, SidecarId};
 use crate::keyring::Keyring;

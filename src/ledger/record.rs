@@ -13,8 +13,8 @@
 //!         | 0x05 sidecar[33] strand[33] ver:u64le ak.sidecar.context.attach
 //! ```
 
-use crate::dag::Pos;
 use crate::canonical::parse_canonical;
+use crate::dag::Pos;
 use crate::did::ActorId;
 use crate::envelope::Body;
 use crate::event::Event;

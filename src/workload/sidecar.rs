@@ -96,7 +96,8 @@ pub fn sidecar_workload(seed: u64, spec: SidecarSpec) -> Result<SidecarWorkload,
     let controller = ActorId::service_for_key(&controller_key.verifying_key());
     let realm_event = create_realm(&controller_key, controller.clone(), g.tick()?)?;
     let realm: RealmId = g.push(realm_event).retype();
-    let private = create_private_sidecar(&controller_key, controller.clone(), realm, None, g.tick()?)?;
+    let private =
+        create_private_sidecar(&controller_key, controller.clone(), realm, None, g.tick()?)?;
     let strand = private.strand_id();
     let info = private.info.clone();
     let sidecar: SidecarId = info.sidecar_id;

@@ -82,8 +82,8 @@ impl World {
         .sign(&key)
         .expect("sidecar");
         let realm_id: RealmId = realm.id().retype();
-        let strand = akledger::exchange::create_strand(&key, actor.clone(), realm_id, t0())
-            .expect("strand");
+        let strand =
+            akledger::exchange::create_strand(&key, actor.clone(), realm_id, t0()).expect("strand");
         let info = akledger::SidecarInfo::new(sidecar.id().retype(), realm_id, actor.clone());
         let attach = akledger::exchange::attach_context(
             &key,

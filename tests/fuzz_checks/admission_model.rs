@@ -94,9 +94,8 @@ fn build_pool() -> Pool {
     // An agent attaching the controller's sidecar, and an attach naming no strand.
     let attach_by_agent =
         attach_context(&a, service(&a), &info, strand, None, at(2)).expect("agent attach");
-    let attach_no_strand =
-        attach_context(&c, service(&c), &info, realm.id().retype(), None, at(2))
-            .expect("attach to a realm id");
+    let attach_no_strand = attach_context(&c, service(&c), &info, realm.id().retype(), None, at(2))
+        .expect("attach to a realm id");
     // The same principal at two stations: two actors, two sidecars (PROFILE §1, §6).
     let acct_s2 = ActorId::Account {
         principal_id: acct.principal().clone(),
@@ -218,7 +217,10 @@ fn build_pool() -> Pool {
     items.push((attach_no_strand, stateful(Code::SchemaViolation)));
     items.push((acct_sidecar, Verdict::Valid));
     items.push((acct2_sidecar, Verdict::Valid));
-    items.push((c_no_context, stateful(Code::SidecarExchangeControlForbidden)));
+    items.push((
+        c_no_context,
+        stateful(Code::SidecarExchangeControlForbidden),
+    ));
     items.push((forged, stateful(Code::SidecarExchangeControlForbidden)));
     items.push((early, stateful(Code::CreatedAtBeforeCausalPredecessor)));
     items.push((s2, stateful(Code::SidecarSingletonConflict)));

@@ -386,7 +386,9 @@ fn static_validity_of_controls() {
     // to this exchange (never folds: author_is_controller) without an `after` ref.
     let unanchored = Binding {
         exchange_id: x.clone(),
-        role: Role::Internal { request_event_id: r },
+        role: Role::Internal {
+            request_event_id: r,
+        },
     };
     let e = w
         .controller
