@@ -4,9 +4,11 @@
 //! the same signed events. The DAG shape is the one of the benchmarks: each event refs its
 //! writer's previous event and, half the time, another writer's latest.
 
+mod control_samples;
 mod rng;
 mod sidecar;
 
+pub use control_samples::control_plaintext_samples;
 pub use rng::{SeededRng, SplitMix};
 pub use sidecar::{sidecar_workload, Forgery, SidecarSpec, SidecarWorkload};
 
