@@ -201,7 +201,10 @@ fn check_case(case: &Value) {
             assert_eq!(hex(id.bytes()), s(case, "event_id_bytes_hex"));
             assert_eq!(id.digest_text(), s(case, "event_digest"));
             let raw = unhex(s(case, "event_id_bytes_hex"));
-            assert_eq!(EventId::from_bytes(&raw.try_into().expect("33 bytes")).expect(name), id);
+            assert_eq!(
+                EventId::from_bytes(&raw.try_into().expect("33 bytes")).expect(name),
+                id
+            );
         }
         "same_full_digest_different_suite_is_different_id" => {
             let a = EventId::parse(s(case, "sha256_event_id")).expect(name);

@@ -621,6 +621,10 @@ fn authoring_an_exchange_to_complete() {
         0,
     ));
     let sidecar_id = sidecar["sidecar_id"].as_str().unwrap();
+    // The controller's private strand was created and attached with the sidecar.
+    let strand_id = sidecar["strand_id"].as_str().unwrap();
+    assert!(strand_id.starts_with("ak:strand:"));
+    assert_eq!(sidecar["outcome"], "admitted");
     let x = "exchange-from-the-cli-0001";
     let request = run_ok(
         &[
@@ -647,6 +651,7 @@ fn authoring_an_exchange_to_complete() {
         0,
     ));
     assert_eq!(shown["status"], "delivered");
+    assert_eq!(shown["source_context_ref"]["strand_id"], strand_id);
     let answer = json(&run_ok(
         &[
             "exchange",
@@ -750,4 +755,178 @@ fn authoring_an_exchange_to_complete() {
     );
     assert!(ring["principals"]["ak:did_core:web:example.com"].is_array());
     run_ok(&["heads", "--dir", d], 0);
+}
+
+/// `strand create`, `sidecar create --strand`, `sidecar attach`: requests name the current
+/// context; reassigning to the current coordinator is a usage error with a plain message.
+#[test]
+fn strands_attach_and_requests_follow_the_current_context() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = |name: &str| tmp.path().join(name);
+    let dir = t("data");
+    let d = p(&dir);
+    let (boss, bob, carol) = (t("boss.json"), t("bob.json"), t("carol.json"));
+    run_ok(&["keygen", "--out", p(&boss)], 0);
+    let bob_id = json(&run_ok(&["keygen", "--out", p(&bob), "--json"], 0))["did_core_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let carol_id = json(&run_ok(&["keygen", "--out", p(&carol), "--json"], 0))["did_core_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let author = |args: &[&str], key: &Path, code: i32| {
+        // Options right after the subcommand, before any action of `exchange control`.
+        let mut all = args[..2].to_vec();
+        all.extend(["--key", p(key), "--dir", d, "--json"]);
+        all.extend(&args[2..]);
+        let o = run_ok(&all, code);
+        (code == 0).then(|| json(&o))
+    };
+    let realm = author(&["realm", "create"], &boss, 0).unwrap();
+    let realm_id = realm["realm_id"].as_str().unwrap();
+    let first = author(&["strand", "create", "--realm", realm_id], &boss, 0).unwrap();
+    let first_strand = first["strand_id"].as_str().unwrap();
+    let sidecar = author(
+        &[
+            "sidecar",
+            "create",
+            "--realm",
+            realm_id,
+            "--strand",
+            first_strand,
+        ],
+        &boss,
+        0,
+    )
+    .unwrap();
+    assert_eq!(sidecar["strand_id"], first_strand);
+    let sidecar_id = sidecar["sidecar_id"].as_str().unwrap();
+    let request = |x: &str| {
+        author(
+            &[
+                "exchange",
+                "request",
+                "--sidecar",
+                sidecar_id,
+                "--exchange-id",
+                x,
+                "--agent",
+                &bob_id,
+                "--agent",
+                &carol_id,
+                "--coordinator",
+                &bob_id,
+                "--body",
+                "go",
+            ],
+            &boss,
+            0,
+        )
+        .unwrap()
+    };
+    let show = |x: &str| {
+        json(&run_ok(
+            &["exchange", "--dir", d, "--sidecar", sidecar_id, x, "--json"],
+            0,
+        ))
+    };
+    let x1 = "exchange-on-the-first-strand";
+    request(x1);
+    assert_eq!(show(x1)["source_context_ref"]["strand_id"], first_strand);
+
+    let second = author(&["strand", "create", "--realm", realm_id], &boss, 0).unwrap();
+    let second_strand = second["strand_id"].as_str().unwrap();
+    // Only the controller attaches its sidecar.
+    let refused = run_ok(
+        &[
+            "sidecar",
+            "attach",
+            "--sidecar",
+            sidecar_id,
+            "--strand",
+            second_strand,
+            "--key",
+            p(&bob),
+            "--dir",
+            d,
+        ],
+        1,
+    );
+    assert!(stderr(&refused).contains("sidecar_exchange_control_forbidden"));
+    let attached = author(
+        &[
+            "sidecar",
+            "attach",
+            "--sidecar",
+            sidecar_id,
+            "--strand",
+            second_strand,
+        ],
+        &boss,
+        0,
+    )
+    .unwrap();
+    assert_eq!(attached["outcome"], "admitted");
+    let x2 = "exchange-on-the-second-strand";
+    request(x2);
+    assert_eq!(show(x2)["source_context_ref"]["strand_id"], second_strand);
+
+    // Reassigning to the coordinator in office: a usage error that says so.
+    let same = run_ok(
+        &[
+            "exchange",
+            "control",
+            "--key",
+            p(&boss),
+            "--dir",
+            d,
+            "--sidecar",
+            sidecar_id,
+            "--exchange-id",
+            x1,
+            "reassign",
+            "--to",
+            &bob_id,
+        ],
+        2,
+    );
+    assert!(
+        stderr(&same).contains(&format!("{bob_id} is already the coordinator")),
+        "{}",
+        stderr(&same)
+    );
+    author(
+        &[
+            "exchange",
+            "control",
+            "--sidecar",
+            sidecar_id,
+            "--exchange-id",
+            x1,
+            "reassign",
+            "--to",
+            &carol_id,
+        ],
+        &boss,
+        0,
+    );
+    assert_eq!(show(x1)["coordinator_agent_id"], carol_id.as_str());
+    // A control of the first exchange still names the first strand: its basis covers only
+    // the first attach.
+    author(
+        &[
+            "exchange",
+            "control",
+            "--sidecar",
+            sidecar_id,
+            "--exchange-id",
+            x1,
+            "cancel",
+        ],
+        &boss,
+        0,
+    );
+    assert_eq!(show(x1)["status"], "failed");
+    run_ok(&["check", "--dir", d], 0);
 }

@@ -149,3 +149,69 @@ fn envelope_lifted_from_another_event_is_not_decryptable() {
         vec![original]
     );
 }
+
+/// PROFILE §6: controls are sealed as `application/vnd.arkret.agent-sidecar-exchange-control+json`;
+/// a control sealed under another content type does not read as a control.
+#[test]
+fn control_content_type_is_the_profile_one() {
+    use crate::encrypted::CONTROL_CONTENT_TYPE;
+    use crate::envelope::EXCHANGE_CONTROL;
+    assert_eq!(
+        CONTROL_CONTENT_TYPE,
+        "application/vnd.arkret.agent-sidecar-exchange-control+json"
+    );
+    let mut w = World::new();
+    let x = xid(1);
+    let r = w.request(&x, &[0], None);
+    let view = ExchangeView::of(&w.projection(&x));
+    let good = w.control_from(&view, Act::Close);
+    let sealed = match w.events.last().map(|e| e.body().clone()) {
+        Some(crate::envelope::Body::ExchangeControl { encrypted, .. }) => encrypted,
+        other => panic!("not a control: {other:?}"),
+    };
+    assert_eq!(sealed.content_type, CONTROL_CONTENT_TYPE);
+    assert_eq!(w.reason(good), None);
+    // The same plaintext sealed as a message: not a control plaintext.
+    let plaintext = ControlPlaintext {
+        exchange_id: x.clone(),
+        request_event_id: r,
+        basis_event_ids: vec![r],
+        action: Action::Terminal {
+            kind: TerminalKind::Cancel,
+            response_event_ids: vec![],
+        },
+    };
+    let (key, actor) = signer(1);
+    let scope = ScopeRef::Sidecar {
+        realm_id: w.sidecar.realm_id,
+        sidecar_id: w.sidecar.sidecar_id,
+    };
+    let ctx = AadContext {
+        scope: &scope,
+        event_kind: EXCHANGE_CONTROL,
+        sender: &actor,
+    };
+    let sidecar_key = w.keyring.sidecar_key(&w.sidecar.sidecar_id, 1).unwrap();
+    let wrong = EncryptedEnvelope::seal(
+        sidecar_key,
+        [6; 24],
+        MESSAGE_CONTENT_TYPE,
+        1,
+        "g",
+        &ctx,
+        &plaintext.to_json().to_bytes(),
+    );
+    let context = Object::new()
+        .with("kind", "strand".into())
+        .with("strand_id", w.strand.to_string().into());
+    let payload = Object::new()
+        .with("sidecar_id", w.sidecar.sidecar_id.to_string().into())
+        .with("source_context_ref", context.into())
+        .with("encrypted_payload", wrong.to_json());
+    let e = EventBuilder::new(EXCHANGE_CONTROL, scope, actor, at())
+        .payload(payload.into())
+        .after([r])
+        .sign(&key);
+    let id = w.add(e);
+    assert_eq!(w.reason(id), Some(Reason::ControlPlaintextInvalid));
+}
