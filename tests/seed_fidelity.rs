@@ -162,6 +162,7 @@ impl Seed {
     }
 
     /// A close of `x` with `basis` and `responses`, naming `strand`, after `after`.
+    #[allow(clippy::too_many_arguments)]
     fn close(
         &self,
         actor: &ActorId,

@@ -6,9 +6,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::envelope::ScopeRef;
 use crate::event::{Event, Verified};
-use crate::id::{EventId, EventKind};
+use crate::id::EventId;
 
 /// Coverage, maximal heads and admission over the admitted events (PROFILE §5).
 pub trait Causality {
@@ -71,15 +70,6 @@ impl MemoryGraph {
             }
         }
         seen
-    }
-}
-
-/// The create event a scoped event implicitly depends on (PROFILE §5).
-pub fn scope_parent(scope: &ScopeRef) -> Option<EventId> {
-    match scope {
-        ScopeRef::RealmGenesis => None,
-        ScopeRef::Realm { realm_id } => Some(realm_id.retype::<EventKind>()),
-        ScopeRef::Sidecar { sidecar_id, .. } => Some(sidecar_id.retype::<EventKind>()),
     }
 }
 

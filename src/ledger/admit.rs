@@ -357,7 +357,7 @@ impl<'s> Decider<'s> {
                 Some((a.version, id.digest(), *p, a.strand))
             })
             .collect();
-        candidates.sort_unstable_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+        candidates.sort_unstable_by_key(|c| std::cmp::Reverse((c.0, c.1)));
         candidates
             .into_iter()
             .find(|c| self.covers(parents, c.2))

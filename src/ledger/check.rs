@@ -85,6 +85,10 @@ fn compare_states(fresh: &State, live: &State, diffs: &mut Vec<String>) {
     differ("heads", fresh.heads == live.heads);
     differ("realm registry", fresh.realms == live.realms);
     differ("sidecar registry", fresh.sidecars == live.sidecars);
+    differ("singleton registry", fresh.singletons == live.singletons);
+    differ("strand registry", fresh.strands == live.strands);
+    differ("context attaches", fresh.attaches == live.attaches);
+    differ("per-sidecar attach lists", fresh.contexts == live.contexts);
     differ("per-sidecar lists", fresh.by_sidecar == live.by_sidecar);
     let keys = |s: &State| s.pending.keys().copied().collect::<BTreeSet<_>>();
     differ("pending set", keys(fresh) == keys(live));
