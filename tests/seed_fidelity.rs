@@ -94,6 +94,27 @@ impl Seed {
         seed
     }
 
+    /// An attach of this sidecar to `strand` by `actor`.
+    fn attach_as(
+        &self,
+        actor: &ActorId,
+        strand: StrandId,
+        version: i64,
+        predecessor: Option<EventId>,
+        at: Timestamp,
+    ) -> Event<Unverified> {
+        attach_event(
+            &self.key,
+            actor,
+            self.realm,
+            self.sidecar,
+            strand,
+            version,
+            predecessor,
+            at,
+        )
+    }
+
     fn info(&self) -> SidecarInfo {
         let create = self
             .ledger
@@ -243,13 +264,7 @@ fn attach_event(
 ) -> Event<Unverified> {
     let mut payload = Object::new()
         .with("sidecar_id", sidecar.to_string().into())
-        .with(
-            "source_context_ref",
-            Object::new()
-                .with("kind", "strand".into())
-                .with("strand_id", strand.to_string().into())
-                .into(),
-        )
+        .with("source_context_ref", common::strand_ref(strand))
         .with("version", Json::Int(version));
     if let Some(p) = predecessor {
         payload.insert("predecessor_event_ref", p.to_string().into());
@@ -379,16 +394,7 @@ fn reattaching_moves_the_current_context() {
     let second = strand_create(&s.key, &s.s1, s.realm, t(4));
     let second_id: StrandId = second.id().retype();
     s.admit(&second);
-    let v2 = attach_event(
-        &s.key,
-        &s.s1,
-        s.realm,
-        s.sidecar,
-        second_id,
-        2,
-        Some(s.attach),
-        t(5),
-    );
+    let v2 = s.attach_as(&s.s1, second_id, 2, Some(s.attach), t(5));
     s.admit(&v2);
     let x = xid(6);
     // As seen from an event after v2, the current context is the second strand.
@@ -408,54 +414,18 @@ fn reattaching_moves_the_current_context() {
 fn attach_rules() {
     let s = Seed::new();
     // Only the controller (complete actor) attaches.
-    let by_s2 = attach_event(
-        &s.key,
-        &s.s2,
-        s.realm,
-        s.sidecar,
-        s.strand,
-        2,
-        Some(s.attach),
-        t(5),
-    );
+    let by_s2 = s.attach_as(&s.s2, s.strand, 2, Some(s.attach), t(5));
     s.rejects(&by_s2, Code::SidecarExchangeControlForbidden);
     // The strand must be an ak.strand.create of the realm.
-    let not_a_strand = attach_event(
-        &s.key,
-        &s.s1,
-        s.realm,
-        s.sidecar,
-        s.realm.retype(),
-        2,
-        Some(s.attach),
-        t(5),
-    );
+    let not_a_strand = s.attach_as(&s.s1, s.realm.retype(), 2, Some(s.attach), t(5));
     s.rejects(&not_a_strand, Code::SchemaViolation);
     // Versions chain: v3 cannot follow v1.
-    let skip = attach_event(
-        &s.key,
-        &s.s1,
-        s.realm,
-        s.sidecar,
-        s.strand,
-        3,
-        Some(s.attach),
-        t(5),
-    );
+    let skip = s.attach_as(&s.s1, s.strand, 3, Some(s.attach), t(5));
     s.rejects(&skip, Code::SchemaViolation);
     // Malformed payloads (the builder refuses to sign them, so they are mutated from a
     // valid v2 and re-signed): v2 without predecessor, v1 with one, version 0, an unknown
     // member, another sidecar's id.
-    let valid = attach_event(
-        &s.key,
-        &s.s1,
-        s.realm,
-        s.sidecar,
-        s.strand,
-        2,
-        Some(s.attach),
-        t(5),
-    );
+    let valid = s.attach_as(&s.s1, s.strand, 2, Some(s.attach), t(5));
     let with_payload = |f: &dyn Fn(&mut Object)| {
         common::mutate(&valid, &s.key, |o| {
             let mut payload = o
@@ -500,16 +470,7 @@ fn attach_rules() {
             other => panic!("expected schema_violation, got {other:?}"),
         }
     }
-    let v2 = attach_event(
-        &s.key,
-        &s.s1,
-        s.realm,
-        s.sidecar,
-        s.strand,
-        2,
-        Some(s.attach),
-        t(5),
-    );
+    let v2 = s.attach_as(&s.s1, s.strand, 2, Some(s.attach), t(5));
     s.admit(&v2);
 }
 
@@ -517,26 +478,8 @@ fn attach_rules() {
 fn an_attach_waits_for_its_strand_create_and_its_predecessor() {
     let s = Seed::new();
     let later = strand_create(&s.key, &s.s1, s.realm, t(4));
-    let v2 = attach_event(
-        &s.key,
-        &s.s1,
-        s.realm,
-        s.sidecar,
-        later.id().retype(),
-        2,
-        Some(s.attach),
-        t(5),
-    );
-    let v3 = attach_event(
-        &s.key,
-        &s.s1,
-        s.realm,
-        s.sidecar,
-        s.strand,
-        3,
-        Some(v2.id()),
-        t(6),
-    );
+    let v2 = s.attach_as(&s.s1, later.id().retype(), 2, Some(s.attach), t(5));
+    let v3 = s.attach_as(&s.s1, s.strand, 3, Some(v2.id()), t(6));
     // No refs name them: the edges are implied by the payload (PROFILE §5).
     assert!(v2.envelope().refs.is_empty() && v3.envelope().refs.is_empty());
     match s.append(&v3) {

@@ -91,12 +91,9 @@ pub fn attach_context(
             .checked_add(1)
             .ok_or_else(|| schema("attach version overflow"))?,
     };
-    let context = Object::new()
-        .with("kind", "strand".into())
-        .with("strand_id", strand_id.to_string().into());
     let mut payload = Object::new()
         .with("sidecar_id", sidecar.sidecar_id.to_string().into())
-        .with("source_context_ref", context.into())
+        .with("source_context_ref", strand_ref(strand_id))
         .with(
             "version",
             Json::Int(i64::try_from(version).unwrap_or(i64::MAX)),
@@ -415,12 +412,9 @@ impl SidecarAuthor {
         rng: &mut impl CryptoRngCore,
     ) -> Result<Event<Unverified>, Rejection> {
         let sealed = self.seal(EXCHANGE_CONTROL, CONTROL_CONTENT_TYPE, plaintext, rng);
-        let context = Object::new()
-            .with("kind", "strand".into())
-            .with("strand_id", strand_id.to_string().into());
         let payload = Object::new()
             .with("sidecar_id", self.sidecar.sidecar_id.to_string().into())
-            .with("source_context_ref", context.into())
+            .with("source_context_ref", strand_ref(strand_id))
             .with("encrypted_payload", sealed.to_json());
         self.sign(EXCHANGE_CONTROL, payload.into(), after, at)
     }
@@ -476,6 +470,14 @@ impl SidecarAuthor {
             .after(after.iter().copied())
             .sign(&self.key)
     }
+}
+
+/// `{"kind":"strand","strand_id"}`: a `source_context_ref` (PROFILE §6).
+fn strand_ref(strand_id: StrandId) -> Json {
+    Object::new()
+        .with("kind", "strand".into())
+        .with("strand_id", strand_id.to_string().into())
+        .into()
 }
 
 /// At most [`MAX_CONTROL_BASIS`] of `heads` (canonical order in, canonical order out): the

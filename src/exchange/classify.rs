@@ -206,6 +206,27 @@ pub fn classify(
     })))
 }
 
+/// Decrypts `encrypted`, carried by `event` in `sidecar`, with the keyring's key for its
+/// epoch and the AAD rebuilt from the signed envelope (PROFILE §7); coarse on failure.
+pub fn decrypt<S>(
+    sidecar: &SidecarId,
+    event: &Event<S>,
+    keyring: &Keyring,
+    encrypted: &EncryptedEnvelope,
+) -> Result<Vec<u8>, Reason> {
+    let key = keyring
+        .sidecar_key(sidecar, encrypted.epoch)
+        .ok_or(Reason::NotDecryptable)?;
+    let ctx = AadContext {
+        scope: event.scope(),
+        event_kind: event.kind(),
+        sender: event.actor(),
+    };
+    encrypted
+        .open(key, &ctx)
+        .map_err(|_| Reason::NotDecryptable)
+}
+
 /// Decrypts `encrypted` of `event`; a wrong content type is an invalid plaintext.
 fn open(
     sidecar: &SidecarInfo,
@@ -214,17 +235,7 @@ fn open(
     encrypted: &EncryptedEnvelope,
     content_type: &str,
 ) -> Result<Vec<u8>, Reason> {
-    let key = keyring
-        .sidecar_key(&sidecar.sidecar_id, encrypted.epoch)
-        .ok_or(Reason::NotDecryptable)?;
-    let ctx = AadContext {
-        scope: event.scope(),
-        event_kind: event.kind(),
-        sender: event.actor(),
-    };
-    let bytes = encrypted
-        .open(key, &ctx)
-        .map_err(|_| Reason::NotDecryptable)?;
+    let bytes = decrypt(&sidecar.sidecar_id, event, keyring, encrypted)?;
     if encrypted.content_type != content_type {
         return Err(match content_type {
             CONTROL_CONTENT_TYPE => Reason::ControlPlaintextInvalid,

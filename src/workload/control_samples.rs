@@ -2,9 +2,9 @@
 //! what `tests/data/vectors/check_control_schema.py` validates against the published Arkret
 //! schema (its input is dumped by `examples/control_plaintexts.rs`).
 
-use crate::encrypted::AadContext;
 use crate::envelope::Body;
 use crate::error::{schema, Rejection};
+use crate::exchange::classify::decrypt;
 
 use super::sidecar::{sidecar_workload, SidecarSpec};
 
@@ -26,17 +26,7 @@ pub fn control_plaintext_samples() -> Result<Vec<(String, Vec<u8>)>, Rejection> 
         let Body::ExchangeControl { encrypted, .. } = event.body() else {
             continue;
         };
-        let key = w
-            .keyring
-            .sidecar_key(&w.sidecar, encrypted.epoch)
-            .ok_or_else(|| schema("no sample sidecar key"))?;
-        let ctx = AadContext {
-            scope: event.scope(),
-            event_kind: event.kind(),
-            sender: event.actor(),
-        };
-        let bytes = encrypted
-            .open(key, &ctx)
+        let bytes = decrypt(&w.sidecar, event, &w.keyring, encrypted)
             .map_err(|_| schema("a sample control does not decrypt"))?;
         let action = crate::canonical::parse_value(&bytes)?
             .as_object()

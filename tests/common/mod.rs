@@ -233,14 +233,16 @@ pub fn control_payload_in(scope: ScopeRef, sender: &ActorId, strand: StrandId) -
         .unwrap_or_default();
     Object::new()
         .with("sidecar_id", sidecar.into())
-        .with(
-            "source_context_ref",
-            Object::new()
-                .with("kind", "strand".into())
-                .with("strand_id", strand.to_string().into())
-                .into(),
-        )
+        .with("source_context_ref", strand_ref(strand))
         .with("encrypted_payload", sealed.to_json())
+}
+
+/// `{"kind":"strand","strand_id"}`: a `source_context_ref` (PROFILE §6).
+pub fn strand_ref(strand: StrandId) -> Json {
+    Object::new()
+        .with("kind", "strand".into())
+        .with("strand_id", strand.to_string().into())
+        .into()
 }
 
 /// The parsed top-level object of canonical event bytes.
