@@ -7,12 +7,12 @@ use ed25519_dalek::SigningKey;
 use rand_core::OsRng;
 
 use akledger::exchange::{
-    classify, create_realm, create_sidecar, Act, Binding, Classified, ExchangeItem, ExchangeView,
-    RequestContext, Role, TrackRef,
+    classify, create_private_sidecar, create_realm, Act, Binding, Classified, ExchangeItem,
+    ExchangeView, RequestContext, Role, TrackRef,
 };
 use akledger::{
     fold_exchange, fold_sidecar, ActorId, Event, EventId, ExchangeId, Keyring, MemoryGraph,
-    SidecarAuthor, SidecarInfo, SidecarKey, Timestamp, Verified, Verifier,
+    SidecarAuthor, SidecarInfo, SidecarKey, StrandId, Timestamp, Verified, Verifier,
 };
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -35,8 +35,9 @@ impl Bench {
         let ck = SigningKey::from_bytes(&[1; 32]);
         let ca = ActorId::service_for_key(&ck.verifying_key());
         let realm = create_realm(&ck, ca.clone(), at)?.verify(&verifier)?;
-        let create = create_sidecar(&ck, ca.clone(), realm.id().retype(), at)?.verify(&verifier)?;
-        let sidecar = SidecarInfo::of_create(&create).ok_or("not a sidecar")?;
+        // The sidecar with its private strand attached (PROFILE §6).
+        let private = create_private_sidecar(&ck, ca.clone(), realm.id().retype(), None, at)?;
+        let sidecar = private.info.clone();
         let mut keyring = Keyring::new();
         keyring.add_sidecar_key(sidecar.sidecar_id, 1, SidecarKey::from_bytes([9; 32]));
         let ak = SigningKey::from_bytes(&[2; 32]);
@@ -53,8 +54,19 @@ impl Bench {
             at,
         };
         bench.admit(realm);
-        bench.admit(create);
+        for e in private.events() {
+            bench.admit(e.clone().verify(&bench.verifier)?);
+        }
         Ok(bench)
+    }
+
+    /// The attached private strand.
+    fn strand(&self) -> StrandId {
+        self.sidecar
+            .attaches
+            .first()
+            .map(|a| a.strand_id)
+            .unwrap_or_else(|| self.sidecar.sidecar_id.retype())
     }
 
     fn admit(&mut self, e: Event<Verified>) -> EventId {
@@ -70,7 +82,7 @@ impl Bench {
         let x = ExchangeId::parse(&format!("bench-exchange-{n:010}"))?;
         let track = TrackRef {
             realm_id: self.sidecar.realm_id,
-            strand_id: self.sidecar.sidecar_id.retype(),
+            strand_id: self.strand(),
             track_name: "main".into(),
         };
         let ctx = RequestContext::new(track, "k", vec![self.agent.principal().clone()], None)?;
@@ -98,7 +110,7 @@ impl Bench {
         Ok(ExchangeView {
             exchange_id: x,
             request_event_id: r,
-            strand_id: self.sidecar.sidecar_id.retype(),
+            strand_id: self.strand(),
             validated_responses: facts.get(1..).unwrap_or_default().to_vec(),
             facts,
         })
