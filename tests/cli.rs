@@ -802,6 +802,26 @@ fn strands_attach_and_requests_follow_the_current_context() {
     .unwrap();
     assert_eq!(sidecar["strand_id"], first_strand);
     let sidecar_id = sidecar["sidecar_id"].as_str().unwrap();
+    // A second sidecar of the same actor is refused, and nothing else is appended.
+    let events_before = run_ok(&["export", "--dir", d], 0).stdout.len();
+    let twice = run_ok(
+        &[
+            "sidecar",
+            "create",
+            "--realm",
+            realm_id,
+            "--key",
+            p(&boss),
+            "--dir",
+            d,
+        ],
+        1,
+    );
+    assert!(stderr(&twice).contains("sidecar_singleton_conflict"));
+    assert_eq!(
+        run_ok(&["export", "--dir", d], 0).stdout.len(),
+        events_before
+    );
     let request = |x: &str| {
         author(
             &[

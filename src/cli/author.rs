@@ -123,23 +123,27 @@ impl Signer {
         self.report(&event, &outcome, extra)
     }
 
-    /// Appends `events` as one batch and reports like [`Signer::submit`]: the outcome of
-    /// the first event that was not admitted, else the first event's.
-    fn submit_all(
+    /// Appends `events` in order, stopping at the first one that is not admitted (so a
+    /// refused sidecar create leaves no strand or attach behind), and reports like
+    /// [`Signer::submit`]: that event's outcome, else the first event's.
+    fn submit_chain(
         &self,
         events: &[&Event<Unverified>],
         extra: &[(&str, String)],
     ) -> Result<Outcome, CliError> {
-        let outcomes = self
-            .ledger
-            .append_batch(&events.iter().map(|e| e.bytes()).collect::<Vec<_>>())?;
-        let mut pairs = events.iter().zip(&outcomes);
-        let first = pairs.clone().next();
-        let shown = pairs
-            .find(|(_, o)| !matches!(o, Appended::Admitted(_) | Appended::Duplicate(_)))
-            .or(first)
-            .ok_or_else(|| CliError::Usage("nothing to submit".into()))?;
-        self.report(shown.0, shown.1, extra)
+        let mut shown = None;
+        for event in events {
+            let outcome = self.ledger.append(event.bytes())?;
+            let stop = !matches!(outcome, Appended::Admitted(_) | Appended::Duplicate(_));
+            if shown.is_none() || stop {
+                shown = Some((*event, outcome));
+            }
+            if stop {
+                break;
+            }
+        }
+        let (event, outcome) = shown.ok_or_else(|| CliError::Usage("nothing to submit".into()))?;
+        self.report(event, &outcome, extra)
     }
 
     fn report(
@@ -214,7 +218,7 @@ pub fn strand_create(args: &AuthorArgs, realm: &str) -> Result<Outcome, CliError
 
 /// `akledger sidecar create --realm R [--strand S]`: the sidecar, the controller's private
 /// strand (unless `S`, an existing strand of the realm, is given) and the version-1 attach,
-/// in one batch. Prints the sidecar create's id, the sidecar id and the strand id, and puts
+/// appended in that order (stopping at the first refused one). Prints the sidecar create's id, the sidecar id and the strand id, and puts
 /// a fresh epoch-1 sidecar key in the keyring file unless it has one.
 pub fn sidecar_create(
     args: &AuthorArgs,
@@ -239,7 +243,7 @@ pub fn sidecar_create(
         ("sidecar_id", sidecar.to_string()),
         ("strand_id", private.attach_strand().to_string()),
     ];
-    let outcome = s.submit_all(&events, &extra)?;
+    let outcome = s.submit_chain(&events, &extra)?;
     if outcome == Outcome::Clean {
         let path = args.ledger.keyring_target();
         if ensure_sidecar_key(&path, sidecar, 1)? {
