@@ -30,8 +30,12 @@ pub const MAX_KIND_BYTES: usize = 128;
 pub const MAX_REF_ID_BYTES: usize = 512;
 
 // No id list inside a request or control plaintext has a bound of its own (PROFILE §8.2):
-// the event bound above is the only one. A helper-authored control basis is bounded by the
-// refs bound (`exchange::MAX_CONTROL_BASIS`), because each basis id needs an `after` ref.
+// the event bound above is the only one.
+
+/// Most ids the authoring helpers put in a control's basis. Each basis id needs an `after`
+/// ref (PROFILE §8.3), so a basis can never exceed [`MAX_SEMANTIC_REFS`]; with more
+/// concurrent exchange heads the helper closes over this many (PROFILE §8.2).
+pub const MAX_CONTROL_BASIS: usize = MAX_SEMANTIC_REFS;
 
 /// Most bytes of events in one `append_batch` call. One batch is one log write that must fit
 /// the log's 256 MiB batch bound with its framing (23 bytes an entry); checked before any

@@ -31,6 +31,7 @@ use crate::error::{schema, Rejection};
 use crate::event::{Event, EventBuilder, Unverified};
 use crate::id::{EventId, EventKind, RealmId, SidecarId, StrandId};
 use crate::keyring::Keyring;
+pub use crate::limits::MAX_CONTROL_BASIS;
 use crate::time::Timestamp;
 
 use super::causality::Causality;
@@ -59,10 +60,6 @@ pub fn create_sidecar(
 ) -> Result<Event<Unverified>, Rejection> {
     EventBuilder::new(SIDECAR_CREATE, ScopeRef::Realm { realm_id }, actor, at).sign(key)
 }
-
-/// Most ids a helper-authored control puts in its basis: one `after` ref each, within the
-/// 128 refs of an event (PROFILE §3, §8.2).
-pub const MAX_CONTROL_BASIS: usize = crate::limits::MAX_SEMANTIC_REFS;
 
 /// `ak.strand.create` in `realm_id` by `actor`; the payload is `{}`.
 pub fn create_strand(
