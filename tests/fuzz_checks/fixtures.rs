@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use akledger::canonical::{Json, Object};
-use akledger::exchange::SidecarInfo;
+use akledger::exchange::{attach_context, create_strand, ContextAttach, SidecarInfo};
 use akledger::workload::EPOCH_MILLIS;
 use akledger::{
     ActorId, DidCoreId, Event, EventBuilder, EventId, Keyring, RealmId, ScopeRef, SidecarAuthor,
@@ -41,12 +41,15 @@ pub fn sidecar_key() -> SidecarKey {
     SidecarKey::from_bytes([9; 32])
 }
 
-/// A realm and a sidecar by the controller (key 1), and three agents (keys 2–4).
+/// A realm and a sidecar by the controller (key 1) with its private strand attached, and
+/// three agents (keys 2–4).
 pub struct World {
     pub controller: SigningKey,
     pub agents: Vec<SigningKey>,
     pub realm: Event<Verified>,
     pub sidecar: Event<Verified>,
+    pub strand: Event<Verified>,
+    pub attach: Event<Verified>,
     pub info: SidecarInfo,
     pub keyring: Keyring,
     pub verifier: Verifier,
@@ -77,7 +80,25 @@ impl World {
         .sign(&controller)
         .and_then(|e| e.verify(&verifier))
         .expect("sidecar");
-        let info = SidecarInfo::of_create(&sidecar).expect("sidecar info");
+        let mut info = SidecarInfo::of_create(&sidecar).expect("sidecar info");
+        let strand = create_strand(&controller, service(&controller), realm_id, at(1))
+            .and_then(|e| e.verify(&verifier))
+            .expect("strand");
+        let attach = attach_context(
+            &controller,
+            service(&controller),
+            &info,
+            strand.id().retype(),
+            None,
+            at(1),
+        )
+        .and_then(|e| e.verify(&verifier))
+        .expect("attach");
+        info.attaches.push(ContextAttach {
+            event_id: attach.id(),
+            strand_id: strand.id().retype(),
+            version: 1,
+        });
         let mut keyring = Keyring::new();
         keyring.add_sidecar_key(info.sidecar_id, 0, sidecar_key());
         let verifier = Verifier::new(keyring.clone());
@@ -86,6 +107,8 @@ impl World {
             agents,
             realm,
             sidecar,
+            strand,
+            attach,
             info,
             keyring,
             verifier,
@@ -106,8 +129,9 @@ impl World {
         self.sidecar.id().retype()
     }
 
+    /// The private strand the sidecar is attached to.
     pub fn strand(&self) -> StrandId {
-        self.realm.id().retype()
+        self.strand.id().retype()
     }
 
     /// Author number `n`: 0 is the controller, 1..=3 the agents.

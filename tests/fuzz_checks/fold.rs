@@ -46,13 +46,15 @@ impl Tree {
     }
 }
 
-/// Which id an id field names: an earlier generated event, the realm/sidecar, or junk.
+/// Which id an id field names: an earlier generated event, the realm/sidecar, the
+/// sidecar's context attach, or junk.
 #[derive(Arbitrary, Debug, Clone, Copy)]
 enum Ref {
     Earlier(u8),
     Realm,
     Sidecar,
     Unknown,
+    Attach,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -117,7 +119,9 @@ impl Ctx<'_> {
         match r {
             Ref::Earlier(n) if !self.made.is_empty() => self.made[usize::from(n) % self.made.len()],
             Ref::Realm => self.world.realm.id(),
-            Ref::Sidecar | Ref::Earlier(_) => self.world.sidecar.id(),
+            Ref::Sidecar => self.world.sidecar.id(),
+            // Before anything is made, "earlier" is the attach: requests get a context.
+            Ref::Attach | Ref::Earlier(_) => self.world.attach.id(),
             Ref::Unknown => EventId::of_preimage(akledger::DigestSuite::Blake3, b"unknown"),
         }
     }
@@ -349,7 +353,12 @@ pub fn check(data: &[u8]) {
         made: Vec::new(),
     };
     let mut rng = xof_rng(b"fold");
-    let mut events: Vec<Event<Verified>> = vec![world.realm.clone(), world.sidecar.clone()];
+    let mut events: Vec<Event<Verified>> = vec![
+        world.realm.clone(),
+        world.sidecar.clone(),
+        world.strand.clone(),
+        world.attach.clone(),
+    ];
     for n in 0..10 {
         let Ok(spec) = Spec::arbitrary(&mut u) else {
             break;

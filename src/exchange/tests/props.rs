@@ -73,7 +73,11 @@ impl Sim {
             actor.clone(),
             at(),
         )
-        .payload(crate::canonical::Object::new().with("n", Json::Int(n as i64)).into())
+        .payload(
+            crate::canonical::Object::new()
+                .with("n", Json::Int(n as i64))
+                .into(),
+        )
         .sign(&key);
         let strand: StrandId = self.w.add(strand).retype();
         let latest = self
