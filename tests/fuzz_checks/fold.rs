@@ -46,15 +46,15 @@ impl Tree {
     }
 }
 
-/// Which id an id field names: an earlier generated event, the realm/sidecar, the
-/// sidecar's context attach, or junk.
+/// Which id an id field names: an earlier generated event, the realm, the sidecar (its
+/// context attach, which follows the sidecar create, so that what refs it has a context),
+/// or junk.
 #[derive(Arbitrary, Debug, Clone, Copy)]
 enum Ref {
     Earlier(u8),
     Realm,
     Sidecar,
     Unknown,
-    Attach,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -119,9 +119,7 @@ impl Ctx<'_> {
         match r {
             Ref::Earlier(n) if !self.made.is_empty() => self.made[usize::from(n) % self.made.len()],
             Ref::Realm => self.world.realm.id(),
-            Ref::Sidecar => self.world.sidecar.id(),
-            // Before anything is made, "earlier" is the attach: requests get a context.
-            Ref::Attach | Ref::Earlier(_) => self.world.attach.id(),
+            Ref::Sidecar | Ref::Earlier(_) => self.world.attach.id(),
             Ref::Unknown => EventId::of_preimage(akledger::DigestSuite::Blake3, b"unknown"),
         }
     }
