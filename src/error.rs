@@ -196,6 +196,21 @@ pub enum Error {
     /// An earlier write failure stopped the ledger; reopen it to recover.
     #[error("ledger is poisoned by an earlier write failure; reopen it")]
     Poisoned,
+    /// Another open ledger (in this process or another) holds the directory's lock.
+    #[error(
+        "{}: the ledger is already open for writing elsewhere (or, to write, it is being read); close the other user and retry",
+        path.display()
+    )]
+    AlreadyOpen {
+        /// The ledger directory.
+        path: PathBuf,
+    },
+    /// The ledger was opened read-only; nothing can be appended.
+    #[error("{}: the ledger was opened read-only; open it for writing to append", path.display())]
+    ReadOnly {
+        /// The ledger directory.
+        path: PathBuf,
+    },
 }
 
 impl Error {
@@ -215,6 +230,8 @@ impl Error {
             Error::Corrupt { .. } => Fault::Corruption,
             Error::Misuse(_) => Fault::CallerMisuse,
             Error::Poisoned => Fault::Io,
+            Error::AlreadyOpen { .. } => Fault::Io,
+            Error::ReadOnly { .. } => Fault::CallerMisuse,
         }
     }
 }

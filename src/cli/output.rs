@@ -126,7 +126,8 @@ impl LedgerArgs {
             .unwrap_or_else(|| self.default_keyring())
     }
 
-    /// Opens the ledger, which must already exist (read commands never create one).
+    /// Opens an existing ledger read-only: read commands never create or modify a file
+    /// (they work on read-only media and on a full disk).
     pub fn open(&self) -> Result<Ledger, CliError> {
         if !self.dir.is_dir() {
             return Err(CliError::Usage(format!(
@@ -134,13 +135,24 @@ impl LedgerArgs {
                 self.dir.display()
             )));
         }
-        self.open_or_create()
+        self.open_with(true)
     }
 
-    /// Opens the ledger, creating the directory when missing.
+    /// Opens the ledger for writing, creating the directory when missing.
     pub fn open_or_create(&self) -> Result<Ledger, CliError> {
+        self.open_with(false)
+    }
+
+    fn open_with(&self, read_only: bool) -> Result<Ledger, CliError> {
         let keyring = load_keyring(self.keyring_path().as_deref())?;
-        Ok(Ledger::open_with(Config::new(&self.dir).keyring(keyring))?)
+        let config = Config::new(&self.dir)
+            .keyring(keyring)
+            .read_only(read_only);
+        let ledger = Ledger::open_with(config)?;
+        for action in ledger.open_report().actions() {
+            eprintln!("akledger: recovery: {action}");
+        }
+        Ok(ledger)
     }
 }
 
