@@ -33,11 +33,13 @@ pub enum Code {
     UnsupportedFeature,
     /// Input over a size limit.
     PayloadTooLarge,
+    /// The ledger's bound on pending events or bytes is reached (v1.1); nothing written.
+    PendingLimitExceeded,
 }
 
 impl Code {
     /// Every code, in PROFILE order.
-    pub const ALL: [Code; 11] = [
+    pub const ALL: [Code; 12] = [
         Code::SchemaViolation,
         Code::EventIdDigestMismatch,
         Code::UnsupportedDigestAlgorithm,
@@ -49,6 +51,7 @@ impl Code {
         Code::SidecarExchangeControlForbidden,
         Code::UnsupportedFeature,
         Code::PayloadTooLarge,
+        Code::PendingLimitExceeded,
     ];
 
     /// The wire spelling of the code.
@@ -65,6 +68,7 @@ impl Code {
             Code::SidecarExchangeControlForbidden => "sidecar_exchange_control_forbidden",
             Code::UnsupportedFeature => "unsupported_feature",
             Code::PayloadTooLarge => "payload_too_large",
+            Code::PendingLimitExceeded => "pending_limit_exceeded",
         }
     }
 
@@ -79,7 +83,8 @@ impl Code {
             Code::SchemaViolation
             | Code::UnsupportedDigestAlgorithm
             | Code::UnsupportedFeature
-            | Code::PayloadTooLarge => Fault::BadInput,
+            | Code::PayloadTooLarge
+            | Code::PendingLimitExceeded => Fault::BadInput,
             _ => Fault::ProtocolViolation,
         }
     }

@@ -319,3 +319,14 @@ pub fn export(
     writer.flush().map_err(io_err)?;
     Ok(Outcome::Clean)
 }
+
+/// `akledger drop-pending ID`: drop one pending event (recorded in the log).
+pub fn drop_pending(ledger: &LedgerArgs, id: &str) -> Result<Outcome, CliError> {
+    let id: EventId = super::output::parse_id(id)?;
+    if ledger.open_or_create()?.drop_pending(&id)? {
+        println!("dropped {id}");
+        Ok(Outcome::Clean)
+    } else {
+        Err(CliError::Usage(format!("{id}: no such pending event")))
+    }
+}

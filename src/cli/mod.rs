@@ -1,5 +1,5 @@
 //! Argument parsing (clap) and dispatch; one file per command family:
-//! `demo`, `audit`, `gen`, `io` (append, import, export), `query` (show, heads, covers,
+//! `demo`, `audit`, `gen`, `io` (append, import, export, drop-pending), `query` (show, heads, covers,
 //! heads-of, exchanges, exchange, check), `keys` (init, keygen, keys add), `author` (realm,
 //! sidecar and exchange authoring), `verify`; shared plumbing in `output`.
 
@@ -252,6 +252,16 @@ enum Command {
         /// Also write the keyring (sidecar key) here.
         #[arg(long, value_name = "FILE")]
         keyring_out: Option<PathBuf>,
+    },
+    /// Drop a pending event (one waiting for dependencies). The drop is recorded in the
+    /// log, so every replay agrees; the event may be submitted again later.
+    ///
+    /// Example: akledger drop-pending ak:event:Ak2d…
+    DropPending {
+        /// The pending event's id.
+        id: String,
+        #[command(flatten)]
+        ledger: LedgerArgs,
     },
     /// Create an empty ledger and keyring.
     ///
@@ -565,6 +575,7 @@ pub fn run() -> ExitCode {
             format,
             keyring_out: keyring_out.as_deref(),
         }),
+        Command::DropPending { id, ledger } => io::drop_pending(&ledger, &id),
         Command::Init { ledger, json } => keys::init(&ledger, json),
         Command::Keygen { out, force, json } => keys::keygen(&out, force, json),
         Command::Keys {

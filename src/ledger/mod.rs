@@ -15,6 +15,7 @@
 mod admit;
 mod check;
 mod config;
+mod drop_pending;
 mod exchanges;
 mod index;
 mod open;
@@ -168,7 +169,8 @@ impl Ledger {
         }
         let (outcomes, staged) = {
             let state = self.state.read().map_err(|_| Error::Poisoned)?;
-            let mut decider = Decider::new(&state);
+            let mut decider = Decider::new(&state)
+                .limit_pending(self.config.max_pending_events, self.config.max_pending_bytes);
             let outcomes: Vec<Appended> = verified
                 .into_iter()
                 .map(|v| match v {

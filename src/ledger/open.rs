@@ -14,6 +14,7 @@ use crate::store::log::{
 use crate::store::root::{read_acked, AckWriter, Acked, LockError, RootLock, ACK_FILE};
 
 use super::admit::{Decider, Source};
+use super::drop_pending::dropped_ids;
 use super::index::{Changes, Index};
 use super::record::Record;
 use super::state::State;
@@ -356,6 +357,7 @@ fn apply_batch(
         end: last.batch_end,
     };
     done.entries += batch.len() as u64;
+    let dropped = dropped_ids(&batch)?;
     let events: Vec<LogEntry> = batch
         .into_iter()
         .filter(|e| e.kind == ENTRY_EVENT)
@@ -387,10 +389,13 @@ fn apply_batch(
         }
         decider.finish()
     };
-    let changes = Changes::of(&staged, &[]);
+    let changes = Changes::of(&staged, &[]).and_dropped(&dropped);
     let first = state.len();
     let records = state
         .apply(staged, &[])
         .map_err(|e| Error::Misuse(e.to_string()))?;
+    for id in &dropped {
+        state.drop_pending(id);
+    }
     sink(first, &records, &changes, high)
 }
