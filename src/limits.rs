@@ -58,3 +58,8 @@ pub const DEFAULT_MAX_PENDING_EVENTS: usize = 100_000;
 
 /// Default bound on the bytes of events held pending at once (see above).
 pub const DEFAULT_MAX_PENDING_BYTES: usize = 256 << 20;
+
+/// Largest keyring file (PROFILE §11) read or written. A keyring is a handful of keys; the
+/// bound keeps a wrong or hostile file from being read whole, and `keys add` refuses to
+/// write a file its readers would refuse.
+pub const MAX_KEYRING_BYTES: usize = 1 << 20;
