@@ -195,8 +195,9 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
-    /// The caller used the API wrongly.
-    #[error("misuse: {0}")]
+    /// The caller used the API wrongly (or asked about something that is not there). The
+    /// message is a sentence for people; [`Error::fault`] carries the classification.
+    #[error("{0}")]
     Misuse(String),
     /// An earlier write failure stopped the ledger; reopen it to recover.
     #[error("ledger is poisoned by an earlier write failure; reopen it")]

@@ -237,7 +237,8 @@ impl Index {
         let stored_high = self.high_water()?;
         if stored_high.unwrap_or_default() != high {
             diffs.push(format!(
-                "sled high-water mark {stored_high:?} differs from the log's {high:?}"
+                "sled high-water mark ({}) differs from the log's ({high})",
+                stored_high.map_or("none".to_string(), |h| h.to_string())
             ));
         }
         Ok(())

@@ -147,14 +147,14 @@ impl Ledger {
     pub fn append_batch<B: AsRef<[u8]> + Sync>(&self, items: &[B]) -> Result<Vec<Appended>, Error> {
         if items.len() > MAX_BATCH_EVENTS {
             return Err(Error::Misuse(format!(
-                "batch of {} events exceeds {MAX_BATCH_EVENTS}",
+                "a batch of {} events is over the {MAX_BATCH_EVENTS}-event limit of one append; split it",
                 items.len()
             )));
         }
         let bytes: usize = items.iter().map(|b| b.as_ref().len()).sum();
         if bytes > MAX_BATCH_BYTES {
             return Err(Error::Misuse(format!(
-                "batch of {bytes} bytes exceeds {MAX_BATCH_BYTES}"
+                "a batch of {bytes} bytes is over the {MAX_BATCH_BYTES}-byte limit of one append; split it"
             )));
         }
         if self.config.read_only {

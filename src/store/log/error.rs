@@ -37,7 +37,7 @@ pub enum LogError {
         limit: u64,
     },
     /// A position that is not an entry (or batch boundary) of the committed log.
-    #[error("invalid log position {pos:?}: {reason}")]
+    #[error("invalid log position {pos}: {reason}")]
     InvalidPosition {
         /// The position asked for.
         pos: LogPos,

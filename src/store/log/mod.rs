@@ -117,6 +117,12 @@ impl LogPos {
     }
 }
 
+impl std::fmt::Display for LogPos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "segment {} byte {}", self.segment, self.offset)
+    }
+}
+
 /// The committed extent of the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HighWater {
@@ -134,6 +140,12 @@ impl Default for HighWater {
             seq: 0,
             end: LogPos::new(0, FILE_HEADER_LEN),
         }
+    }
+}
+
+impl std::fmt::Display for HighWater {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "batch {} ending at {}", self.seq, self.end)
     }
 }
 
