@@ -58,7 +58,10 @@ fn an_endless_json_lines_line_is_refused_without_buffering_it() {
         left: 512 << 20,
         tail: std::io::Cursor::new(tail),
     };
-    let mut items = LogReader::new(BufReader::with_capacity(1 << 16, input), LogFormat::JsonLines);
+    let mut items = LogReader::new(
+        BufReader::with_capacity(1 << 16, input),
+        LogFormat::JsonLines,
+    );
     let first = items.next().unwrap().unwrap();
     assert_eq!(first.bytes.unwrap_err().code(), Code::PayloadTooLarge);
     let second = items.next().unwrap().unwrap();
@@ -66,7 +69,10 @@ fn an_endless_json_lines_line_is_refused_without_buffering_it() {
     assert_eq!(second.offset, (512 << 20) + 1);
     assert!(items.next().is_none());
     let grew = peak_rss_kib().saturating_sub(before);
-    assert!(grew < 64 << 10, "a 512 MiB line raised peak RSS by {grew} KiB");
+    assert!(
+        grew < 64 << 10,
+        "a 512 MiB line raised peak RSS by {grew} KiB"
+    );
 }
 
 #[test]

@@ -647,9 +647,17 @@ fn sigkill_during_a_cli_import_loses_nothing_and_resumes() {
     let mut rng = SplitMix::new(0xC4A5_0004);
     let mut seen = 0usize;
     for _ in 0..6 {
-        kill_cli_after(&dir, &["import", log.to_str().expect("utf-8")], 20 + rng.below(400) as u64);
+        kill_cli_after(
+            &dir,
+            &["import", log.to_str().expect("utf-8")],
+            20 + rng.below(400) as u64,
+        );
         let ledger = Ledger::open(&dir).expect("reopen after a kill during import");
-        assert!(ledger.len() >= seen, "{} events after {seen} were seen", ledger.len());
+        assert!(
+            ledger.len() >= seen,
+            "{} events after {seen} were seen",
+            ledger.len()
+        );
         seen = ledger.len();
         assert!(ledger.check().expect("check").is_clean());
     }
@@ -658,7 +666,11 @@ fn sigkill_during_a_cli_import_loses_nothing_and_resumes() {
         .arg(&dir)
         .output()
         .expect("import");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(Ledger::open(&dir).expect("open").len(), total);
 }
 

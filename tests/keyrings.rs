@@ -58,7 +58,8 @@ fn keys_add_refuses_to_write_a_keyring_readers_would_refuse() {
     // A keyring within 50 bytes of the bound, built as (canonical) text: entries of 56
     // bytes (7-digit epochs), then one shorter entry closing most of the gap.
     let key = "A".repeat(43);
-    let mut body = format!("{{\"principals\":{{}},\"sidecar_keys\":{{\"{sc}\":{{\"1000000\":\"{key}\"");
+    let mut body =
+        format!("{{\"principals\":{{}},\"sidecar_keys\":{{\"{sc}\":{{\"1000000\":\"{key}\"");
     let mut epoch = 1_000_001u64;
     while body.len() + 56 + 4 <= limit {
         body.push_str(&format!(",\"{epoch}\":\"{key}\""));
@@ -70,7 +71,11 @@ fn keys_add_refuses_to_write_a_keyring_readers_would_refuse() {
         body.push_str(&format!(",\"{}\":\"{key}\"", "9".repeat(digits)));
     }
     body.push_str("}}}\n");
-    assert!(body.len() <= limit && body.len() + 50 > limit, "{}", body.len());
+    assert!(
+        body.len() <= limit && body.len() + 50 > limit,
+        "{}",
+        body.len()
+    );
     let path = tmp.path().join("keyring.json");
     std::fs::write(&path, &body).unwrap();
     assert!(Keyring::from_json_bytes(body.as_bytes()).is_ok());
@@ -81,7 +86,11 @@ fn keys_add_refuses_to_write_a_keyring_readers_would_refuse() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
-    assert!(text(&out.stderr).contains("not written"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("not written"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), body);
     assert!(std::fs::metadata(&path).unwrap().len() <= limit as u64);
     assert!(Keyring::from_json_bytes(&std::fs::read(&path).unwrap()).is_ok());
@@ -93,9 +102,8 @@ fn a_key_principal_in_the_keyring_is_refused() {
     let key_principal = akledger::DidCoreId::for_key(
         &ed25519_dalek::SigningKey::from_bytes(&[7; 32]).verifying_key(),
     );
-    let other = akledger::did::did_key(
-        &ed25519_dalek::SigningKey::from_bytes(&[8; 32]).verifying_key(),
-    );
+    let other =
+        akledger::did::did_key(&ed25519_dalek::SigningKey::from_bytes(&[8; 32]).verifying_key());
     // Parsing refuses it.
     let file = format!("{{\"principals\":{{\"{key_principal}\":[\"{other}\"]}}}}");
     let err = Keyring::from_json_bytes(file.as_bytes()).unwrap_err();
@@ -108,7 +116,11 @@ fn a_key_principal_in_the_keyring_is_refused() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("self-certifying"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("self-certifying"),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(!tmp.path().join("keyring.json").exists());
 }
 
@@ -145,7 +157,14 @@ fn key_files_readable_by_others_are_refused_and_keys_come_from_stdin() {
     let mut child = bin()
         .args(["keys", "add", "--dir"])
         .arg(tmp.path().join("data"))
-        .args(["--sidecar", &sc.to_string(), "--epoch", "4", "--key-file", "-"])
+        .args([
+            "--sidecar",
+            &sc.to_string(),
+            "--epoch",
+            "4",
+            "--key-file",
+            "-",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()

@@ -580,7 +580,10 @@ fn a_directory_holds_one_open_ledger_at_a_time() {
     assert!(err.to_string().contains("already open"), "{err}");
     // Read-only opens share the lock with each other, not with a writer.
     let read_only = || Ledger::open_with(Config::new(dir.path()).read_only(true));
-    assert!(matches!(read_only(), Err(akledger::Error::AlreadyOpen { .. })));
+    assert!(matches!(
+        read_only(),
+        Err(akledger::Error::AlreadyOpen { .. })
+    ));
     drop(first);
     let (a, b) = (read_only().unwrap(), read_only().unwrap());
     assert!(matches!(

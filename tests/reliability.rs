@@ -167,7 +167,12 @@ fn a_torn_tail_past_the_acknowledged_end_is_cut_and_reported_but_not_by_readers(
         vec!["check"],
     ] {
         let out = cli(tmp.path(), &args);
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
     }
     assert_eq!(snapshot(tmp.path()), before, "a read command changed files");
 
@@ -192,7 +197,11 @@ fn a_second_writer_is_refused_even_with_the_index_deleted() {
     // The CLI says the same in a sentence.
     let out = cli(tmp.path(), &["init"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("already open"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("already open"),
+        "{}",
+        text(&out.stderr)
+    );
     drop(first);
     let ledger = Ledger::open(tmp.path()).unwrap();
     assert_eq!(ledger.len(), events.len());
@@ -210,7 +219,11 @@ fn a_damaged_index_is_rebuilt_from_the_log_and_reported() {
     std::fs::write(&db, vec![0xa5; len.max(4096)]).unwrap();
     std::fs::write(index.join("snap.0000000000000000.generating"), b"").unwrap();
     let ledger = Ledger::open(tmp.path()).unwrap();
-    assert!(ledger.open_report().rebuilt.is_some(), "{:?}", ledger.open_report());
+    assert!(
+        ledger.open_report().rebuilt.is_some(),
+        "{:?}",
+        ledger.open_report()
+    );
     assert!(ledger
         .open_report()
         .actions()

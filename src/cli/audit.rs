@@ -91,8 +91,15 @@ impl Spool {
         Ok(std::iter::from_fn(move || {
             let next_spooled = match lines.peek() {
                 None => None,
-                Some(Err(_)) => return lines.next().map(|r| r.map(|_| Default::default()).map_err(io_err)),
-                Some(Ok(line)) => line.split('\t').next().and_then(|n| n.parse::<usize>().ok()),
+                Some(Err(_)) => {
+                    return lines
+                        .next()
+                        .map(|r| r.map(|_| Default::default()).map_err(io_err))
+                }
+                Some(Ok(line)) => line
+                    .split('\t')
+                    .next()
+                    .and_then(|n| n.parse::<usize>().ok()),
             };
             let take_late = match (next_spooled, late.peek()) {
                 (_, None) => false,

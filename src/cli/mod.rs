@@ -352,7 +352,12 @@ enum KeysCmd {
         #[arg(long, conflicts_with_all = ["generate", "key_file"], requires = "sidecar")]
         key: Option<String>,
         /// Read the sidecar key (unpadded base64url of 32 bytes) from FILE, or stdin for `-`.
-        #[arg(long, value_name = "FILE", conflicts_with = "generate", requires = "sidecar")]
+        #[arg(
+            long,
+            value_name = "FILE",
+            conflicts_with = "generate",
+            requires = "sidecar"
+        )]
         key_file: Option<PathBuf>,
         /// Generate a fresh random sidecar key.
         #[arg(long, requires = "sidecar")]

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use akledger::canonical::to_canonical;
 use akledger::id::{Id, IdKind};
-use akledger::log_format::{LogFormat, LogReader};
 use akledger::limits::MAX_KEYRING_BYTES;
+use akledger::log_format::{LogFormat, LogReader};
 use akledger::{Config, EventId, Json, Keyring, Ledger, Rejection};
 
 /// What can stop a command.
@@ -184,9 +184,7 @@ impl LedgerArgs {
 
     fn open_with(&self, read_only: bool) -> Result<Ledger, CliError> {
         let keyring = load_keyring(self.keyring_path().as_deref())?;
-        let config = Config::new(&self.dir)
-            .keyring(keyring)
-            .read_only(read_only);
+        let config = Config::new(&self.dir).keyring(keyring).read_only(read_only);
         let ledger = Ledger::open_with(config)?;
         for action in ledger.open_report().actions() {
             eprintln!("akledger: recovery: {action}");

@@ -36,8 +36,9 @@ impl Config {
     }
 
     /// Opens without modifying any file: a shared lock on `DIR/lock` (so writers wait for
-    /// readers and readers for the writer), no torn tail cut, the index neither opened nor
-    /// rebuilt (the state is replayed from the log in memory), appends refused with
+    /// readers and readers for the writer), no torn tail cut, the index read from a private
+    /// copy in the temporary directory (sled rewrites files it opens) and never rebuilt —
+    /// without a usable copy the log is replayed in memory — appends refused with
     /// [`crate::Error::ReadOnly`]. Works on read-only media and on a full disk.
     pub fn read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;

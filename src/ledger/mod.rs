@@ -169,8 +169,10 @@ impl Ledger {
         }
         let (outcomes, staged) = {
             let state = self.state.read().map_err(|_| Error::Poisoned)?;
-            let mut decider = Decider::new(&state)
-                .limit_pending(self.config.max_pending_events, self.config.max_pending_bytes);
+            let mut decider = Decider::new(&state).limit_pending(
+                self.config.max_pending_events,
+                self.config.max_pending_bytes,
+            );
             let outcomes: Vec<Appended> = verified
                 .into_iter()
                 .map(|v| match v {

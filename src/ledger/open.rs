@@ -113,10 +113,15 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
         ..OpenReport::default()
     };
     let (state, index, entries) = if config.read_only {
-        let mut state = State::default();
+        let log_high = log.high_water();
         let mut nowhere = |_: usize, _: &[Record], _: &Changes, _: HighWater| Ok(());
-        report.replayed = replay(&reader, &mut state, None, None, &mut nowhere)?.entries;
-        (state, None, report.replayed)
+        let (mut state, start) = match read_index(&dir, &reader, log_high) {
+            Some((state, high)) => (state, Some(high)),
+            None => (State::default(), None),
+        };
+        report.replayed = replay(&reader, &mut state, start, None, &mut nowhere)?.entries;
+        let entries = entries_in_log(&reader, acked, log_high)?;
+        (state, None, entries)
     } else {
         let index = open_index(&dir, &mut report)?;
         let log_high = log.high_water();
@@ -160,6 +165,37 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
     })
 }
 
+/// For a read-only open: the index's state, read from a private copy of `index/` in the
+/// temporary directory (sled rewrites its files whenever it opens them, so the ledger's own
+/// copy is never opened read-only). `None` — and the caller replays the whole log in
+/// memory — when there is no index, it cannot be copied (a full temporary disk) or it
+/// cannot be used. Nothing in the ledger directory is created, changed or removed.
+fn read_index(dir: &Path, reader: &LogReader, log_high: HighWater) -> Option<(State, HighWater)> {
+    let path = dir.join(INDEX_DIR);
+    if !path.join("db").is_file() {
+        return None;
+    }
+    let scratch = tempfile::tempdir().ok()?;
+    copy_tree(&path, scratch.path()).ok()?;
+    let index = Index::open(scratch.path()).ok()?;
+    let (state, high) = load(&index, reader, log_high).ok()?;
+    Some((state, high?))
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            std::fs::create_dir(&target)?;
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
 /// Opens the index; one that sled cannot open (damaged files, the empty snapshot sled
 /// leaves after a full disk) is derived data: it is removed and rebuilt from the log.
 /// Failures of the environment (full disk, read-only media, permissions) are reported.
@@ -167,10 +203,9 @@ fn open_index(dir: &Path, report: &mut OpenReport) -> Result<Index, Error> {
     let path = dir.join(INDEX_DIR);
     match Index::open(&path) {
         Ok(index) => Ok(index),
-        Err(Error::Io { source, .. }) if is_environmental(&source) => Err(Error::Io {
-            path,
-            source,
-        }),
+        Err(Error::Io { source, .. }) if is_environmental(&source) => {
+            Err(Error::Io { path, source })
+        }
         Err(e) => {
             match std::fs::remove_dir_all(&path) {
                 Ok(()) => {}
@@ -214,12 +249,7 @@ fn entries_in_log(
 }
 
 /// The error for a log that holds less than was acknowledged, counting what is missing.
-fn missing_acknowledged(
-    e: LogError,
-    acked: Option<Acked>,
-    dir: &Path,
-    opts: &LogOptions,
-) -> Error {
+fn missing_acknowledged(e: LogError, acked: Option<Acked>, dir: &Path, opts: &LogOptions) -> Error {
     let LogError::BehindAcknowledged {
         file,
         offset,

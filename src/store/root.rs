@@ -13,7 +13,6 @@ use std::io::ErrorKind;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-
 use super::log::{HighWater, LogPos};
 
 /// File name of the lock at the ledger root.

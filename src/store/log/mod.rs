@@ -71,7 +71,10 @@
 //! it (crash while creating it) is removed; if it was the only one a fresh log starts.
 //!
 //! Consequences worth knowing: under `Sync`, a damaged commit frame of the final batch
-//! is indistinguishable from an interrupted write and that batch is dropped (reported).
+//! is indistinguishable from an interrupted write, so the log alone would drop that batch
+//! (reported). [`LogOptions::acknowledged`] tells recovery how far the log was
+//! acknowledged: a tail at or before that mark is never cut, and a log ending before it is
+//! [`LogError::BehindAcknowledged`]. [`LogOptions::read_only`] recovers without writing.
 //! Under `Buffered`, if the OS wrote unsynced pages out of order and a later batch
 //! reached the disk while an earlier one did not, open reports `Corrupt` rather than
 //! silently dropping the completed later batch.
