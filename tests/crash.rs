@@ -638,6 +638,22 @@ fn kill_cli_after(dir: &Path, args: &[&str], ms: u64) {
     let _ = child.wait();
 }
 
+/// Runs `akledger import LOG --dir DIR` to completion.
+fn import_all(log: &Path, dir: &Path) {
+    let out = Command::new(env!("CARGO_BIN_EXE_akledger"))
+        .arg("import")
+        .arg(log)
+        .arg("--dir")
+        .arg(dir)
+        .output()
+        .expect("import");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn sigkill_during_a_cli_import_loses_nothing_and_resumes() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -661,16 +677,7 @@ fn sigkill_during_a_cli_import_loses_nothing_and_resumes() {
         seen = ledger.len();
         assert!(ledger.check().expect("check").is_clean());
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_akledger"))
-        .args(["import", log.to_str().expect("utf-8"), "--dir"])
-        .arg(&dir)
-        .output()
-        .expect("import");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    import_all(&log, &dir);
     assert_eq!(Ledger::open(&dir).expect("open").len(), total);
 }
 
@@ -680,12 +687,7 @@ fn sigkill_during_an_index_rebuild_leaves_a_ledger_that_opens_whole() {
     let log = tmp.path().join("events.jsonl");
     let total = write_log(&log, 52, 6000);
     let dir = tmp.path().join("data");
-    let out = Command::new(env!("CARGO_BIN_EXE_akledger"))
-        .args(["import", log.to_str().expect("utf-8"), "--dir"])
-        .arg(&dir)
-        .output()
-        .expect("import");
-    assert!(out.status.success());
+    import_all(&log, &dir);
     let mut rng = SplitMix::new(0xC4A5_0005);
     let mut rebuilds_seen = 0;
     for round in 0..6 {

@@ -49,7 +49,7 @@ fn segment(dir: &Path, n: u32) -> PathBuf {
 }
 
 /// A ledger of 61 events appended in three batches of 21, 20 and 20; returns them.
-fn build(dir: &Path, config: Config) -> Vec<Vec<u8>> {
+fn build(config: Config) -> Vec<Vec<u8>> {
     let events: Vec<Vec<u8>> = realm_dag(3, 60, 3, 8)
         .unwrap()
         .iter()
@@ -60,7 +60,6 @@ fn build(dir: &Path, config: Config) -> Vec<Vec<u8>> {
         ledger.append_batch(chunk).unwrap();
     }
     assert_eq!(ledger.len(), 61);
-    let _ = dir;
     events
 }
 
@@ -92,7 +91,7 @@ fn assert_refused(dir: &Path, file: &Path, missing: usize) {
 #[test]
 fn a_flipped_byte_in_the_last_commit_frame_is_refused_not_cut() {
     let tmp = tempfile::tempdir().unwrap();
-    build(tmp.path(), Config::new(tmp.path()));
+    build(Config::new(tmp.path()));
     let seg = segment(tmp.path(), 0);
     let mut bytes = std::fs::read(&seg).unwrap();
     let last = bytes.len() - 1;
@@ -124,7 +123,7 @@ fn a_log_rolled_back_by_one_batch_is_refused() {
 #[test]
 fn a_deleted_last_segment_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    build(tmp.path(), Config::new(tmp.path()).segment_size(8 << 10));
+    build(Config::new(tmp.path()).segment_size(8 << 10));
     let count = std::fs::read_dir(tmp.path().join("log")).unwrap().count() as u32;
     assert!(count >= 3, "{count} segments");
     let last = segment(tmp.path(), count - 1);
@@ -144,7 +143,7 @@ fn a_deleted_last_segment_is_refused() {
 #[test]
 fn a_torn_tail_past_the_acknowledged_end_is_cut_and_reported_but_not_by_readers() {
     let tmp = tempfile::tempdir().unwrap();
-    build(tmp.path(), Config::new(tmp.path()));
+    build(Config::new(tmp.path()));
     let seg = segment(tmp.path(), 0);
     let acked_len = std::fs::metadata(&seg).unwrap().len();
     // An interrupted write: the start of a frame that never completed.
@@ -188,7 +187,7 @@ fn a_torn_tail_past_the_acknowledged_end_is_cut_and_reported_but_not_by_readers(
 #[test]
 fn a_second_writer_is_refused_even_with_the_index_deleted() {
     let tmp = tempfile::tempdir().unwrap();
-    let events = build(tmp.path(), Config::new(tmp.path()));
+    let events = build(Config::new(tmp.path()));
     let first = Ledger::open(tmp.path()).unwrap();
     std::fs::remove_dir_all(tmp.path().join("index")).unwrap();
     let err = Ledger::open(tmp.path()).unwrap_err();
@@ -211,7 +210,7 @@ fn a_second_writer_is_refused_even_with_the_index_deleted() {
 #[test]
 fn a_damaged_index_is_rebuilt_from_the_log_and_reported() {
     let tmp = tempfile::tempdir().unwrap();
-    build(tmp.path(), Config::new(tmp.path()));
+    build(Config::new(tmp.path()));
     // Garbage over sled's database file and an empty snapshot left by a full disk.
     let index = tmp.path().join("index");
     let db = index.join("db");
@@ -236,10 +235,7 @@ fn a_damaged_index_is_rebuilt_from_the_log_and_reported() {
 #[test]
 fn buffered_appends_are_marked_acknowledged_on_close() {
     let tmp = tempfile::tempdir().unwrap();
-    build(
-        tmp.path(),
-        Config::new(tmp.path()).durability(Durability::Buffered),
-    );
+    build(Config::new(tmp.path()).durability(Durability::Buffered));
     let seg = segment(tmp.path(), 0);
     let len = std::fs::metadata(&seg).unwrap().len();
     std::fs::OpenOptions::new()

@@ -44,13 +44,7 @@ impl RootLock {
     /// The exclusive writer lock (the file is created if missing).
     pub fn exclusive(dir: &Path) -> Result<RootLock, LockError> {
         let path = dir.join(LOCK_FILE);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| LockError::Io(path.clone(), e))?;
+        let file = open_or_create(&path).map_err(|e| LockError::Io(path.clone(), e))?;
         fs2::FileExt::try_lock_exclusive(&file).map_err(|e| contended(path, e))?;
         Ok(RootLock { _file: Some(file) })
     }
@@ -67,6 +61,16 @@ impl RootLock {
         fs2::FileExt::try_lock_shared(&file).map_err(|e| contended(path, e))?;
         Ok(RootLock { _file: Some(file) })
     }
+}
+
+/// Opens `path` for reading and writing, creating it empty when missing.
+fn open_or_create(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
 }
 
 fn contended(path: PathBuf, e: std::io::Error) -> LockError {
@@ -111,13 +115,7 @@ impl AckWriter {
     /// Opens (creating) `DIR/acked`.
     pub fn open(dir: &Path) -> Result<AckWriter, (PathBuf, std::io::Error)> {
         let path = dir.join(ACK_FILE);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| (path.clone(), e))?;
+        let file = open_or_create(&path).map_err(|e| (path.clone(), e))?;
         Ok(AckWriter { path, file })
     }
 
