@@ -33,11 +33,13 @@ pub enum Code {
     UnsupportedFeature,
     /// Input over a size limit.
     PayloadTooLarge,
+    /// The ledger's bound on pending events or bytes is reached (v1.1); nothing written.
+    PendingLimitExceeded,
 }
 
 impl Code {
     /// Every code, in PROFILE order.
-    pub const ALL: [Code; 11] = [
+    pub const ALL: [Code; 12] = [
         Code::SchemaViolation,
         Code::EventIdDigestMismatch,
         Code::UnsupportedDigestAlgorithm,
@@ -49,6 +51,7 @@ impl Code {
         Code::SidecarExchangeControlForbidden,
         Code::UnsupportedFeature,
         Code::PayloadTooLarge,
+        Code::PendingLimitExceeded,
     ];
 
     /// The wire spelling of the code.
@@ -65,6 +68,7 @@ impl Code {
             Code::SidecarExchangeControlForbidden => "sidecar_exchange_control_forbidden",
             Code::UnsupportedFeature => "unsupported_feature",
             Code::PayloadTooLarge => "payload_too_large",
+            Code::PendingLimitExceeded => "pending_limit_exceeded",
         }
     }
 
@@ -79,7 +83,8 @@ impl Code {
             Code::SchemaViolation
             | Code::UnsupportedDigestAlgorithm
             | Code::UnsupportedFeature
-            | Code::PayloadTooLarge => Fault::BadInput,
+            | Code::PayloadTooLarge
+            | Code::PendingLimitExceeded => Fault::BadInput,
             _ => Fault::ProtocolViolation,
         }
     }
@@ -190,12 +195,28 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
-    /// The caller used the API wrongly.
-    #[error("misuse: {0}")]
+    /// The caller used the API wrongly (or asked about something that is not there). The
+    /// message is a sentence for people; [`Error::fault`] carries the classification.
+    #[error("{0}")]
     Misuse(String),
     /// An earlier write failure stopped the ledger; reopen it to recover.
     #[error("ledger is poisoned by an earlier write failure; reopen it")]
     Poisoned,
+    /// Another open ledger (in this process or another) holds the directory's lock.
+    #[error(
+        "{}: the ledger is already open for writing elsewhere (or, to write, it is being read); close the other user and retry",
+        path.display()
+    )]
+    AlreadyOpen {
+        /// The ledger directory.
+        path: PathBuf,
+    },
+    /// The ledger was opened read-only; nothing can be appended.
+    #[error("{}: the ledger was opened read-only; open it for writing to append", path.display())]
+    ReadOnly {
+        /// The ledger directory.
+        path: PathBuf,
+    },
 }
 
 impl Error {
@@ -215,6 +236,8 @@ impl Error {
             Error::Corrupt { .. } => Fault::Corruption,
             Error::Misuse(_) => Fault::CallerMisuse,
             Error::Poisoned => Fault::Io,
+            Error::AlreadyOpen { .. } => Fault::Io,
+            Error::ReadOnly { .. } => Fault::CallerMisuse,
         }
     }
 }

@@ -13,7 +13,11 @@ use ed25519_dalek::VerifyingKey;
 use crate::canonical::{parse_value, to_canonical, Json, Object};
 use crate::did::{did_key, key_of_did_key, DidCoreId};
 use crate::encrypted::SidecarKey;
-use crate::error::{schema, Rejection};
+use crate::error::{schema, Code, Rejection};
+use crate::limits::MAX_KEYRING_BYTES;
+
+/// Prefix of self-certifying principals, which a keyring may not authorize keys for.
+const KEY_PRINCIPAL_PREFIX: &str = "ak:did_core:key:";
 use crate::id::SidecarId;
 
 /// Keys authorized per principal, and sidecar keys per (sidecar, epoch).
@@ -70,6 +74,12 @@ impl Keyring {
 
     /// Reads the keyring file's bytes. Unknown members, malformed ids or keys are errors.
     pub fn from_json_bytes(bytes: &[u8]) -> Result<Self, Rejection> {
+        if bytes.len() > MAX_KEYRING_BYTES {
+            return Err(Rejection::new(
+                Code::PayloadTooLarge,
+                format!("keyring is {} bytes, over {MAX_KEYRING_BYTES}", bytes.len()),
+            ));
+        }
         let value = parse_value(bytes)?;
         let obj = value
             .as_object()
@@ -87,6 +97,11 @@ impl Keyring {
                 .ok_or_else(|| schema("keyring.principals must be an object"))?;
             for (principal, keys) in p.iter() {
                 let principal = DidCoreId::parse(principal)?;
+                if principal.as_str().starts_with(KEY_PRINCIPAL_PREFIX) {
+                    return Err(schema(format!(
+                        "keyring: principals entry {principal} refused: a key principal is self-certifying, only its own key signs for it (PROFILE §11)"
+                    )));
+                }
                 let keys = keys
                     .as_array()
                     .ok_or_else(|| schema("keyring.principals values must be arrays of did:key"))?;

@@ -49,3 +49,16 @@ pub const MAX_BATCH_EVENTS: usize = 10_000;
 /// Most decompressed public keys a verifier caches. Decompression is ~9 µs of a ~60 µs
 /// verification; the bound keeps a flood of one-off keys from growing memory without end.
 pub const MAX_KEY_CACHE: usize = 65_536;
+
+/// Default bound on events held pending (missing dependencies) at once. Pending events are
+/// kept in memory and re-read on every open; anyone can send events with invented parents,
+/// so without a bound a flood of them costs every later open time and memory.
+pub const DEFAULT_MAX_PENDING_EVENTS: usize = 100_000;
+
+/// Default bound on the bytes of events held pending at once (see above).
+pub const DEFAULT_MAX_PENDING_BYTES: usize = 256 << 20;
+
+/// Largest keyring file (PROFILE §11) read or written. A keyring is a handful of keys; the
+/// bound keeps a wrong or hostile file from being read whole, and `keys add` refuses to
+/// write a file its readers would refuse.
+pub const MAX_KEYRING_BYTES: usize = 1 << 20;

@@ -89,16 +89,37 @@ impl<R: BufRead> LogReader<R> {
         }
         self.offset += n as u64;
         if line.last() != Some(&b'\n') && n as u64 == limit {
-            // Skip the rest of an over-long line so the next item starts cleanly.
-            let mut sink = Vec::new();
-            let skipped = self.reader.read_until(b'\n', &mut sink)?;
-            self.offset += skipped as u64;
+            // Skip the rest of an over-long line so the next item starts cleanly, a
+            // buffer at a time: its length costs no memory.
+            drop(line);
+            self.offset += self.skip_line()?;
             return Ok(Some(Err(too_large())));
         }
         if line.last() == Some(&b'\n') {
             line.pop();
         }
         Ok(Some(Ok(line)))
+    }
+
+    /// Consumes input up to and including the next newline (or to the end); returns the
+    /// bytes consumed.
+    fn skip_line(&mut self) -> io::Result<u64> {
+        let mut skipped = 0u64;
+        loop {
+            let buf = self.reader.fill_buf()?;
+            if buf.is_empty() {
+                return Ok(skipped);
+            }
+            let (used, done) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (buf.len(), false),
+            };
+            self.reader.consume(used);
+            skipped += used as u64;
+            if done {
+                return Ok(skipped);
+            }
+        }
     }
 
     fn next_cbor(&mut self) -> io::Result<Option<Result<Vec<u8>, Rejection>>> {

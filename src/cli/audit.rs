@@ -3,7 +3,7 @@
 //! and the exchange fold of every sidecar.
 
 use std::collections::HashMap;
-use std::io::IsTerminal;
+use std::io::{BufRead, IsTerminal, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use akledger::canonical::Object;
@@ -11,7 +11,9 @@ use akledger::{Appended, Config, Durability, EventId, Json, Ledger, NotFolded, P
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::io::{feed, rejected_id};
-use super::output::{count, ids_json, load_keyring, print_json, print_lines, CliError, Outcome};
+use super::output::{
+    count, emit, ids_json, json_text, load_keyring, stdout_error, CliError, Outcome,
+};
 use super::query::{fold_all, reasons_text, status_text};
 
 /// Logs at least this large get a progress bar (when stderr is a terminal).
@@ -25,12 +27,106 @@ struct RejectedItem {
     message: String,
 }
 
+impl RejectedItem {
+    fn to_json(&self) -> Json {
+        Object::new()
+            .with("index", count(self.index))
+            .with(
+                "event_id",
+                self.event_id.map_or(Json::Null, |i| i.to_string().into()),
+            )
+            .with("code", self.code.into())
+            .with("message", self.message.as_str().into())
+            .into()
+    }
+
+    fn text(&self) -> String {
+        let id = self.event_id.map_or("-".to_string(), |i| i.to_string());
+        format!("index {}: {id} {} {}", self.index, self.code, self.message)
+    }
+}
+
+/// Rejections of log items as they stream by, spooled to an anonymous temporary file (as
+/// `index TAB json-line TAB text-line`), so the report's memory follows what the ledger
+/// holds, not how many bad lines the log has. The file has no name: nothing is left
+/// behind however the process ends.
+struct Spool {
+    file: std::io::BufWriter<std::fs::File>,
+    count: usize,
+}
+
+impl Spool {
+    fn new() -> Result<Spool, CliError> {
+        let file = tempfile::tempfile().map_err(|e| CliError::Io(std::env::temp_dir(), e))?;
+        Ok(Spool {
+            file: std::io::BufWriter::new(file),
+            count: 0,
+        })
+    }
+
+    fn push(&mut self, item: &RejectedItem) -> Result<(), CliError> {
+        self.count += 1;
+        let line = format!(
+            "{}\t{}\t{}\n",
+            item.index,
+            json_text(&item.to_json()),
+            item.text().replace(['\t', '\n'], " ")
+        );
+        self.file
+            .write_all(line.as_bytes())
+            .map_err(|e| CliError::Io(std::env::temp_dir(), e))
+    }
+
+    /// The spooled items merged (by log index) with `late` ones, as (json, text) lines.
+    fn merged(
+        self,
+        mut late: Vec<RejectedItem>,
+    ) -> Result<impl Iterator<Item = Result<(String, String), CliError>>, CliError> {
+        let io_err = |e| CliError::Io(std::env::temp_dir(), e);
+        let mut file = self.file.into_inner().map_err(|e| io_err(e.into_error()))?;
+        file.seek(SeekFrom::Start(0)).map_err(io_err)?;
+        late.sort_by_key(|r| r.index);
+        let mut late = late.into_iter().peekable();
+        let mut lines = std::io::BufReader::new(file).lines().peekable();
+        Ok(std::iter::from_fn(move || {
+            let next_spooled = match lines.peek() {
+                None => None,
+                Some(Err(_)) => {
+                    return lines
+                        .next()
+                        .map(|r| r.map(|_| Default::default()).map_err(io_err))
+                }
+                Some(Ok(line)) => line
+                    .split('\t')
+                    .next()
+                    .and_then(|n| n.parse::<usize>().ok()),
+            };
+            let take_late = match (next_spooled, late.peek()) {
+                (_, None) => false,
+                (None, Some(_)) => true,
+                (Some(i), Some(r)) => r.index < i,
+            };
+            if take_late {
+                return late.next().map(|r| Ok((json_text(&r.to_json()), r.text())));
+            }
+            let line = lines.next()?;
+            Some(line.map_err(io_err).map(|line| {
+                let mut parts = line.splitn(3, '\t').skip(1);
+                let json = parts.next().unwrap_or_default().to_string();
+                let text = parts.next().unwrap_or_default().to_string();
+                (json, text)
+            }))
+        }))
+    }
+}
+
 /// What the replay found.
 struct Report {
     events: usize,
     admitted: usize,
     duplicates: usize,
-    rejected: Vec<RejectedItem>,
+    rejected: Spool,
+    released: Vec<RejectedItem>,
     pending: Vec<(EventId, Vec<EventId>)>,
     heads: Vec<EventId>,
     exchanges: Vec<Projection>,
@@ -41,6 +137,7 @@ struct Report {
 pub fn run(log: &Path, keyring: Option<&Path>, json: bool) -> Result<Outcome, CliError> {
     let keyring = load_keyring(keyring)?;
     let scratch = tempfile::tempdir().map_err(|e| CliError::Io(std::env::temp_dir(), e))?;
+    remove_on_signal(scratch.path());
     let ledger = Ledger::open_with(
         Config::new(scratch.path())
             .keyring(keyring)
@@ -52,16 +149,29 @@ pub fn run(log: &Path, keyring: Option<&Path>, json: bool) -> Result<Outcome, Cl
         bar.finish_and_clear();
     }
     drop(ledger);
+    let findings = report.rejected.count + report.released.len() + report.pending.len();
     if json {
-        print_json(&report.to_json())?;
+        report.write_json()?;
     } else {
-        print_lines(report.text(log))?;
+        report.write_text(log)?;
     }
-    Ok(if report.rejected.is_empty() && report.pending.is_empty() {
+    Ok(if findings == 0 {
         Outcome::Clean
     } else {
         Outcome::Findings
     })
+}
+
+/// On SIGINT or SIGTERM, removes the scratch ledger before exiting (130), so an
+/// interrupted audit leaves nothing behind.
+fn remove_on_signal(scratch: &Path) {
+    let scratch = scratch.to_path_buf();
+    // Only one handler per process; if one is already set, the tempdir guard still runs
+    // on every ordinary exit.
+    let _ = ctrlc::set_handler(move || {
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::process::exit(130);
+    });
 }
 
 fn progress_bar(log: &Path) -> Option<ProgressBar> {
@@ -80,7 +190,7 @@ fn progress_bar(log: &Path) -> Option<ProgressBar> {
 fn replay(ledger: &Ledger, log: &Path, progress: Option<&ProgressBar>) -> Result<Report, CliError> {
     let mut events = 0usize;
     let mut duplicates = 0usize;
-    let mut rejected = Vec::new();
+    let mut rejected = Spool::new()?;
     // Where each pending event first appeared, to place rejections on release.
     let mut pending_at: HashMap<EventId, usize> = HashMap::new();
     feed(ledger, log, progress, |fed| {
@@ -94,31 +204,33 @@ fn replay(ledger: &Ledger, log: &Path, progress: Option<&ProgressBar>) -> Result
                     duplicates += 1;
                 }
             }
-            Appended::Rejected { id, rejection } => rejected.push(RejectedItem {
+            Appended::Rejected { id, rejection } => rejected.push(&RejectedItem {
                 index: fed.index,
                 event_id: rejected_id(id, fed.bytes),
                 code: rejection.code().as_str(),
                 message: rejection.message().to_string(),
-            }),
+            })?,
             _ => {}
         }
         Ok(())
     })?;
-    for (id, rejection) in ledger.rejected_on_release() {
-        rejected.push(RejectedItem {
+    let released = ledger
+        .rejected_on_release()
+        .into_iter()
+        .map(|(id, rejection)| RejectedItem {
             index: pending_at.get(&id).copied().unwrap_or(usize::MAX),
             event_id: Some(id),
             code: rejection.code().as_str(),
             message: rejection.message().to_string(),
-        });
-    }
-    rejected.sort_by_key(|r| r.index);
+        })
+        .collect();
     let (exchanges, not_folded) = fold_all(ledger)?;
     Ok(Report {
         events,
         admitted: ledger.len(),
         duplicates,
         rejected,
+        released,
         pending: ledger.pending(),
         heads: ledger.heads(),
         exchanges,
@@ -127,29 +239,18 @@ fn replay(ledger: &Ledger, log: &Path, progress: Option<&ProgressBar>) -> Result
 }
 
 impl Report {
-    /// The §12 object.
-    fn to_json(&self) -> Json {
+    fn rejected_total(&self) -> usize {
+        self.rejected.count + self.released.len()
+    }
+
+    /// The §12 object, streamed in canonical key order (`rejected` may be long).
+    fn write_json(self) -> Result<(), CliError> {
         let summary = Object::new()
             .with("events", count(self.events))
             .with("admitted", count(self.admitted))
             .with("duplicates", count(self.duplicates))
             .with("pending", count(self.pending.len()))
-            .with("rejected", count(self.rejected.len()));
-        let rejected = self
-            .rejected
-            .iter()
-            .map(|r| {
-                Object::new()
-                    .with("index", count(r.index))
-                    .with(
-                        "event_id",
-                        r.event_id.map_or(Json::Null, |i| i.to_string().into()),
-                    )
-                    .with("code", r.code.into())
-                    .with("message", r.message.as_str().into())
-                    .into()
-            })
-            .collect();
+            .with("rejected", count(self.rejected_total()));
         let pending = self
             .pending
             .iter()
@@ -160,46 +261,58 @@ impl Report {
                     .into()
             })
             .collect();
-        Object::new()
-            .with("summary", summary.into())
-            .with("rejected", Json::Array(rejected))
-            .with("pending", Json::Array(pending))
-            .with("heads", ids_json(&self.heads))
-            .with(
-                "exchanges",
-                Json::Array(self.exchanges.iter().map(Projection::to_json).collect()),
-            )
-            .with(
-                "not_folded",
-                Json::Array(self.not_folded.iter().map(NotFolded::to_json).collect()),
-            )
-            .into()
+        let exchanges = Json::Array(self.exchanges.iter().map(Projection::to_json).collect());
+        let not_folded = Json::Array(self.not_folded.iter().map(NotFolded::to_json).collect());
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        let mut put = |text: &str| out.write_all(text.as_bytes()).map_err(stdout_error);
+        put(&format!(
+            "{{\"exchanges\":{},\"heads\":{},\"not_folded\":{},\"pending\":{},\"rejected\":[",
+            json_text(&exchanges),
+            json_text(&ids_json(&self.heads)),
+            json_text(&not_folded),
+            json_text(&Json::Array(pending)),
+        ))?;
+        for (i, item) in self.rejected.merged(self.released)?.enumerate() {
+            if i > 0 {
+                put(",")?;
+            }
+            put(&item?.0)?;
+        }
+        put(&format!("],\"summary\":{}}}\n", json_text(&summary.into())))?;
+        out.flush().map_err(stdout_error)
     }
 
     /// The human report.
-    fn text(&self, log: &Path) -> Vec<String> {
-        let mut lines = vec![
-            format!("audit of {}", log.display()),
-            format!(
+    fn write_text(self, log: &Path) -> Result<(), CliError> {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        emit(&mut out, &format!("audit of {}", log.display()))?;
+        emit(
+            &mut out,
+            &format!(
                 "events {}: {} admitted, {} duplicates, {} pending, {} rejected",
                 self.events,
                 self.admitted,
                 self.duplicates,
                 self.pending.len(),
-                self.rejected.len()
+                self.rejected_total()
             ),
-        ];
-        for r in &self.rejected {
-            let id = r.event_id.map_or("-".to_string(), |i| i.to_string());
-            lines.push(format!("index {}: {id} {} {}", r.index, r.code, r.message));
-        }
+        )?;
+        let mut tail = Vec::new();
         for (id, missing) in &self.pending {
             let missing: Vec<String> = missing.iter().map(ToString::to_string).collect();
-            lines.push(format!("pending {id}: missing {}", missing.join(" ")));
+            tail.push(format!("pending {id}: missing {}", missing.join(" ")));
         }
-        lines.push(format!("heads {}", self.heads.len()));
-        lines.push(format!("exchanges {}", status_text(&self.exchanges)));
-        lines.push(format!("not folded {}", reasons_text(&self.not_folded)));
-        lines
+        tail.push(format!("heads {}", self.heads.len()));
+        tail.push(format!("exchanges {}", status_text(&self.exchanges)));
+        tail.push(format!("not folded {}", reasons_text(&self.not_folded)));
+        for item in self.rejected.merged(self.released)? {
+            emit(&mut out, &item?.1)?;
+        }
+        for line in tail {
+            emit(&mut out, &line)?;
+        }
+        out.flush().map_err(stdout_error)
     }
 }

@@ -18,6 +18,10 @@ use super::output::{
 /// Events per ledger batch.
 const BATCH: usize = 1000;
 
+/// Bytes of events per ledger batch: a batch is cut at whichever bound comes first, so a
+/// log of large events (up to 1 MiB each) stays well within `limits::MAX_BATCH_BYTES`.
+const BATCH_BYTES: usize = 32 << 20;
+
 /// One log item after the ledger decided it.
 pub struct Fed<'a> {
     /// 0-based position in the log.
@@ -39,10 +43,19 @@ pub fn feed(
     mut on: impl FnMut(Fed<'_>) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     let mut batch: Vec<LogItem> = Vec::with_capacity(BATCH);
+    let mut bytes = 0usize;
     for item in open_log(file)? {
         let item = item.map_err(|e| CliError::Io(file.to_owned(), e))?;
+        let size = item.bytes.as_ref().map_or(0, Vec::len);
+        if bytes + size > BATCH_BYTES {
+            feed_batch(ledger, &mut batch, &mut on)?;
+            batch.clear();
+            bytes = 0;
+        }
+        bytes += size;
         batch.push(item);
         if batch.len() == BATCH {
+            bytes = 0;
             feed_batch(ledger, &mut batch, &mut on)?;
             if let (Some(bar), Some(last)) = (progress, batch.last()) {
                 bar.set_position(last.offset);
@@ -240,7 +253,7 @@ pub fn import(ledger: &LedgerArgs, file: &Path, json: bool) -> Result<Outcome, C
     let mut tally = Tally::default();
     let mut events = 0usize;
     let mut first_problem: Option<String> = None;
-    feed(&ledger, file, None, |fed| {
+    let fed = feed(&ledger, file, None, |fed| {
         events += 1;
         tally.add(&fed.outcome);
         if let (None, Appended::Rejected { rejection, .. }) = (&first_problem, &fed.outcome) {
@@ -253,7 +266,19 @@ pub fn import(ledger: &LedgerArgs, file: &Path, json: bool) -> Result<Outcome, C
             ));
         }
         Ok(())
-    })?;
+    });
+    if let Err(e) = fed {
+        if events == 0 {
+            return Err(e);
+        }
+        eprintln!(
+            "akledger: import stopped after {events} items of {}: {} admitted and {} pending were stored before the failure",
+            file.display(),
+            tally.admitted,
+            tally.pending
+        );
+        return Err(e);
+    }
     for (_, rejection) in ledger.rejected_on_release().iter().skip(released_before) {
         tally.reject(rejection);
     }
@@ -318,4 +343,15 @@ pub fn export(
     }
     writer.flush().map_err(io_err)?;
     Ok(Outcome::Clean)
+}
+
+/// `akledger drop-pending ID`: drop one pending event (recorded in the log).
+pub fn drop_pending(ledger: &LedgerArgs, id: &str) -> Result<Outcome, CliError> {
+    let id: EventId = super::output::parse_id(id)?;
+    if ledger.open_or_create()?.drop_pending(&id)? {
+        println!("dropped {id}");
+        Ok(Outcome::Clean)
+    } else {
+        Err(CliError::Usage(format!("{id}: no such pending event")))
+    }
 }

@@ -14,16 +14,17 @@ use ed25519_dalek::SigningKey;
 use rand_core::{OsRng, RngCore};
 
 use super::output::{
-    json_text, load_keyring_or_new, parse_id, print_json, print_lines, save_keyring, write_secret,
-    CliError, LedgerArgs, Outcome,
+    json_text, load_keyring_or_new, lock_keyring, parse_id, print_json, print_lines, read_bounded,
+    save_keyring, write_secret, CliError, LedgerArgs, Outcome,
 };
 
 /// The one member of a key file.
 const SECRET_MEMBER: &str = "ed25519_secret_key";
 
-/// Reads a key file.
+/// Reads a key file, refusing one other users can read (as ssh does).
 pub fn load_signing_key(path: &Path) -> Result<SigningKey, CliError> {
-    let bytes = std::fs::read(path).map_err(|e| CliError::Io(path.to_owned(), e))?;
+    refuse_open_permissions(path)?;
+    let bytes = read_bounded(path, MAX_KEY_FILE_BYTES)?;
     let bad = |why: &str| {
         CliError::Usage(format!(
             "{}: not a key file ({why}); expected {{\"{SECRET_MEMBER}\": \"<base64url of 32 bytes>\"}}",
@@ -41,6 +42,45 @@ pub fn load_signing_key(path: &Path) -> Result<SigningKey, CliError> {
         .and_then(|k| <[u8; 32]>::try_from(k).ok())
         .ok_or_else(|| bad("the key is not 32 bytes of base64url"))?;
     Ok(SigningKey::from_bytes(&raw))
+}
+
+/// Largest key file read: the one member is 80 bytes; anything far larger is not a key.
+const MAX_KEY_FILE_BYTES: u64 = 4096;
+
+fn refuse_open_permissions(path: &Path) -> Result<(), CliError> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)
+        .map_err(|e| CliError::Io(path.to_owned(), e))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        return Err(CliError::Usage(format!(
+            "{}: the key file is readable by other users (mode {:04o}); run `chmod 600 {}` first",
+            path.display(),
+            mode & 0o7777,
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The text of a sidecar key given in a file (or stdin for `-`), surrounding space trimmed.
+pub fn read_key_text(path: &Path) -> Result<String, CliError> {
+    let bytes = if path.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(std::io::stdin(), MAX_KEY_FILE_BYTES),
+            &mut buf,
+        )
+        .map_err(|e| CliError::Io(path.to_owned(), e))?;
+        buf
+    } else {
+        refuse_open_permissions(path)?;
+        read_bounded(path, MAX_KEY_FILE_BYTES)?
+    };
+    String::from_utf8(bytes)
+        .map(|t| t.trim().to_string())
+        .map_err(|_| CliError::Usage(format!("{}: the key is not text", path.display())))
 }
 
 /// `akledger init`: create the ledger directory and an empty keyring.
@@ -122,11 +162,18 @@ pub enum KeyToAdd {
 /// `akledger keys add`.
 pub fn add(ledger: &LedgerArgs, what: KeyToAdd, json: bool) -> Result<Outcome, CliError> {
     let path = ledger.keyring_target();
+    // Read, change and write under the keyring's lock, so concurrent adds all survive.
+    let _lock = lock_keyring(&path)?;
     let mut keyring = load_keyring_or_new(&path)?;
     let what_text = match what {
         KeyToAdd::Principal { principal, did_key } => {
             let principal = DidCoreId::parse(&principal)
                 .map_err(|r| CliError::Usage(format!("--principal {principal:?}: {r}")))?;
+            if principal.as_str().starts_with("ak:did_core:key:") {
+                return Err(CliError::Usage(format!(
+                    "--principal {principal}: a key principal is self-certifying (only its own key signs for it); the keyring cannot authorize other keys for it (PROFILE §11)"
+                )));
+            }
             let key = key_of_did_key(&did_key)
                 .map_err(|r| CliError::Usage(format!("--did-key {did_key:?}: {r}")))?;
             keyring.authorize(principal.clone(), key);
@@ -171,6 +218,7 @@ pub fn add(ledger: &LedgerArgs, what: KeyToAdd, json: bool) -> Result<Outcome, C
 /// Adds a fresh key for `sidecar` at `epoch` to the keyring file unless it has one.
 /// Returns whether a key was added.
 pub fn ensure_sidecar_key(path: &Path, sidecar: SidecarId, epoch: u64) -> Result<bool, CliError> {
+    let _lock = lock_keyring(path)?;
     let mut keyring = load_keyring_or_new(path)?;
     if keyring.sidecar_key(&sidecar, epoch).is_some() {
         return Ok(false);

@@ -1,5 +1,5 @@
 //! Argument parsing (clap) and dispatch; one file per command family:
-//! `demo`, `audit`, `gen`, `io` (append, import, export), `query` (show, heads, covers,
+//! `demo`, `audit`, `gen`, `io` (append, import, export, drop-pending), `query` (show, heads, covers,
 //! heads-of, exchanges, exchange, check), `keys` (init, keygen, keys add), `author` (realm,
 //! sidecar and exchange authoring), `verify`; shared plumbing in `output`.
 
@@ -253,6 +253,16 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         keyring_out: Option<PathBuf>,
     },
+    /// Drop a pending event (one waiting for dependencies). The drop is recorded in the
+    /// log, so every replay agrees; the event may be submitted again later.
+    ///
+    /// Example: akledger drop-pending ak:event:Ak2d…
+    DropPending {
+        /// The pending event's id.
+        id: String,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+    },
     /// Create an empty ledger and keyring.
     ///
     /// Example: akledger init --dir ./books
@@ -326,6 +336,7 @@ enum KeysCmd {
     /// Examples:
     ///   akledger keys add --principal ak:did_core:web:example.com --did-key did:key:z6Mk…
     ///   akledger keys add --sidecar ak:sidecar:… --epoch 2 --generate
+    ///   akledger keys add --sidecar ak:sidecar:… --epoch 3 --key-file - < key.b64
     Add {
         #[command(flatten)]
         ledger: LedgerArgs,
@@ -341,9 +352,18 @@ enum KeysCmd {
         /// The key's epoch.
         #[arg(long, requires = "sidecar")]
         epoch: Option<u64>,
-        /// The sidecar key: unpadded base64url of 32 bytes.
-        #[arg(long, conflicts_with = "generate", requires = "sidecar")]
+        /// The sidecar key: unpadded base64url of 32 bytes. Visible to other users in the
+        /// process list; prefer --key-file.
+        #[arg(long, conflicts_with_all = ["generate", "key_file"], requires = "sidecar")]
         key: Option<String>,
+        /// Read the sidecar key (unpadded base64url of 32 bytes) from FILE, or stdin for `-`.
+        #[arg(
+            long,
+            value_name = "FILE",
+            conflicts_with = "generate",
+            requires = "sidecar"
+        )]
+        key_file: Option<PathBuf>,
         /// Generate a fresh random sidecar key.
         #[arg(long, requires = "sidecar")]
         generate: bool,
@@ -602,6 +622,7 @@ pub fn run() -> ExitCode {
             format,
             keyring_out: keyring_out.as_deref(),
         }),
+        Command::DropPending { id, ledger } => io::drop_pending(&ledger, &id),
         Command::Init { ledger, json } => keys::init(&ledger, json),
         Command::Keygen { out, force, json } => keys::keygen(&out, force, json),
         Command::Keys {
@@ -613,11 +634,16 @@ pub fn run() -> ExitCode {
                     sidecar,
                     epoch,
                     key,
+                    key_file,
                     generate,
                     json,
                 },
         } => {
-            let what = match (principal, did_key, sidecar, epoch) {
+            let key = match key_file {
+                Some(file) => keys::read_key_text(&file).map(Some),
+                None => Ok(key),
+            };
+            let what = key.and_then(|key| match (principal, did_key, sidecar, epoch) {
                 (Some(principal), Some(did_key), None, None) => {
                     Ok(keys::KeyToAdd::Principal { principal, did_key })
                 }
@@ -629,9 +655,9 @@ pub fn run() -> ExitCode {
                     })
                 }
                 _ => Err(output::CliError::Usage(
-                    "keys add: give --principal P --did-key K, or --sidecar S --epoch N with --key B64URL or --generate".into(),
+                    "keys add: give --principal P --did-key K, or --sidecar S --epoch N with --key-file FILE, --key B64URL or --generate".into(),
                 )),
-            };
+            });
             what.and_then(|w| keys::add(&ledger, w, json))
         }
         Command::Realm {

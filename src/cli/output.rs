@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use akledger::canonical::to_canonical;
 use akledger::id::{Id, IdKind};
+use akledger::limits::MAX_KEYRING_BYTES;
 use akledger::log_format::{LogFormat, LogReader};
 use akledger::{Config, EventId, Json, Keyring, Ledger, Rejection};
 
@@ -79,9 +80,47 @@ pub fn load_keyring(path: Option<&Path>) -> Result<Keyring, CliError> {
     let Some(path) = path else {
         return Ok(Keyring::new());
     };
-    let bytes = std::fs::read(path).map_err(|e| CliError::Io(path.to_owned(), e))?;
+    let bytes = read_bounded(path, MAX_KEYRING_BYTES as u64)?;
     Keyring::from_json_bytes(&bytes)
         .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))
+}
+
+/// Reads a whole file of at most `limit` bytes, refusing a larger one without reading it.
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, CliError> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| CliError::Io(path.to_owned(), e))?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::Io(path.to_owned(), e))?;
+    if bytes.len() as u64 > limit {
+        return Err(CliError::Usage(format!(
+            "{}: larger than {limit} bytes; not read",
+            path.display()
+        )));
+    }
+    Ok(bytes)
+}
+
+/// Holds `<keyring>.lock` exclusively (waiting for it) while a keyring is read, changed
+/// and written, so concurrent writers never lose each other's keys.
+pub fn lock_keyring(path: &Path) -> Result<std::fs::File, CliError> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    let lock_path = path.with_file_name(name);
+    let io_err = |e| CliError::Io(lock_path.clone(), e);
+    if let Some(dir) = lock_path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io_err)?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lock_path)
+        .map_err(io_err)?;
+    fs2::FileExt::lock_exclusive(&file).map_err(io_err)?;
+    Ok(file)
 }
 
 /// A rejection as the one-line text the CLI prints.
@@ -126,7 +165,8 @@ impl LedgerArgs {
             .unwrap_or_else(|| self.default_keyring())
     }
 
-    /// Opens the ledger, which must already exist (read commands never create one).
+    /// Opens an existing ledger read-only: read commands never create or modify a file
+    /// (they work on read-only media and on a full disk).
     pub fn open(&self) -> Result<Ledger, CliError> {
         if !self.dir.is_dir() {
             return Err(CliError::Usage(format!(
@@ -134,13 +174,22 @@ impl LedgerArgs {
                 self.dir.display()
             )));
         }
-        self.open_or_create()
+        self.open_with(true)
     }
 
-    /// Opens the ledger, creating the directory when missing.
+    /// Opens the ledger for writing, creating the directory when missing.
     pub fn open_or_create(&self) -> Result<Ledger, CliError> {
+        self.open_with(false)
+    }
+
+    fn open_with(&self, read_only: bool) -> Result<Ledger, CliError> {
         let keyring = load_keyring(self.keyring_path().as_deref())?;
-        Ok(Ledger::open_with(Config::new(&self.dir).keyring(keyring))?)
+        let config = Config::new(&self.dir).keyring(keyring).read_only(read_only);
+        let ledger = Ledger::open_with(config)?;
+        for action in ledger.open_report().actions() {
+            eprintln!("akledger: recovery: {action}");
+        }
+        Ok(ledger)
     }
 }
 
@@ -212,6 +261,10 @@ pub fn write_secret(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     tmp.write_all(bytes).map_err(io_err)?;
     tmp.as_file().sync_all().map_err(io_err)?;
     tmp.persist(path).map_err(|e| io_err(e.error))?;
+    // The rename is durable only once the directory is.
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err)?;
     Ok(())
 }
 
@@ -228,6 +281,13 @@ pub fn load_keyring_or_new(path: &Path) -> Result<Keyring, CliError> {
 pub fn save_keyring(path: &Path, keyring: &Keyring) -> Result<(), CliError> {
     let mut bytes = keyring.to_json_bytes();
     bytes.push(b'\n');
+    if bytes.len() > MAX_KEYRING_BYTES {
+        return Err(CliError::Usage(format!(
+            "{}: the keyring would be {} bytes, over the {MAX_KEYRING_BYTES}-byte bound every reader enforces; not written",
+            path.display(),
+            bytes.len()
+        )));
+    }
     write_secret(path, &bytes)
 }
 

@@ -218,10 +218,20 @@ pub fn exchange(
 
 /// `akledger check`: re-verify everything; exit 1 on any difference.
 pub fn check(ledger: &LedgerArgs, json: bool) -> Result<Outcome, CliError> {
-    let ledger = ledger.open()?;
-    // Build every sidecar's exchange state so the check compares the fold too.
-    fold_all(&ledger)?;
-    let report = ledger.check()?;
+    let report = match ledger.open() {
+        // Damage that stops the open (acknowledged events missing, a corrupt log) is the
+        // check's finding, not a failure to run it.
+        Err(CliError::Ledger(e @ akledger::Error::Corrupt { .. })) => akledger::CheckReport {
+            differences: vec![e.to_string()],
+            ..akledger::CheckReport::default()
+        },
+        opened => {
+            let ledger = opened?;
+            // Build every sidecar's exchange state so the check compares the fold too.
+            fold_all(&ledger)?;
+            ledger.check()?
+        }
+    };
     if json {
         let doc = Object::new()
             .with(

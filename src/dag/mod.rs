@@ -101,7 +101,7 @@ impl From<u32> for Pos {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DagError {
     /// A parent position has not been inserted yet.
-    #[error("unknown parent {parent:?} (index holds {len} events)")]
+    #[error("unknown parent at position {} (index holds {len} events)", parent.index())]
     UnknownParent {
         /// The offending parent.
         parent: Pos,

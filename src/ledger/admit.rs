@@ -81,6 +81,10 @@ pub struct Decider<'s> {
     contexts: HashMap<SidecarId, Vec<Pos>>,
     pending: HashMap<EventId, (Event, Where)>,
     waiting: HashMap<EventId, BTreeSet<EventId>>,
+    /// Bound on pending events and bytes for new events (`None` for replay).
+    pending_limit: Option<(usize, usize)>,
+    /// Bytes of the events in `pending`.
+    pending_bytes: usize,
 }
 
 impl<'s> Decider<'s> {
@@ -97,7 +101,31 @@ impl<'s> Decider<'s> {
             contexts: HashMap::new(),
             pending: HashMap::new(),
             waiting: HashMap::new(),
+            pending_limit: None,
+            pending_bytes: 0,
         }
+    }
+
+    /// Refuses new events that would make more than `events` pending events, or more than
+    /// `bytes` bytes of them, with `pending_limit_exceeded`.
+    pub fn limit_pending(mut self, events: usize, bytes: usize) -> Self {
+        self.pending_limit = Some((events, bytes));
+        self
+    }
+
+    /// The refusal of a new pending event past the bound, if it is past it.
+    fn over_pending_limit(&self, event: &Event, source: Source) -> Option<Rejection> {
+        let (max_events, max_bytes) = self.pending_limit.filter(|_| source == Source::New)?;
+        let events = self.state.pending.len() + self.pending.len() + 1;
+        let bytes = self.state.pending_bytes + self.pending_bytes + event.bytes().len();
+        (events > max_events || bytes > max_bytes).then(|| {
+            Rejection::new(
+                Code::PendingLimitExceeded,
+                format!(
+                    "the ledger already holds its limit of pending events ({max_events} events or {max_bytes} bytes); admit their dependencies or drop some first"
+                ),
+            )
+        })
     }
 
     /// The staged changes.
@@ -168,6 +196,13 @@ impl<'s> Decider<'s> {
         }
         let missing = self.missing(&event);
         if !missing.is_empty() {
+            if let Some(rejection) = self.over_pending_limit(&event, source) {
+                return Appended::Rejected {
+                    id: Some(id),
+                    rejection,
+                };
+            }
+            self.pending_bytes += event.bytes().len();
             for dep in &missing {
                 self.waiting.entry(*dep).or_default().insert(id);
             }

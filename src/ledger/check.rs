@@ -62,8 +62,9 @@ impl Ledger {
             let live = self.read_state()?;
             compare_states(&fresh, &live, &mut report.differences);
         }
-        self.index
-            .compare(&records, &fresh, high, &mut report.differences)?;
+        if let Some(index) = &self.index {
+            index.compare(&records, &fresh, high, &mut report.differences)?;
+        }
         self.compare_exchanges(&fresh, &mut report.differences)?;
         drop(writer);
         Ok(report)

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::keyring::Keyring;
+use crate::limits::{DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_PENDING_EVENTS};
 use crate::store::log::{Durability, DEFAULT_SEGMENT_SIZE};
 
 /// How to open a ledger.
@@ -13,6 +14,9 @@ pub struct Config {
     pub(crate) keyring: Keyring,
     pub(crate) segment_size: u64,
     pub(crate) verify_threads: usize,
+    pub(crate) read_only: bool,
+    pub(crate) max_pending_events: usize,
+    pub(crate) max_pending_bytes: usize,
 }
 
 impl Config {
@@ -25,7 +29,33 @@ impl Config {
             keyring: Keyring::new(),
             segment_size: DEFAULT_SEGMENT_SIZE,
             verify_threads: std::thread::available_parallelism().map_or(1, usize::from),
+            read_only: false,
+            max_pending_events: DEFAULT_MAX_PENDING_EVENTS,
+            max_pending_bytes: DEFAULT_MAX_PENDING_BYTES,
         }
+    }
+
+    /// Opens without modifying any file: a shared lock on `DIR/lock` (so writers wait for
+    /// readers and readers for the writer), no torn tail cut, the index read from a private
+    /// copy in the temporary directory (sled rewrites files it opens) and never rebuilt —
+    /// without a usable copy the log is replayed in memory — appends refused with
+    /// [`crate::Error::ReadOnly`]. Works on read-only media and on a full disk.
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// Most events held pending at once; a new event past it is refused with
+    /// `pending_limit_exceeded` (events replayed from the log are never refused).
+    pub fn max_pending_events(mut self, events: usize) -> Self {
+        self.max_pending_events = events;
+        self
+    }
+
+    /// Most bytes of pending events held at once (see [`Config::max_pending_events`]).
+    pub fn max_pending_bytes(mut self, bytes: usize) -> Self {
+        self.max_pending_bytes = bytes;
+        self
     }
 
     /// `Durability::Buffered` skips the per-batch fdatasync: a machine crash may lose the

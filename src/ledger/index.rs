@@ -51,6 +51,20 @@ impl Changes {
             rejected: staged.rejected_on_release.clone(),
         }
     }
+
+    /// The changes of pending events dropped by an operator.
+    pub fn dropped(ids: Vec<EventId>) -> Changes {
+        Changes {
+            released: ids,
+            ..Changes::default()
+        }
+    }
+
+    /// These changes plus pending events dropped in the same log batch.
+    pub fn and_dropped(mut self, ids: &[EventId]) -> Changes {
+        self.released.extend_from_slice(ids);
+        self
+    }
 }
 
 /// The sled side of the ledger.
@@ -223,7 +237,8 @@ impl Index {
         let stored_high = self.high_water()?;
         if stored_high.unwrap_or_default() != high {
             diffs.push(format!(
-                "sled high-water mark {stored_high:?} differs from the log's {high:?}"
+                "sled high-water mark ({}) differs from the log's ({high})",
+                stored_high.map_or("none".to_string(), |h| h.to_string())
             ));
         }
         Ok(())

@@ -15,6 +15,7 @@
 mod admit;
 mod check;
 mod config;
+mod drop_pending;
 mod exchanges;
 mod index;
 mod open;
@@ -37,6 +38,7 @@ use crate::id::EventId;
 use crate::limits::{MAX_BATCH_BYTES, MAX_BATCH_EVENTS};
 use crate::proof::Verifier;
 use crate::store::log::{LogError, LogReader, SegmentLog};
+use crate::store::root::{AckWriter, Acked, RootLock};
 
 use admit::{Decider, Source};
 use index::Index;
@@ -52,14 +54,48 @@ pub struct Ledger {
     writer: Mutex<Writer>,
     reader: LogReader,
     state: RwLock<State>,
-    index: Index,
+    /// `None` when opened read-only.
+    index: Option<Index>,
     exchanges: Mutex<exchanges::Exchanges>,
     opened: OpenReport,
+    /// The root lock, held while the ledger is open.
+    _lock: RootLock,
 }
 
 struct Writer {
     log: SegmentLog,
     poisoned: bool,
+    /// Log entries written so far (the acknowledged marker records it).
+    entries: u64,
+    /// The acknowledged marker (`None` when opened read-only).
+    ack: Option<AckWriter>,
+}
+
+impl Writer {
+    /// Records that the log is acknowledged up to its current end.
+    fn mark_acknowledged(&self) -> Result<(), Error> {
+        let Some(ack) = &self.ack else {
+            return Ok(());
+        };
+        ack.write(Acked {
+            high: self.log.high_water(),
+            entries: self.entries,
+        })
+        .map_err(|(path, source)| Error::Io { path, source })
+    }
+}
+
+impl Drop for Writer {
+    /// Best effort, Buffered mode: make the log durable, then record it as acknowledged.
+    fn drop(&mut self) {
+        let buffered = self.log.durability() == Durability::Buffered;
+        if buffered && !self.poisoned && self.ack.is_some() && self.log.sync().is_ok() {
+            let _ = self.mark_acknowledged();
+            if let Some(ack) = &self.ack {
+                let _ = ack.sync();
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Ledger {
@@ -111,15 +147,20 @@ impl Ledger {
     pub fn append_batch<B: AsRef<[u8]> + Sync>(&self, items: &[B]) -> Result<Vec<Appended>, Error> {
         if items.len() > MAX_BATCH_EVENTS {
             return Err(Error::Misuse(format!(
-                "batch of {} events exceeds {MAX_BATCH_EVENTS}",
+                "a batch of {} events is over the {MAX_BATCH_EVENTS}-event limit of one append; split it",
                 items.len()
             )));
         }
         let bytes: usize = items.iter().map(|b| b.as_ref().len()).sum();
         if bytes > MAX_BATCH_BYTES {
             return Err(Error::Misuse(format!(
-                "batch of {bytes} bytes exceeds {MAX_BATCH_BYTES}"
+                "a batch of {bytes} bytes is over the {MAX_BATCH_BYTES}-byte limit of one append; split it"
             )));
+        }
+        if self.config.read_only {
+            return Err(Error::ReadOnly {
+                path: self.config.dir.clone(),
+            });
         }
         let verified = verify_batch::verify_all(items, &self.verifier, self.config.verify_threads);
         let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
@@ -128,7 +169,10 @@ impl Ledger {
         }
         let (outcomes, staged) = {
             let state = self.state.read().map_err(|_| Error::Poisoned)?;
-            let mut decider = Decider::new(&state);
+            let mut decider = Decider::new(&state).limit_pending(
+                self.config.max_pending_events,
+                self.config.max_pending_bytes,
+            );
             let outcomes: Vec<Appended> = verified
                 .into_iter()
                 .map(|v| match v {
@@ -159,6 +203,12 @@ impl Ledger {
             .collect();
         let entry_at = writer.log.append_batch(&entries).map_err(log_error)?;
         let high_water = writer.log.high_water();
+        if !entries.is_empty() {
+            writer.entries += entries.len() as u64;
+            if self.config.durability == Durability::Sync {
+                writer.mark_acknowledged()?;
+            }
+        }
         drop(entries);
         let mut state = self.state.write().map_err(|_| Error::Poisoned)?;
         let changes = index::Changes::of(&staged, &entry_at);
@@ -171,7 +221,10 @@ impl Ledger {
             exchanges.on_admitted(&admitted, &state, self.verifier.keyring());
         }
         drop(state);
-        self.index.persist(first, &records, &changes, high_water)
+        match &self.index {
+            Some(index) => index.persist(first, &records, &changes, high_water),
+            None => Ok(()),
+        }
     }
 
     /// True when the committed event at `pos` has exactly `bytes`.

@@ -1,16 +1,20 @@
 //! Opening a ledger: recover the log, load the index, replay the gap between the index's
 //! high-water mark and the log, or rebuild the index from the log when it cannot be trusted.
 
+use std::path::Path;
 use std::sync::{Mutex, RwLock};
 
 use crate::error::Error;
 use crate::event::Event;
 use crate::proof::Verifier;
 use crate::store::log::{
-    segment_file_name, HighWater, LogEntry, LogOptions, LogReader, RecoveryReport, SegmentLog,
+    segment_file_name, HighWater, LogEntry, LogError, LogOptions, LogReader, RecoveryReport,
+    SegmentLog,
 };
+use crate::store::root::{read_acked, AckWriter, Acked, LockError, RootLock, ACK_FILE};
 
 use super::admit::{Decider, Source};
+use super::drop_pending::dropped_ids;
 use super::index::{Changes, Index};
 use super::record::Record;
 use super::state::State;
@@ -22,10 +26,46 @@ use super::{log_error, Config, Ledger, Writer, ENTRY_EVENT};
 pub struct OpenReport {
     /// The log's recovery report (torn tail cut, segments).
     pub log: RecoveryReport,
-    /// Log entries replayed into the index because they were past its high-water mark.
+    /// Log entries replayed into the index because they were past its high-water mark
+    /// (on a read-only open: every entry, replayed into memory).
     pub replayed: u64,
     /// Why the index was rebuilt from the whole log, if it was.
     pub rebuilt: Option<String>,
+    /// The ledger was opened read-only (nothing on disk was changed).
+    pub read_only: bool,
+}
+
+impl OpenReport {
+    /// One sentence per recovery action taken (or, read-only, left undone), for people.
+    pub fn actions(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(t) = &self.log.torn_tail {
+            out.push(format!(
+                "cut a torn tail: {} now ends at byte {} ({} bytes of an unacknowledged batch dropped: {})",
+                t.file.display(),
+                t.offset,
+                self.log.bytes_dropped,
+                t.reason
+            ));
+        }
+        if let Some(t) = &self.log.torn_tail_left {
+            out.push(format!(
+                "ignored a torn tail after byte {} of {} (read-only open; left on disk: {})",
+                t.offset,
+                t.file.display(),
+                t.reason
+            ));
+        }
+        if let Some(why) = &self.rebuilt {
+            out.push(format!("rebuilt the index from the log: {why}"));
+        } else if self.replayed > 0 && !self.read_only {
+            out.push(format!(
+                "replayed {} log entries the index had not recorded yet",
+                self.replayed
+            ));
+        }
+        out
+    }
 }
 
 /// Subdirectory of the segment log.
@@ -34,51 +74,213 @@ pub const LOG_DIR: &str = "log";
 pub const INDEX_DIR: &str = "index";
 
 pub fn open(config: Config) -> Result<Ledger, Error> {
-    std::fs::create_dir_all(&config.dir).map_err(|source| Error::Io {
-        path: config.dir.clone(),
-        source,
+    let dir = config.dir.clone();
+    if !config.read_only {
+        std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
+            path: dir.clone(),
+            source,
+        })?;
+    }
+    // The root lock comes before anything else is touched.
+    let lock = if config.read_only {
+        RootLock::shared(&dir)
+    } else {
+        RootLock::exclusive(&dir)
+    }
+    .map_err(|e| match e {
+        LockError::Held => Error::AlreadyOpen { path: dir.clone() },
+        LockError::Io(path, source) => Error::Io { path, source },
     })?;
+    let acked = read_acked(&dir).map_err(|(path, source)| Error::Io { path, source })?;
     let opts = LogOptions {
         segment_size: config.segment_size,
         durability: config.durability,
         verify_on_open: false,
+        read_only: config.read_only,
+        acknowledged: acked.map(|a| a.high),
     };
-    // The index's sled lock is the ledger's directory lock: take it before the log is
-    // recovered, so a second opener never touches a log another ledger is writing.
-    let index = Index::open(&config.dir.join(INDEX_DIR))?;
-    let (log, recovery) = SegmentLog::open(config.dir.join(LOG_DIR), opts).map_err(log_error)?;
+    let (log, recovery) = match SegmentLog::open(dir.join(LOG_DIR), opts.clone()) {
+        Ok(opened) => opened,
+        Err(e @ LogError::BehindAcknowledged { .. }) => {
+            return Err(missing_acknowledged(e, acked, &dir, &opts))
+        }
+        Err(e) => return Err(log_error(e)),
+    };
     let reader = log.reader();
     let mut report = OpenReport {
         log: recovery,
+        read_only: config.read_only,
         ..OpenReport::default()
     };
-    let log_high = log.high_water();
-    let (mut state, start) = match load(&index, &reader, log_high) {
-        Ok(loaded) => loaded,
-        Err(why) => {
-            index.clear()?;
-            report.rebuilt = Some(why);
-            (State::default(), None)
-        }
+    let (state, index, entries) = if config.read_only {
+        let log_high = log.high_water();
+        let mut nowhere = |_: usize, _: &[Record], _: &Changes, _: HighWater| Ok(());
+        let (mut state, start) = match read_index(&dir, &reader, log_high) {
+            Some((state, high)) => (state, Some(high)),
+            None => (State::default(), None),
+        };
+        report.replayed = replay(&reader, &mut state, start, None, &mut nowhere)?.entries;
+        let entries = entries_in_log(&reader, acked, log_high)?;
+        (state, None, entries)
+    } else {
+        let index = open_index(&dir, &mut report)?;
+        let log_high = log.high_water();
+        let (mut state, start) = match load(&index, &reader, log_high) {
+            Ok(loaded) => loaded,
+            Err(why) => {
+                index.clear()?;
+                report.rebuilt.get_or_insert(why);
+                (State::default(), None)
+            }
+        };
+        let mut persist = |first: usize, records: &[Record], changes: &Changes, high: HighWater| {
+            index.persist(first, records, changes, high)
+        };
+        report.replayed = replay(&reader, &mut state, start, None, &mut persist)?.entries;
+        let entries = entries_in_log(&reader, acked, log_high)?;
+        (state, Some(index), entries)
     };
-    let mut persist = |first: usize, records: &[Record], changes: &Changes, high: HighWater| {
-        index.persist(first, records, changes, high)
-    };
-    report.replayed = replay(&reader, &mut state, start, None, &mut persist)?.entries;
+    let mut state = state;
     state.refresh_heads();
+    let ack = if config.read_only {
+        None
+    } else {
+        Some(AckWriter::open(&dir).map_err(|(path, source)| Error::Io { path, source })?)
+    };
     Ok(Ledger {
         verifier: Verifier::new(config.keyring.clone()),
         config,
         writer: Mutex::new(Writer {
             log,
             poisoned: false,
+            entries,
+            ack,
         }),
         reader,
         state: RwLock::new(state),
         index,
         exchanges: Mutex::default(),
         opened: report,
+        _lock: lock,
     })
+}
+
+/// For a read-only open: the index's state, read from a private copy of `index/` in the
+/// temporary directory (sled rewrites its files whenever it opens them, so the ledger's own
+/// copy is never opened read-only). `None` — and the caller replays the whole log in
+/// memory — when there is no index, it cannot be copied (a full temporary disk) or it
+/// cannot be used. Nothing in the ledger directory is created, changed or removed.
+fn read_index(dir: &Path, reader: &LogReader, log_high: HighWater) -> Option<(State, HighWater)> {
+    let path = dir.join(INDEX_DIR);
+    if !path.join("db").is_file() {
+        return None;
+    }
+    let scratch = tempfile::tempdir().ok()?;
+    copy_tree(&path, scratch.path()).ok()?;
+    let index = Index::open(scratch.path()).ok()?;
+    let (state, high) = load(&index, reader, log_high).ok()?;
+    Some((state, high?))
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            std::fs::create_dir(&target)?;
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Opens the index; one that sled cannot open (damaged files, the empty snapshot sled
+/// leaves after a full disk) is derived data: it is removed and rebuilt from the log.
+/// Failures of the environment (full disk, read-only media, permissions) are reported.
+fn open_index(dir: &Path, report: &mut OpenReport) -> Result<Index, Error> {
+    let path = dir.join(INDEX_DIR);
+    match Index::open(&path) {
+        Ok(index) => Ok(index),
+        Err(Error::Io { source, .. }) if is_environmental(&source) => {
+            Err(Error::Io { path, source })
+        }
+        Err(e) => {
+            match std::fs::remove_dir_all(&path) {
+                Ok(()) => {}
+                Err(source) if source.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => return Err(Error::Io { path, source }),
+            }
+            report.rebuilt = Some(format!(
+                "the index could not be opened ({e}); it was removed"
+            ));
+            Index::open(&path)
+        }
+    }
+}
+
+fn is_environmental(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind as K;
+    matches!(
+        e.kind(),
+        K::StorageFull | K::ReadOnlyFilesystem | K::PermissionDenied | K::QuotaExceeded
+    )
+}
+
+/// Log entries in the whole log: from the acknowledged marker on when it is usable, so
+/// only the entries written after it are read.
+fn entries_in_log(
+    reader: &LogReader,
+    acked: Option<Acked>,
+    log_high: HighWater,
+) -> Result<u64, Error> {
+    let (base, iter) = match acked {
+        Some(a) if a.high.seq == log_high.seq => return Ok(a.entries),
+        Some(a) if a.high.seq < log_high.seq => (a.entries, reader.iter_from(a.high.end)),
+        _ => (0, reader.iter()),
+    };
+    let mut n = base;
+    for entry in iter {
+        entry.map_err(log_error)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// The error for a log that holds less than was acknowledged, counting what is missing.
+fn missing_acknowledged(e: LogError, acked: Option<Acked>, dir: &Path, opts: &LogOptions) -> Error {
+    let LogError::BehindAcknowledged {
+        file,
+        offset,
+        log_seq,
+        acknowledged_seq,
+    } = e
+    else {
+        return log_error(e);
+    };
+    let look = LogOptions {
+        read_only: true,
+        acknowledged: None,
+        ..opts.clone()
+    };
+    let held = SegmentLog::open(dir.join(LOG_DIR), look)
+        .ok()
+        .map(|(log, _)| log.iter().take_while(Result::is_ok).count() as u64);
+    let missing = match (acked, held) {
+        (Some(a), Some(held)) => format!(
+            "{} acknowledged events are missing",
+            a.entries.saturating_sub(held)
+        ),
+        _ => "acknowledged events are missing".to_string(),
+    };
+    Error::Corrupt {
+        path: file,
+        offset,
+        reason: format!(
+            "the log ends at batch {log_seq} but batches up to {acknowledged_seq} were acknowledged (per the marker file `{ACK_FILE}`): {missing}. Nothing was cut, rebuilt or changed; restore the log from a backup"
+        ),
+    }
 }
 
 /// Loads the state the index holds; `Err` says why the index must be rebuilt instead.
@@ -185,6 +387,7 @@ fn apply_batch(
         end: last.batch_end,
     };
     done.entries += batch.len() as u64;
+    let dropped = dropped_ids(&batch)?;
     let events: Vec<LogEntry> = batch
         .into_iter()
         .filter(|e| e.kind == ENTRY_EVENT)
@@ -216,10 +419,13 @@ fn apply_batch(
         }
         decider.finish()
     };
-    let changes = Changes::of(&staged, &[]);
+    let changes = Changes::of(&staged, &[]).and_dropped(&dropped);
     let first = state.len();
     let records = state
         .apply(staged, &[])
         .map_err(|e| Error::Misuse(e.to_string()))?;
+    for id in &dropped {
+        state.drop_pending(id);
+    }
     sink(first, &records, &changes, high)
 }

@@ -62,6 +62,8 @@ pub struct State {
     /// Positions of each sidecar's attaches, in admission order.
     pub contexts: HashMap<SidecarId, Vec<Pos>>,
     pub pending: BTreeMap<EventId, PendingEntry>,
+    /// Bytes of the events in `pending`.
+    pub pending_bytes: usize,
     pub waiting: HashMap<EventId, BTreeSet<EventId>>,
     pub released_rejections: BTreeMap<EventId, Rejection>,
     pub by_sidecar: HashMap<SidecarId, Vec<Pos>>,
@@ -141,7 +143,9 @@ impl State {
             }
         }
         for id in &staged.released {
-            self.pending.remove(id);
+            if let Some(gone) = self.pending.remove(id) {
+                self.pending_bytes = self.pending_bytes.saturating_sub(gone.event.bytes().len());
+            }
         }
         for (id, why) in staged.rejected_on_release {
             self.released_rejections.insert(id, why);
@@ -209,7 +213,26 @@ impl State {
                 self.waiting.entry(dep).or_default().insert(id);
             }
         }
-        self.pending.insert(id, PendingEntry { event, at });
+        self.pending_bytes += event.bytes().len();
+        if let Some(old) = self.pending.insert(id, PendingEntry { event, at }) {
+            self.pending_bytes = self.pending_bytes.saturating_sub(old.event.bytes().len());
+        }
+    }
+
+    /// Forgets a pending event (an operator dropped it).
+    pub fn drop_pending(&mut self, id: &EventId) {
+        let Some(gone) = self.pending.remove(id) else {
+            return;
+        };
+        self.pending_bytes = self.pending_bytes.saturating_sub(gone.event.bytes().len());
+        for dep in super::admit::dependencies(&gone.event) {
+            if let Some(waiters) = self.waiting.get_mut(&dep) {
+                waiters.remove(id);
+                if waiters.is_empty() {
+                    self.waiting.remove(&dep);
+                }
+            }
+        }
     }
 
     /// Recomputes the canonical-order head list from the DAG.

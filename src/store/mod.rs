@@ -6,8 +6,10 @@
 //!   accepted event's canonical bytes are kept there for ever.
 //! * [`tables`]: typed sled trees holding indexes derived from the log. They are rebuildable
 //!   from the log at any time; a high-water mark in the `meta` table tells how far they go.
+//! * [`root`]: the ledger root's lock file and its acknowledged-up-to marker.
 //!
-//! Both are deliberately ignorant of what an event is: they store opaque bytes and positions.
+//! All are deliberately ignorant of what an event is: they store opaque bytes and positions.
 
 pub mod log;
+pub mod root;
 pub mod tables;

@@ -32,7 +32,7 @@ use super::log::{HighWater, LogPos};
 /// Errors of the typed store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("sled: {0}")]
+    #[error("{}", sled_text(.0))]
     /// sled failed.
     Sled(#[from] sled::Error),
     /// Stored bytes that do not decode as the table's key or value type.
@@ -45,6 +45,17 @@ pub enum StoreError {
         /// Why.
         reason: String,
     },
+}
+
+/// sled's failure as a sentence (its own `Display` carries Debug text for corruption).
+fn sled_text(e: &sled::Error) -> String {
+    match e {
+        sled::Error::Corruption { .. } => "the sled database files are damaged".into(),
+        sled::Error::Io(io) => format!("sled: {io}"),
+        sled::Error::Unsupported(what) => format!("sled: unsupported: {what}"),
+        sled::Error::ReportableBug(what) => format!("sled failed: {what}"),
+        sled::Error::CollectionNotFound(_) => "sled: a table is missing".into(),
+    }
 }
 
 impl StoreError {

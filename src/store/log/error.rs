@@ -37,13 +37,32 @@ pub enum LogError {
         limit: u64,
     },
     /// A position that is not an entry (or batch boundary) of the committed log.
-    #[error("invalid log position {pos:?}: {reason}")]
+    #[error("invalid log position {pos}: {reason}")]
     InvalidPosition {
         /// The position asked for.
         pos: LogPos,
         /// Why it is not an entry.
         reason: &'static str,
     },
+    /// The log holds less than was acknowledged: the batches after `log_seq` up to
+    /// `acknowledged_seq` are gone (a damaged or deleted tail, a rolled-back file).
+    #[error(
+        "{}: the log ends at batch {log_seq} (byte {offset}) but batches up to {acknowledged_seq} were acknowledged",
+        file.display()
+    )]
+    BehindAcknowledged {
+        /// The segment where the log now ends (or the missing segment).
+        file: PathBuf,
+        /// Where the log's committed part ends in that file (or where the damage is).
+        offset: u64,
+        /// The last complete batch in the log.
+        log_seq: u64,
+        /// The last acknowledged batch.
+        acknowledged_seq: u64,
+    },
+    /// The log was opened read-only.
+    #[error("the segment log was opened read-only")]
+    ReadOnly,
     /// A write or sync failed earlier; the log refuses further appends (fail-stop).
     /// Reopen the log to recover.
     #[error("segment log is poisoned by an earlier write or sync failure; reopen it")]

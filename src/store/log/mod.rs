@@ -71,7 +71,10 @@
 //! it (crash while creating it) is removed; if it was the only one a fresh log starts.
 //!
 //! Consequences worth knowing: under `Sync`, a damaged commit frame of the final batch
-//! is indistinguishable from an interrupted write and that batch is dropped (reported).
+//! is indistinguishable from an interrupted write, so the log alone would drop that batch
+//! (reported). [`LogOptions::acknowledged`] tells recovery how far the log was
+//! acknowledged: a tail at or before that mark is never cut, and a log ending before it is
+//! [`LogError::BehindAcknowledged`]. [`LogOptions::read_only`] recovers without writing.
 //! Under `Buffered`, if the OS wrote unsynced pages out of order and a later batch
 //! reached the disk while an earlier one did not, open reports `Corrupt` rather than
 //! silently dropping the completed later batch.
@@ -117,6 +120,12 @@ impl LogPos {
     }
 }
 
+impl std::fmt::Display for LogPos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "segment {} byte {}", self.segment, self.offset)
+    }
+}
+
 /// The committed extent of the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HighWater {
@@ -134,6 +143,12 @@ impl Default for HighWater {
             seq: 0,
             end: LogPos::new(0, FILE_HEADER_LEN),
         }
+    }
+}
+
+impl std::fmt::Display for HighWater {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "batch {} ending at {}", self.seq, self.end)
     }
 }
 
@@ -156,6 +171,12 @@ pub struct LogOptions {
     pub durability: Durability,
     /// Scan and verify every segment at open, not just the last one.
     pub verify_on_open: bool,
+    /// Open without writing anything: a torn tail is reported but not cut, a torn segment
+    /// creation is ignored but not removed, no segment is created, appends fail.
+    pub read_only: bool,
+    /// The batches up to this mark were acknowledged: recovery refuses to end the log
+    /// before it ([`LogError::BehindAcknowledged`]) instead of cutting or accepting less.
+    pub acknowledged: Option<HighWater>,
 }
 
 impl Default for LogOptions {
@@ -164,6 +185,8 @@ impl Default for LogOptions {
             segment_size: DEFAULT_SEGMENT_SIZE,
             durability: Durability::Sync,
             verify_on_open: false,
+            read_only: false,
+            acknowledged: None,
         }
     }
 }
@@ -183,6 +206,8 @@ pub struct RecoveryReport {
     pub torn_tail: Option<TornTail>,
     /// The directory held no log; a new one was created.
     pub created: bool,
+    /// A torn tail found by a read-only open: ignored, but left on disk.
+    pub torn_tail_left: Option<TornTail>,
 }
 
 /// Where a torn tail was cut.
@@ -299,6 +324,11 @@ impl SegmentLog {
         }
     }
 
+    /// The durability this log was opened with.
+    pub fn durability(&self) -> Durability {
+        self.opts.durability
+    }
+
     /// True after a failed write or sync; appends then return [`LogError::Poisoned`].
     pub fn is_poisoned(&self) -> bool {
         self.poisoned
@@ -325,6 +355,9 @@ impl SegmentLog {
     pub fn append_batch(&mut self, entries: &[(u8, &[u8])]) -> Result<Vec<LogPos>, LogError> {
         if self.poisoned {
             return Err(LogError::Poisoned);
+        }
+        if self.opts.read_only {
+            return Err(LogError::ReadOnly);
         }
         if entries.is_empty() {
             return Ok(Vec::new());
@@ -441,6 +474,9 @@ impl SegmentLog {
 
     /// Makes everything appended so far durable (fdatasync of the active segment).
     pub fn sync(&mut self) -> Result<(), LogError> {
+        if self.opts.read_only {
+            return Ok(());
+        }
         if self.poisoned {
             return Err(LogError::Poisoned);
         }
@@ -499,7 +535,7 @@ impl SegmentLog {
 impl Drop for SegmentLog {
     /// Best effort: in Buffered mode, sync what was appended.
     fn drop(&mut self) {
-        if !self.poisoned && self.opts.durability == Durability::Buffered {
+        if !self.poisoned && !self.opts.read_only && self.opts.durability == Durability::Buffered {
             let _ = self.active.file.sync_data();
         }
     }

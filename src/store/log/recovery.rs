@@ -129,7 +129,9 @@ pub struct Recovered {
 }
 
 pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
-    fs::create_dir_all(dir).map_err(|e| LogError::io(dir, e))?;
+    if !opts.read_only {
+        fs::create_dir_all(dir).map_err(|e| LogError::io(dir, e))?;
+    }
     let mut numbers = list_segments(dir)?;
     let mut report = RecoveryReport::default();
 
@@ -140,18 +142,36 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
         let file = File::open(&path).map_err(|e| LogError::io(&path, e))?;
         let buf = read_whole(&path, &file)?;
         if is_torn_creation(&buf, last) {
-            fs::remove_file(&path).map_err(|e| LogError::io(&path, e))?;
-            sync_dir(dir)?;
             numbers.pop();
-            report.bytes_dropped = buf.len() as u64;
-            report.torn_tail = Some(TornTail {
-                file: path,
-                offset: 0,
-                reason: "segment header never reached the disk; file removed".into(),
-            });
+            if opts.read_only {
+                report.torn_tail_left = Some(TornTail {
+                    file: path,
+                    offset: 0,
+                    reason: "segment header never reached the disk; file ignored".into(),
+                });
+            } else {
+                fs::remove_file(&path).map_err(|e| LogError::io(&path, e))?;
+                sync_dir(dir)?;
+                report.bytes_dropped = buf.len() as u64;
+                report.torn_tail = Some(TornTail {
+                    file: path,
+                    offset: 0,
+                    reason: "segment header never reached the disk; file removed".into(),
+                });
+            }
         }
     }
 
+    if numbers.is_empty() && opts.read_only {
+        let missing = dir.join(segment_file_name(0));
+        return Err(LogError::io(
+            missing,
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no segment log here (a read-only open creates nothing)",
+            ),
+        ));
+    }
     if numbers.is_empty() {
         let seg = create_segment(dir, 0, 0)?;
         report.created = true;
@@ -229,7 +249,7 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
     let path = dir.join(segment_file_name(last_number));
     let file = OpenOptions::new()
         .read(true)
-        .write(true)
+        .write(!opts.read_only)
         .open(&path)
         .map_err(|e| LogError::io(&path, e))?;
     let buf = read_whole(&path, &file)?;
@@ -259,17 +279,44 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
             );
             return Err(LogError::corrupt(&path, d.offset, reason));
         }
-        file.set_len(scan.committed_end)
-            .and_then(|()| file.sync_all())
-            .map_err(|e| LogError::io(&path, e))?;
-        report.bytes_dropped = report
-            .bytes_dropped
-            .saturating_add(buf.len() as u64 - scan.committed_end);
-        report.batches_dropped = 1;
-        report.torn_tail = Some(TornTail {
+        if let Some(acked) = opts.acknowledged.filter(|a| a.seq > scan.last_seq) {
+            // The damaged bytes may be an acknowledged batch: never cut them.
+            return Err(LogError::BehindAcknowledged {
+                file: path,
+                offset: d.offset,
+                log_seq: scan.last_seq,
+                acknowledged_seq: acked.seq,
+            });
+        }
+        let torn = TornTail {
             file: path.clone(),
             offset: scan.committed_end,
             reason: format!("{} at byte {}", d.reason, d.offset),
+        };
+        if opts.read_only {
+            report.torn_tail_left = Some(torn);
+        } else {
+            file.set_len(scan.committed_end)
+                .and_then(|()| file.sync_all())
+                .map_err(|e| LogError::io(&path, e))?;
+            report.bytes_dropped = report
+                .bytes_dropped
+                .saturating_add(buf.len() as u64 - scan.committed_end);
+            report.batches_dropped = 1;
+            report.torn_tail = Some(torn);
+        }
+    }
+    if let Some(acked) = opts.acknowledged.filter(|a| a.seq > scan.last_seq) {
+        let (file, offset) = if acked.end.segment > last_number {
+            (dir.join(segment_file_name(acked.end.segment)), 0)
+        } else {
+            (path, scan.committed_end)
+        };
+        return Err(LogError::BehindAcknowledged {
+            file,
+            offset,
+            log_seq: scan.last_seq,
+            acknowledged_seq: acked.seq,
         });
     }
     segments.push(SegRef {

@@ -1,0 +1,103 @@
+//! Opening a ledger whose events wait for missing dependencies, against opening one with the
+//! same number of admitted events: pending events must not make every open slower (anyone
+//! can send events that name parents nobody has). Three ledgers of `N` events each: all
+//! admitted; all pending behind one withheld realm event; each naming 127 parents that
+//! never arrive. Writer opens (through the index) and read-only opens (a replay of the log).
+//!
+//! `cargo bench --bench pending_open -- --noplot`
+
+use std::path::Path;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use ed25519_dalek::SigningKey;
+
+use akledger::workload::{realm_dag, EPOCH_MILLIS};
+use akledger::{ActorId, Config, EventBuilder, EventId, Json, Ledger, Object, ScopeRef, Timestamp};
+
+const N: usize = 20_000;
+const MISSING: usize = 127;
+
+fn append_all(dir: &Path, events: &[Vec<u8>]) {
+    let ledger = Ledger::open(dir).expect("open");
+    for chunk in events.chunks(5_000) {
+        ledger.append_batch(chunk).expect("append");
+    }
+}
+
+/// `N` events in the realm of `realm_dag(seed, …)`, each naming `MISSING` parents that are
+/// ids of events nobody sends.
+fn wide_pending(seed: u64) -> Vec<Vec<u8>> {
+    let base = realm_dag(seed, 0, 1, 8).expect("realm").remove(0);
+    let ghosts: Vec<EventId> = realm_dag(seed + 1, MISSING, 1, 8)
+        .expect("ghosts")
+        .iter()
+        .skip(1)
+        .map(|e| e.id())
+        .collect();
+    let key = SigningKey::from_bytes(&[7; 32]);
+    let mut out = vec![base.bytes().to_vec()];
+    for i in 0..N {
+        let event = EventBuilder::new(
+            "ak.note.create",
+            ScopeRef::Realm {
+                realm_id: base.id().retype(),
+            },
+            ActorId::service_for_key(&key.verifying_key()),
+            Timestamp::from_millis(EPOCH_MILLIS + 1 + i as u64).expect("time"),
+        )
+        .after(ghosts.iter().copied())
+        .payload(Object::new().with("n", Json::Int(i as i64)).into())
+        .sign(&key)
+        .expect("sign");
+        out.push(event.bytes().to_vec());
+    }
+    out
+}
+
+fn open_pending(c: &mut Criterion) {
+    let dag: Vec<Vec<u8>> = realm_dag(61, N, 8, 256)
+        .expect("workload")
+        .iter()
+        .map(|e| e.bytes().to_vec())
+        .collect();
+    let admitted = tempfile::tempdir().expect("tempdir");
+    append_all(admitted.path(), &dag);
+    let pending = tempfile::tempdir().expect("tempdir");
+    append_all(pending.path(), &dag[1..]);
+    let wide = tempfile::tempdir().expect("tempdir");
+    append_all(wide.path(), &wide_pending(62));
+    for (name, dir, admitted_len, pending_len) in [
+        ("admitted", admitted.path(), N + 1, 0),
+        ("pending", pending.path(), 0, N),
+        ("pending_127_missing", wide.path(), 1, N),
+    ] {
+        let ledger = Ledger::open(dir).expect("open");
+        let got = (ledger.len(), ledger.pending().len());
+        assert_eq!(got, (admitted_len, pending_len), "{name}");
+    }
+    let mut group = c.benchmark_group("open_pending");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
+    for (name, dir) in [
+        ("admitted", admitted.path()),
+        ("pending", pending.path()),
+        ("pending_127_missing", wide.path()),
+    ] {
+        group.bench_function(format!("writer/{name}"), |b| {
+            b.iter(|| Ledger::open(dir).expect("open").len())
+        });
+        group.bench_function(format!("read_only/{name}"), |b| {
+            b.iter(|| {
+                Ledger::open_with(Config::new(dir).read_only(true))
+                    .expect("open")
+                    .len()
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, open_pending);
+criterion_main!(benches);
