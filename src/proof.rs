@@ -2,13 +2,21 @@
 //!
 //! Signing and verification are pure. [`Verifier`] holds the keyring and a bounded cache of
 //! decompressed public keys (decompression costs about a sixth of a verification).
+//!
+//! Signature validity is the ZIP-215 rule (PROFILE v1.1 §4), checked with `ed25519-zebra`:
+//! `S` canonical, `A` and `R` any decodable encoding, the cofactored equation. It accepts
+//! exactly the same signatures alone ([`SignatureCheck::verify`]) and in a batch
+//! ([`verify_batch`]), so batching is an optimisation that can never change an answer.
+//! Keys and signing stay with `ed25519-dalek`.
 
 use std::collections::HashMap;
 use std::sync::RwLock;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
-use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
+use ed25519_zebra::batch;
+use rand_core::{CryptoRng, RngCore};
 
 use crate::canonical::{to_canonical, Object};
 use crate::did::{key_of_did_key, verification_method, ActorId, DidCoreId};
@@ -116,6 +124,17 @@ impl Verifier {
         event_digest: &str,
         proof: &ProducerProof,
     ) -> Result<(), Rejection> {
+        self.prepare(envelope, event_digest, proof)?.verify()
+    }
+
+    /// Every check of `proof` except the signature equation: binding, key resolution and
+    /// authorization (§4). The returned [`SignatureCheck`] is verified alone or in a batch.
+    pub fn prepare(
+        &self,
+        envelope: &Envelope,
+        event_digest: &str,
+        proof: &ProducerProof,
+    ) -> Result<SignatureCheck, Rejection> {
         if proof.created_at != envelope.created_at {
             return Err(invalid("created_at differs from the envelope's"));
         }
@@ -143,7 +162,47 @@ impl Verifier {
             &proof.verification_method,
             &envelope.created_at.to_string(),
         );
-        key.verify_strict(&signing_input(&binding), &Signature::from_bytes(&sig))
+        Ok(SignatureCheck::new(
+            key.to_bytes(),
+            sig,
+            &signing_input(&binding),
+        ))
+    }
+}
+
+/// One Ed25519 signature over a message, waiting for the ZIP-215 equation. It holds the key
+/// bytes, the signature and the message's challenge scalar, not the message.
+#[derive(Clone, Debug)]
+pub struct SignatureCheck(batch::Item);
+
+impl SignatureCheck {
+    /// A check of `signature` by the key encoded as `key` over `message`.
+    pub fn new(key: [u8; 32], signature: [u8; 64], message: &[u8]) -> Self {
+        let signature = ed25519_zebra::Signature::from_bytes(&signature);
+        SignatureCheck(batch::Item::from((key.into(), signature, message)))
+    }
+
+    /// Verifies this signature alone (ZIP-215).
+    pub fn verify(self) -> Result<(), Rejection> {
+        self.0
+            .verify_single()
             .map_err(|_| invalid("signature does not verify"))
     }
+}
+
+/// Verifies `checks` (ZIP-215) as one batch, and when the batch fails, each one alone to find
+/// the culprits; the answers, in order, are those single verification gives. `rng` draws the
+/// batch's random coefficients: it must be unpredictable to whoever chose the signatures.
+pub fn verify_batch<R: RngCore + CryptoRng>(
+    checks: &[SignatureCheck],
+    rng: R,
+) -> Vec<Result<(), Rejection>> {
+    let mut batch = batch::Verifier::new();
+    for check in checks {
+        batch.queue(check.0.clone());
+    }
+    if checks.is_empty() || batch.verify(rng).is_ok() {
+        return checks.iter().map(|_| Ok(())).collect();
+    }
+    checks.iter().cloned().map(SignatureCheck::verify).collect()
 }
