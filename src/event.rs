@@ -106,6 +106,15 @@ impl<S> Event<S> {
 impl Event<Unverified> {
     /// Parses untrusted bytes: canonical form, envelope, id and kind-specific payload.
     pub fn parse(bytes: &[u8]) -> Result<Self, Rejection> {
+        Event::parse_keeping(bytes, || bytes.into())
+    }
+
+    /// [`Event::parse`] of bytes already shared: the event keeps them without a copy.
+    pub fn parse_shared(bytes: Arc<[u8]>) -> Result<Self, Rejection> {
+        Event::parse_keeping(&bytes, || Arc::clone(&bytes))
+    }
+
+    fn parse_keeping(bytes: &[u8], keep: impl FnOnce() -> Arc<[u8]>) -> Result<Self, Rejection> {
         let Json::Object(obj) = parse_value(bytes)? else {
             return Err(schema("an event must be a JSON object"));
         };
@@ -127,7 +136,7 @@ impl Event<Unverified> {
         let body = Body::read(&envelope.kind, &envelope.scope, &envelope.payload)?;
         let inner = Inner {
             id,
-            bytes: bytes.into(),
+            bytes: keep(),
             envelope,
             proof,
             body,

@@ -66,8 +66,10 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
     };
     report.replayed = replay(&reader, &mut state, start, None, &mut persist)?.entries;
     state.refresh_heads();
+    let verifier = std::sync::Arc::new(Verifier::new(config.keyring.clone()));
     Ok(Ledger {
-        verifier: Verifier::new(config.keyring.clone()),
+        pool: super::pool::VerifyPool::new(std::sync::Arc::clone(&verifier), config.verify_threads),
+        verifier,
         config,
         writer: Mutex::new(Writer {
             log,

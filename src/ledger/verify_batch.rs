@@ -3,6 +3,8 @@
 //! (PROFILE §4), which gives the same answers as verifying them one by one. Results come
 //! back in input order. The batch coefficients are drawn from the OS RNG here, in the shell.
 
+use std::sync::Arc;
+
 use rand_core::OsRng;
 
 use crate::error::Rejection;
@@ -47,5 +49,11 @@ pub fn verify_part<B: AsRef<[u8]>>(
     verifier: &Verifier,
 ) -> Vec<Result<Event, Rejection>> {
     let parsed = items.iter().map(|b| Event::parse(b.as_ref()));
+    Event::verify_batch(parsed, verifier, OsRng)
+}
+
+/// [`verify_part`] of shared bytes (the events keep them without a copy).
+pub fn verify_shared(items: &[Arc<[u8]>], verifier: &Verifier) -> Vec<Result<Event, Rejection>> {
+    let parsed = items.iter().map(|b| Event::parse_shared(Arc::clone(b)));
     Event::verify_batch(parsed, verifier, OsRng)
 }
