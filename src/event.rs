@@ -11,7 +11,7 @@ use std::sync::Arc;
 use ed25519_dalek::SigningKey;
 use rand_core::{CryptoRng, RngCore};
 
-use crate::canonical::{parse_value, to_canonical, write_canonical, Json, Object};
+use crate::canonical::{parse_strict, to_canonical, Canonical, Json, Object};
 use crate::did::ActorId;
 use crate::envelope::{Body, Envelope, ProducerProof, ScopeRef, SemanticRef};
 use crate::error::{schema, Code, Rejection};
@@ -115,17 +115,13 @@ impl Event<Unverified> {
     }
 
     fn parse_keeping(bytes: &[u8], keep: impl FnOnce() -> Arc<[u8]>) -> Result<Self, Rejection> {
-        let Json::Object(obj) = parse_value(bytes)? else {
+        // One pass checks the canonical spelling and notes where each member lies; the
+        // preimage (the members without `event_id` and `producer_proof`) is cut from the input.
+        let Canonical { value, members } = parse_strict(bytes)?;
+        let Json::Object(obj) = value else {
             return Err(schema("an event must be a JSON object"));
         };
-        // One serialization pass gives both the canonical form (which must equal the input)
-        // and the preimage (the same members without `event_id` and `producer_proof`).
-        let (canonical, preimage) = canonical_and_preimage(&obj);
-        if canonical != bytes {
-            return Err(schema(
-                "not canonical JSON (whitespace, key order, number or escape spelling)",
-            ));
-        }
+        let preimage = preimage_of(bytes, &obj, &members);
         let (envelope, id, proof) = Envelope::read(obj)?;
         if EventId::of_preimage(id.suite(), &preimage) != id {
             return Err(Rejection::new(
@@ -218,32 +214,22 @@ impl Event<Verified> {
 /// Members left out of the preimage (PROFILE §3).
 const NOT_IN_PREIMAGE: [&str; 2] = ["event_id", "producer_proof"];
 
-/// The canonical bytes of an event object and of its preimage, serializing each member once.
-fn canonical_and_preimage(obj: &Object) -> (Vec<u8>, Vec<u8>) {
-    let mut full = Vec::with_capacity(1024);
-    let mut pre = Vec::with_capacity(1024);
-    full.push(b'{');
+/// The canonical preimage of a canonical event object: its members other than
+/// [`NOT_IN_PREIMAGE`], copied from `bytes` where `members` says they lie.
+fn preimage_of(bytes: &[u8], obj: &Object, members: &[std::ops::Range<usize>]) -> Vec<u8> {
+    let mut pre = Vec::with_capacity(bytes.len());
     pre.push(b'{');
-    let mut member = Vec::new();
-    for (n, (key, value)) in obj.iter().enumerate() {
-        member.clear();
-        write_canonical(&Json::Str(key.to_owned()), &mut member);
-        member.push(b':');
-        write_canonical(value, &mut member);
-        if n > 0 {
-            full.push(b',');
+    for (key, span) in obj.keys().zip(members) {
+        if NOT_IN_PREIMAGE.contains(&key) {
+            continue;
         }
-        full.extend_from_slice(&member);
-        if !NOT_IN_PREIMAGE.contains(&key) {
-            if pre.len() > 1 {
-                pre.push(b',');
-            }
-            pre.extend_from_slice(&member);
+        if pre.len() > 1 {
+            pre.push(b',');
         }
+        pre.extend_from_slice(bytes.get(span.clone()).unwrap_or_default());
     }
-    full.push(b'}');
     pre.push(b'}');
-    (full, pre)
+    pre
 }
 
 /// Authors an event: set the fields, sign with a key, get canonical bytes and the id.

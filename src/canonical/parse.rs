@@ -5,21 +5,18 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
+use super::strict::parse_strict;
 use super::value::{Json, Object};
+#[cfg(doc)]
 use super::write::to_canonical;
 use crate::error::{schema, Code, Rejection};
 use crate::limits::{MAX_EVENT_BYTES, MAX_JSON_DEPTH, MAX_SAFE_INTEGER};
 
 /// Parses `bytes` and requires them to be canonical JSON (PROFILE §2): at most
-/// [`MAX_EVENT_BYTES`], no byte-order mark, and re-serializing gives the same bytes.
+/// [`MAX_EVENT_BYTES`], no byte-order mark, and spelled exactly as [`to_canonical`] writes
+/// the value (checked in one pass while parsing).
 pub fn parse_canonical(bytes: &[u8]) -> Result<Json, Rejection> {
-    let value = parse_value(bytes)?;
-    if to_canonical(&value) != bytes {
-        return Err(schema(
-            "not canonical JSON (whitespace, key order, number or escape spelling)",
-        ));
-    }
-    Ok(value)
+    parse_strict(bytes).map(|c| c.value)
 }
 
 /// Parses `bytes` with every value rule of canonical JSON (no floats, integers within
@@ -51,12 +48,17 @@ fn from_serde(e: serde_json::Error) -> Rejection {
 
 /// Checks one string: NFC and no U+FEFF (the byte scan misses escaped `\ufeff`).
 fn check_string<E: de::Error>(s: &str) -> Result<(), E> {
+    string_rule(s).map_err(E::custom)
+}
+
+/// The string rule of PROFILE §2: NFC and no U+FEFF; `Err` names the broken rule.
+pub(super) fn string_rule(s: &str) -> Result<(), &'static str> {
     // ASCII is always NFC and cannot hold U+FEFF; most strings take this path.
     if s.is_ascii() {
         return Ok(());
     }
     if s.contains('\u{feff}') {
-        return Err(E::custom("byte-order mark (U+FEFF) is not allowed"));
+        return Err("byte-order mark (U+FEFF) is not allowed");
     }
     let nfc = match is_nfc_quick(s.chars()) {
         IsNormalized::Yes => true,
@@ -66,7 +68,7 @@ fn check_string<E: de::Error>(s: &str) -> Result<(), E> {
     if nfc {
         Ok(())
     } else {
-        Err(E::custom("string is not in Unicode normalization form C"))
+        Err("string is not in Unicode normalization form C")
     }
 }
 

@@ -31,6 +31,15 @@ pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
 }
 
 impl Object {
+    /// An object of members already in strictly increasing UTF-16 key order (the strict
+    /// parser checks that order as it reads).
+    pub(super) fn from_sorted(members: Vec<(String, Json)>) -> Self {
+        debug_assert!(members
+            .windows(2)
+            .all(|w| matches!(w, [a, b] if utf16_cmp(&a.0, &b.0).is_lt())));
+        Object { members }
+    }
+
     /// An empty object.
     pub fn new() -> Self {
         Object::default()
