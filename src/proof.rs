@@ -75,11 +75,18 @@ fn invalid(why: &str) -> Rejection {
     Rejection::new(Code::SignatureInvalid, format!("producer proof: {why}"))
 }
 
+/// A verification method's key and the self-certifying principal it stands for.
+#[derive(Clone, Debug)]
+struct Resolved {
+    key: VerifyingKey,
+    principal: DidCoreId,
+}
+
 /// Verifies producer proofs against a keyring.
 #[derive(Debug, Default)]
 pub struct Verifier {
     keyring: Keyring,
-    keys: RwLock<HashMap<String, VerifyingKey>>,
+    keys: RwLock<HashMap<String, Resolved>>,
 }
 
 impl Verifier {
@@ -96,10 +103,11 @@ impl Verifier {
         &self.keyring
     }
 
-    /// The key named by a verification method, decompressed once and cached.
-    fn key(&self, method: &str) -> Result<VerifyingKey, Rejection> {
-        if let Some(key) = self.keys.read().ok().and_then(|m| m.get(method).copied()) {
-            return Ok(key);
+    /// The key named by a verification method (and its `ak:did_core:key:` principal),
+    /// decompressed and encoded once and cached.
+    fn key(&self, method: &str) -> Result<Resolved, Rejection> {
+        if let Some(known) = self.keys.read().ok().and_then(|m| m.get(method).cloned()) {
+            return Ok(known);
         }
         let (_, fragment) = method
             .split_once('#')
@@ -109,12 +117,16 @@ impl Verifier {
         }
         let key =
             key_of_did_key(method).map_err(|_| invalid("verification_method is not a did:key"))?;
+        let resolved = Resolved {
+            key,
+            principal: DidCoreId::for_key(&key),
+        };
         if let Ok(mut cache) = self.keys.write() {
             if cache.len() < MAX_KEY_CACHE {
-                cache.insert(method.to_owned(), key);
+                cache.insert(method.to_owned(), resolved.clone());
             }
         }
-        Ok(key)
+        Ok(resolved)
     }
 
     /// Checks `proof` for `envelope` whose preimage digests to `event_digest`.
@@ -141,9 +153,12 @@ impl Verifier {
         if proof.event_digest != event_digest {
             return Err(invalid("event_digest is not the digest of this event"));
         }
-        let key = self.key(&proof.verification_method)?;
+        let Resolved {
+            key,
+            principal: own,
+        } = self.key(&proof.verification_method)?;
         let principal = envelope.actor.principal();
-        if *principal != DidCoreId::for_key(&key) && !self.keyring.authorizes(principal, &key) {
+        if *principal != own && !self.keyring.authorizes(principal, &key) {
             return Err(invalid("key is not authorized for the actor"));
         }
         let sig_b64 = proof

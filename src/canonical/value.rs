@@ -27,6 +27,10 @@ pub struct Object {
 
 /// Orders two keys by their UTF-16 code units (PROFILE §2).
 pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
+    // ASCII keys (nearly all of them) order the same by bytes and by UTF-16 units.
+    if a.is_ascii() && b.is_ascii() {
+        return a.as_bytes().cmp(b.as_bytes());
+    }
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
