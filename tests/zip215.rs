@@ -37,8 +37,11 @@ fn unhex<const N: usize>(text: &str) -> [u8; N] {
     out
 }
 
-/// The published cases: (public key A, signature R || S).
-fn cases() -> Vec<([u8; 32], [u8; 64])> {
+/// A public key `A` and a signature `R || S`.
+type Case = ([u8; 32], [u8; 64]);
+
+/// The published cases.
+fn cases() -> Vec<Case> {
     let text = include_str!("data/zip215/small_order_cases.txt");
     let cases: Vec<_> = text
         .lines()
@@ -51,12 +54,12 @@ fn cases() -> Vec<([u8; 32], [u8; 64])> {
     cases
 }
 
-fn check(case: &([u8; 32], [u8; 64])) -> SignatureCheck {
+fn check(case: &Case) -> SignatureCheck {
     SignatureCheck::new(case.0, case.1, MSG)
 }
 
 /// The case with `S` replaced by ℓ.
-fn with_s_ell(case: &([u8; 32], [u8; 64])) -> ([u8; 32], [u8; 64]) {
+fn with_s_ell(case: &Case) -> Case {
     let mut sig = case.1;
     sig[32..].copy_from_slice(&ELL);
     (case.0, sig)
@@ -123,7 +126,8 @@ fn a_mixed_batch_finds_exactly_the_culprits() {
     let signer = key(9);
     let public = signer.verifying_key().to_bytes();
     let honest = |msg: &[u8]| (public, signer.sign(msg).to_bytes());
-    let mut items: Vec<(([u8; 32], [u8; 64]), &[u8], bool)> = Vec::new();
+    // (case, message, valid)
+    let mut items: Vec<(Case, &[u8], bool)> = Vec::new();
     for (n, case) in cases().into_iter().enumerate() {
         items.push((case, MSG, true));
         match n % 49 {

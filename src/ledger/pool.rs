@@ -35,7 +35,13 @@ pub struct VerifyPool {
 /// A batch being verified: [`Ticket::wait`] returns its results.
 pub struct Ticket {
     verifier: Arc<Verifier>,
-    shares: Vec<(Vec<Arc<[u8]>>, Option<Receiver<Verdicts>>)>,
+    shares: Vec<Share>,
+}
+
+/// One worker's part of a batch, and where its answer comes (`None`: it was not queued).
+struct Share {
+    items: Vec<Arc<[u8]>>,
+    answer: Option<Receiver<Verdicts>>,
 }
 
 impl VerifyPool {
@@ -77,7 +83,10 @@ impl VerifyPool {
                     reply,
                 };
                 let queued = self.jobs.as_ref().is_some_and(|q| q.send(job).is_ok());
-                (part, queued.then_some(answer))
+                Share {
+                    items: part,
+                    answer: queued.then_some(answer),
+                }
             })
             .collect();
         Ticket {
@@ -91,7 +100,7 @@ impl Ticket {
     /// Blocks until every share is verified; one result per submitted item, in order.
     pub fn wait(self) -> Verdicts {
         let mut out = Vec::new();
-        for (items, answer) in self.shares {
+        for Share { items, answer } in self.shares {
             match answer.and_then(|a| a.recv().ok()) {
                 Some(verdicts) if verdicts.len() == items.len() => out.extend(verdicts),
                 _ => out.extend(verify_shared(&items, &self.verifier)),
