@@ -2,8 +2,9 @@
 //! outcomes and the state `append_batch` gives, commit in push order, are never seen half
 //! done, and a batch not yet committed is not in the ledger.
 
+mod common;
+
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use akledger::workload::{realm_dag, SplitMix};
@@ -132,25 +133,12 @@ fn readers_never_see_part_of_a_pipelined_batch() {
     let dir = tempfile::tempdir().unwrap();
     let ledger = open(dir.path());
     ledger.append(&bytes[0]).unwrap();
-    let done = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            let mut pipeline = ledger.pipeline();
-            for chunk in bytes[1..].chunks(BATCH) {
-                pipeline.push(shared(chunk)).unwrap();
-            }
-            pipeline.finish().unwrap();
-            done.store(true, Ordering::SeqCst);
-        });
-        let mut observed = 0;
-        while !done.load(Ordering::SeqCst) {
-            let len = ledger.len();
-            assert_eq!((len - 1) % BATCH, 0, "saw {len} events: part of a batch");
-            let heads = ledger.heads();
-            assert_eq!(ledger.heads_of(&heads).unwrap(), heads);
-            observed += 1;
+    common::assert_readers_see_whole_batches(&ledger, BATCH, || {
+        let mut pipeline = ledger.pipeline();
+        for chunk in bytes[1..].chunks(BATCH) {
+            pipeline.push(shared(chunk)).unwrap();
         }
-        assert!(observed > 0);
+        pipeline.finish().unwrap();
     });
     assert_eq!(ledger.len(), events.len());
 }

@@ -23,6 +23,18 @@ pub fn parse_canonical(bytes: &[u8]) -> Result<Json, Rejection> {
 /// ±(2^53−1), unique keys, NFC strings, no U+FEFF, depth ≤ 64, size ≤ 1 MiB) but without
 /// requiring canonical spelling. Used for files that are not hashed (keyrings, plaintexts).
 pub fn parse_value(bytes: &[u8]) -> Result<Json, Rejection> {
+    check_size(bytes)?;
+    if bytes.windows(3).any(|w| w == [0xEF, 0xBB, 0xBF]) {
+        return Err(schema("byte-order mark (U+FEFF) is not allowed"));
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = Seed { depth: 0 }.deserialize(&mut de).map_err(from_serde)?;
+    de.end().map_err(from_serde)?;
+    Ok(value)
+}
+
+/// Refuses input over [`MAX_EVENT_BYTES`] (`payload_too_large`), before parsing.
+pub(super) fn check_size(bytes: &[u8]) -> Result<(), Rejection> {
     if bytes.len() > MAX_EVENT_BYTES {
         return Err(Rejection::new(
             Code::PayloadTooLarge,
@@ -32,13 +44,7 @@ pub fn parse_value(bytes: &[u8]) -> Result<Json, Rejection> {
             ),
         ));
     }
-    if bytes.windows(3).any(|w| w == [0xEF, 0xBB, 0xBF]) {
-        return Err(schema("byte-order mark (U+FEFF) is not allowed"));
-    }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = Seed { depth: 0 }.deserialize(&mut de).map_err(from_serde)?;
-    de.end().map_err(from_serde)?;
-    Ok(value)
+    Ok(())
 }
 
 /// Maps a parse failure to a rejection, keeping a message that names the rule.

@@ -10,10 +10,10 @@
 
 use std::ops::Range;
 
-use super::parse::string_rule;
+use super::parse::{check_size, string_rule};
 use super::value::{utf16_cmp, Json, Object};
-use crate::error::{schema, Code, Rejection};
-use crate::limits::{MAX_EVENT_BYTES, MAX_JSON_DEPTH, MAX_SAFE_INTEGER};
+use crate::error::{schema, Rejection};
+use crate::limits::{MAX_JSON_DEPTH, MAX_SAFE_INTEGER};
 
 /// A canonical document and the byte range of each top-level member (`"key":value`), in
 /// order; empty unless the document is an object.
@@ -24,17 +24,10 @@ pub struct Canonical {
     pub members: Vec<Range<usize>>,
 }
 
-/// Parses `bytes`, which must be canonical JSON, in one pass.
+/// Parses `bytes`, which must be canonical JSON of at most
+/// [`MAX_EVENT_BYTES`](crate::limits::MAX_EVENT_BYTES), in one pass.
 pub fn parse_strict(bytes: &[u8]) -> Result<Canonical, Rejection> {
-    if bytes.len() > MAX_EVENT_BYTES {
-        return Err(Rejection::new(
-            Code::PayloadTooLarge,
-            format!(
-                "{} bytes exceeds the {MAX_EVENT_BYTES}-byte limit",
-                bytes.len()
-            ),
-        ));
-    }
+    check_size(bytes)?;
     // A U+FEFF inside a string is refused by the string rule; anywhere else it is not JSON.
     // A leading one gets its own message.
     if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
