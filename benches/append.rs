@@ -1,18 +1,21 @@
-//! Ledger ingest: verified durable append at several batch sizes against the verification
-//! floor (the same events verified with `Event::from_bytes` over the same threads, and on
-//! one thread), all in one group so the ratios come from one run; then the open time and
-//! the bytes on disk of a large ledger.
+//! Ledger ingest: verified durable append at several batch sizes, and through a
+//! `Ledger::pipeline` (batch n+1 verified while batch n commits), against the verification
+//! floor: the same events parsed and batch-verified (`Event::verify_batch`, ZIP-215) over
+//! the same threads, and on one thread. All in one group so the ratios come from one run;
+//! then the open time and the bytes on disk of a large ledger.
 //!
 //! `cargo bench --bench append -- --noplot`; `AKLEDGER_BENCH_1M=1` builds the large ledger
 //! with 1 M events instead of 100 k.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
 use akledger::workload::realm_dag;
 use akledger::{Config, Durability, Event, Keyring, Ledger, Unverified, Verifier};
+use rand_core::OsRng;
 
 const PAYLOAD: usize = 512;
 const WRITERS: usize = 16;
@@ -31,8 +34,8 @@ fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
-/// The verification floor: `Event::from_bytes` over `threads` crossbeam threads, chunked
-/// like the ledger's own batch verification.
+/// The verification floor: each of `threads` crossbeam threads parses its share of `items`
+/// and verifies it as one signature batch, as the ledger's verification pool does.
 fn verify_parallel(items: &[Vec<u8>], verifier: &Verifier, threads: usize) -> usize {
     let chunk = items.len().div_ceil(threads.max(1)).max(1);
     crossbeam::thread::scope(|s| {
@@ -40,8 +43,10 @@ fn verify_parallel(items: &[Vec<u8>], verifier: &Verifier, threads: usize) -> us
             .chunks(chunk)
             .map(|part| {
                 s.spawn(move |_| {
-                    part.iter()
-                        .filter(|b| Event::from_bytes(b, verifier).is_ok())
+                    let parsed = part.iter().map(|b| Event::parse(b));
+                    Event::verify_batch(parsed, verifier, OsRng)
+                        .iter()
+                        .filter(|v| v.is_ok())
                         .count()
                 })
             })
@@ -54,26 +59,45 @@ fn verify_parallel(items: &[Vec<u8>], verifier: &Verifier, threads: usize) -> us
     .expect("scope")
 }
 
-/// Appends `iters` batches of `batch` new events, timing only `append_batch`; opens a fresh
-/// ledger (untimed) whenever the pool of distinct events runs out.
-fn timed_appends(events: &[Vec<u8>], batch: usize, durability: Durability, iters: u64) -> Duration {
+/// Appends `iters` batches of `batch` new events, timing only the appends; opens a fresh
+/// ledger (untimed) whenever the pool of distinct events runs out. `pipelined` streams the
+/// batches through one `Ledger::pipeline` per ledger instead of calling `append_batch`.
+fn timed_appends(
+    events: &[Vec<u8>],
+    batch: usize,
+    durability: Durability,
+    pipelined: bool,
+    iters: u64,
+) -> Duration {
     let mut total = Duration::ZERO;
     let mut left = iters;
     while left > 0 {
         let dir = tempfile::tempdir().expect("tempdir");
         let ledger =
             Ledger::open_with(Config::new(dir.path()).durability(durability)).expect("open");
-        for chunk in events.chunks_exact(batch) {
-            if left == 0 {
-                break;
-            }
+        let take = (left as usize).min(events.len() / batch);
+        let chunks = events.chunks_exact(batch).take(take);
+        if pipelined {
+            let shared: Vec<Vec<Arc<[u8]>>> = chunks
+                .map(|c| c.iter().map(|b| Arc::from(b.as_slice())).collect())
+                .collect();
             let start = Instant::now();
-            let out = ledger.append_batch(chunk).expect("append");
+            let mut pipeline = ledger.pipeline();
+            for chunk in shared {
+                black_box(pipeline.push(chunk).expect("push"));
+            }
+            black_box(pipeline.finish().expect("finish"));
             total += start.elapsed();
-            debug_assert!(out.iter().all(|o| o.code().is_none()));
-            black_box(out);
-            left -= 1;
+        } else {
+            for chunk in chunks {
+                let start = Instant::now();
+                let out = ledger.append_batch(chunk).expect("append");
+                total += start.elapsed();
+                debug_assert!(out.iter().all(|o| o.code().is_none()));
+                black_box(out);
+            }
         }
+        left -= take as u64;
     }
     total
 }
@@ -91,23 +115,24 @@ fn ingest(c: &mut Criterion) {
     group.sample_size(10);
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(8));
-    for (batch, durability, label) in [
-        (1usize, Durability::Sync, "sync"),
-        (100, Durability::Sync, "sync"),
-        (1000, Durability::Sync, "sync"),
-        (1000, Durability::Buffered, "buffered"),
+    for (batch, durability, pipelined, label) in [
+        (1usize, Durability::Sync, false, "append_sync"),
+        (100, Durability::Sync, false, "append_sync"),
+        (1000, Durability::Sync, false, "append_sync"),
+        (1000, Durability::Buffered, false, "append_buffered"),
+        (1000, Durability::Sync, true, "pipeline_sync"),
     ] {
         group.throughput(Throughput::Elements(batch as u64));
-        group.bench_function(format!("append_{label}/batch_{batch}"), |b| {
-            b.iter_custom(|iters| timed_appends(&events, batch, durability, iters))
+        group.bench_function(format!("{label}/batch_{batch}"), |b| {
+            b.iter_custom(|iters| timed_appends(&events, batch, durability, pipelined, iters))
         });
     }
     let floor: &[Vec<u8>] = events.get(1..1001).expect("1000 events");
     group.throughput(Throughput::Elements(floor.len() as u64));
-    group.bench_function(format!("verify_floor/{threads}_threads_1000"), |b| {
+    group.bench_function(format!("batch_verify_floor/{threads}_threads_1000"), |b| {
         b.iter(|| assert_eq!(verify_parallel(floor, &verifier, threads), floor.len()))
     });
-    group.bench_function("verify_floor/1_thread_1000", |b| {
+    group.bench_function("batch_verify_floor/1_thread_1000", |b| {
         b.iter(|| assert_eq!(verify_parallel(floor, &verifier, 1), floor.len()))
     });
     group.finish();

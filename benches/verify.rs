@@ -1,79 +1,67 @@
-//! Ingress cost per event size: the full pipeline (`Event::from_bytes`: size check, canonical
-//! parse and re-serialization, envelope, digest, Ed25519 verify) against the bare Ed25519
-//! verification of the same signing input (the floor), and parsing alone.
+//! Ingress cost per event, for three payload sizes: the full path (`Event::from_bytes`:
+//! size check, canonical parse, envelope, digest, proof) against the bare ZIP-215 check of
+//! the same signature (the floor), and parsing alone; then the same events 256 at a time,
+//! parsed and batch-verified (`Event::verify_batch`) against the bare batch check of their
+//! prepared signatures (the batch floor). Ratios come from one run.
 //!
 //! `cargo bench --bench verify -- --noplot`
 
-use akledger::did::key_of_did_key;
-use akledger::proof::{binding_bytes, JWS_HEADER_B64};
-use akledger::{ActorId, Event, EventBuilder, Keyring, Object, ScopeRef, Timestamp, Verifier};
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
+use akledger::proof::{verify_batch, SignatureCheck};
+use akledger::workload::realm_dag;
+use akledger::{Event, Keyring, Verifier};
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use ed25519_dalek::{Signature, SigningKey};
+use rand_core::OsRng;
 
-/// A signed realm-scoped event whose payload is one string member of `size` bytes.
-fn event(size: usize) -> Vec<u8> {
-    let key = SigningKey::from_bytes(&[1; 32]);
-    let actor = ActorId::service_for_key(&key.verifying_key());
-    let at = Timestamp::parse("2026-11-29T12:00:00.000Z").expect("time");
-    let realm = EventBuilder::new("ak.realm.create", ScopeRef::RealmGenesis, actor.clone(), at)
-        .sign(&key)
-        .expect("realm");
-    let text: String = "abcdefghij".chars().cycle().take(size).collect();
-    EventBuilder::new(
-        "ak.note.create",
-        ScopeRef::Realm {
-            realm_id: realm.id().retype(),
-        },
-        actor,
-        at,
-    )
-    .payload(Object::new().with("text", text.into()).into())
-    .after([realm.id()])
-    .sign(&key)
-    .expect("note")
-    .bytes()
-    .to_vec()
-}
+/// Events in a batch.
+const BATCH: usize = 256;
 
 fn bench(c: &mut Criterion) {
     let verifier = Verifier::new(Keyring::new());
     for (label, size) in [("256B", 256), ("1KiB", 1024), ("16KiB", 16 * 1024)] {
-        let bytes = event(size);
-        let parsed = Event::parse(&bytes).expect("parse");
-        let proof = parsed.proof();
-        let binding = binding_bytes(
-            &proof.event_digest,
-            parsed.actor(),
-            &proof.verification_method,
-            &parsed.created_at().to_string(),
-        );
-        let input = format!("{JWS_HEADER_B64}.{}", URL_SAFE_NO_PAD.encode(&binding)).into_bytes();
-        let key = key_of_did_key(&proof.verification_method).expect("key");
-        let sig_b64 = proof.jws.split_once("..").expect("detached jws").1;
-        let sig: [u8; 64] = URL_SAFE_NO_PAD
-            .decode(sig_b64)
-            .expect("b64")
-            .try_into()
-            .expect("64 bytes");
-        let sig = Signature::from_bytes(&sig);
-        key.verify_strict(&input, &sig).expect("floor verifies");
-        Event::from_bytes(&bytes, &verifier).expect("pipeline verifies");
+        let events: Vec<Vec<u8>> = realm_dag(7, BATCH, 4, size)
+            .expect("workload")
+            .iter()
+            .skip(1)
+            .map(|e| e.bytes().to_vec())
+            .collect();
+        let checks: Vec<SignatureCheck> = events
+            .iter()
+            .map(|b| {
+                let e = Event::parse(b).expect("parse");
+                let digest = e.id().digest_text();
+                verifier
+                    .prepare(e.envelope(), &digest, e.proof())
+                    .expect("prepared")
+            })
+            .collect();
+        let (one, one_check) = (&events[0], &checks[0]);
+        one_check.clone().verify().expect("floor verifies");
+        Event::from_bytes(one, &verifier).expect("path verifies");
 
         let mut g = c.benchmark_group(format!("verify/{label}"));
-        g.throughput(Throughput::Bytes(bytes.len() as u64));
-        g.bench_function(BenchmarkId::new("pipeline", bytes.len()), |b| {
-            b.iter(|| Event::from_bytes(black_box(&bytes), &verifier).expect("ok"))
+        g.throughput(Throughput::Elements(1));
+        g.bench_function(BenchmarkId::new("event", one.len()), |b| {
+            b.iter(|| Event::from_bytes(black_box(one), &verifier).expect("ok"))
         });
-        g.bench_function(BenchmarkId::new("ed25519_verify", bytes.len()), |b| {
+        g.bench_function(BenchmarkId::new("signature_floor", one.len()), |b| {
+            b.iter(|| black_box(one_check).clone().verify().expect("ok"))
+        });
+        g.bench_function(BenchmarkId::new("parse_only", one.len()), |b| {
+            b.iter(|| Event::parse(black_box(one)).expect("ok"))
+        });
+        g.throughput(Throughput::Elements(BATCH as u64));
+        g.bench_function(BenchmarkId::new("event_batch", BATCH), |b| {
             b.iter(|| {
-                key.verify_strict(black_box(&input), black_box(&sig))
-                    .expect("ok")
+                let parsed = events.iter().map(|e| Event::parse(e));
+                let out = Event::verify_batch(parsed, &verifier, OsRng);
+                assert!(out.iter().all(Result::is_ok));
             })
         });
-        g.bench_function(BenchmarkId::new("parse_only", bytes.len()), |b| {
-            b.iter(|| Event::parse(black_box(&bytes)).expect("ok"))
+        g.bench_function(BenchmarkId::new("signature_batch_floor", BATCH), |b| {
+            b.iter(|| {
+                let out = verify_batch(black_box(&checks), OsRng);
+                assert!(out.iter().all(Result::is_ok));
+            })
         });
         g.finish();
     }

@@ -9,13 +9,14 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use ed25519_dalek::SigningKey;
+use rand_core::{CryptoRng, RngCore};
 
-use crate::canonical::{parse_value, to_canonical, write_canonical, Json, Object};
+use crate::canonical::{parse_strict, to_canonical, Canonical, Json, Object};
 use crate::did::ActorId;
 use crate::envelope::{Body, Envelope, ProducerProof, ScopeRef, SemanticRef};
 use crate::error::{schema, Code, Rejection};
 use crate::id::{DigestSuite, EventId};
-use crate::proof::{sign, Verifier};
+use crate::proof::{sign, verify_batch, SignatureCheck, Verifier};
 use crate::time::Timestamp;
 
 /// Marker: structure and id checked, proof not yet.
@@ -127,17 +128,22 @@ impl<S> Event<S> {
 impl Event<Unverified> {
     /// Parses untrusted bytes: canonical form, envelope, id and kind-specific payload.
     pub fn parse(bytes: &[u8]) -> Result<Self, Rejection> {
-        let Json::Object(obj) = parse_value(bytes)? else {
+        Event::parse_keeping(bytes, || bytes.into())
+    }
+
+    /// [`Event::parse`] of bytes already shared: the event keeps them without a copy.
+    pub fn parse_shared(bytes: Arc<[u8]>) -> Result<Self, Rejection> {
+        Event::parse_keeping(&bytes, || Arc::clone(&bytes))
+    }
+
+    fn parse_keeping(bytes: &[u8], keep: impl FnOnce() -> Arc<[u8]>) -> Result<Self, Rejection> {
+        // One pass checks the canonical spelling and notes where each member lies; the
+        // preimage (the members without `event_id` and `producer_proof`) is cut from the input.
+        let Canonical { value, members } = parse_strict(bytes)?;
+        let Json::Object(obj) = value else {
             return Err(schema("an event must be a JSON object"));
         };
-        // One serialization pass gives both the canonical form (which must equal the input)
-        // and the preimage (the same members without `event_id` and `producer_proof`).
-        let (canonical, preimage) = canonical_and_preimage(&obj);
-        if canonical != bytes {
-            return Err(schema(
-                "not canonical JSON (whitespace, key order, number or escape spelling)",
-            ));
-        }
+        let preimage = preimage_of(bytes, &obj, &members);
         let (envelope, id, proof) = Envelope::read(obj)?;
         if EventId::of_preimage(id.suite(), &preimage) != id {
             return Err(Rejection::new(
@@ -148,7 +154,7 @@ impl Event<Unverified> {
         let body = Body::read(&envelope.kind, &envelope.scope, &envelope.payload)?;
         let inner = Inner {
             id,
-            bytes: bytes.into(),
+            bytes: keep(),
             envelope,
             proof,
             body,
@@ -161,12 +167,54 @@ impl Event<Unverified> {
 
     /// Verifies the producer proof; only then is the event usable downstream.
     pub fn verify(self, verifier: &Verifier) -> Result<Event<Verified>, Rejection> {
+        self.signature_check(verifier)?.verify()?;
+        Ok(self.into_verified())
+    }
+
+    /// Verifies the producer proofs of `events` with one batched signature check (falling
+    /// back to single checks to name the culprits when the batch fails). Every answer is the
+    /// one [`Event::verify`] gives (ZIP-215, PROFILE §4); `rng` draws the batch coefficients.
+    /// Events that already failed (e.g. to parse) pass through with their rejection.
+    pub fn verify_batch<R: RngCore + CryptoRng>(
+        events: impl IntoIterator<Item = Result<Event<Unverified>, Rejection>>,
+        verifier: &Verifier,
+        rng: R,
+    ) -> Vec<Result<Event<Verified>, Rejection>> {
+        let prepared: Vec<_> = events
+            .into_iter()
+            .map(|e| e.and_then(|e| e.signature_check(verifier).map(|check| (e, check))))
+            .collect();
+        let checks: Vec<SignatureCheck> = prepared
+            .iter()
+            .filter_map(|p| p.as_ref().ok().map(|(_, check)| check.clone()))
+            .collect();
+        let mut verdicts = verify_batch(&checks, rng).into_iter();
+        prepared
+            .into_iter()
+            .map(|p| {
+                let (event, _) = p?;
+                verdicts.next().unwrap_or_else(|| {
+                    Err(Rejection::new(
+                        Code::SignatureInvalid,
+                        "producer proof: not checked",
+                    ))
+                })?;
+                Ok(event.into_verified())
+            })
+            .collect()
+    }
+
+    /// The proof's binding, key and authorization checks (§4), leaving the signature equation.
+    fn signature_check(&self, verifier: &Verifier) -> Result<SignatureCheck, Rejection> {
         let inner = &self.inner;
-        verifier.verify(&inner.envelope, &inner.id.digest_text(), &inner.proof)?;
-        Ok(Event {
+        verifier.prepare(&inner.envelope, &inner.id.digest_text(), &inner.proof)
+    }
+
+    fn into_verified(self) -> Event<Verified> {
+        Event {
             inner: self.inner,
             state: PhantomData,
-        })
+        }
     }
 }
 
@@ -174,10 +222,7 @@ impl Event<Unverified> {
     /// Marks an event verified without checking its proof. Only for bytes this engine
     /// verified before writing them to its own checksummed log (replay, reads).
     pub(crate) fn assume_verified(self) -> Event<Verified> {
-        Event {
-            inner: self.inner,
-            state: PhantomData,
-        }
+        self.into_verified()
     }
 }
 
@@ -191,32 +236,22 @@ impl Event<Verified> {
 /// Members left out of the preimage (PROFILE §3).
 const NOT_IN_PREIMAGE: [&str; 2] = ["event_id", "producer_proof"];
 
-/// The canonical bytes of an event object and of its preimage, serializing each member once.
-fn canonical_and_preimage(obj: &Object) -> (Vec<u8>, Vec<u8>) {
-    let mut full = Vec::with_capacity(1024);
-    let mut pre = Vec::with_capacity(1024);
-    full.push(b'{');
+/// The canonical preimage of a canonical event object: its members other than
+/// [`NOT_IN_PREIMAGE`], copied from `bytes` where `members` says they lie.
+fn preimage_of(bytes: &[u8], obj: &Object, members: &[std::ops::Range<usize>]) -> Vec<u8> {
+    let mut pre = Vec::with_capacity(bytes.len());
     pre.push(b'{');
-    let mut member = Vec::new();
-    for (n, (key, value)) in obj.iter().enumerate() {
-        member.clear();
-        write_canonical(&Json::Str(key.to_owned()), &mut member);
-        member.push(b':');
-        write_canonical(value, &mut member);
-        if n > 0 {
-            full.push(b',');
+    for (key, span) in obj.keys().zip(members) {
+        if NOT_IN_PREIMAGE.contains(&key) {
+            continue;
         }
-        full.extend_from_slice(&member);
-        if !NOT_IN_PREIMAGE.contains(&key) {
-            if pre.len() > 1 {
-                pre.push(b',');
-            }
-            pre.extend_from_slice(&member);
+        if pre.len() > 1 {
+            pre.push(b',');
         }
+        pre.extend_from_slice(bytes.get(span.clone()).unwrap_or_default());
     }
-    full.push(b'}');
     pre.push(b'}');
-    (full, pre)
+    pre
 }
 
 /// Authors an event: set the fields, sign with a key, get canonical bytes and the id.

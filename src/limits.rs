@@ -42,6 +42,10 @@ pub const MAX_CONTROL_BASIS: usize = MAX_SEMANTIC_REFS;
 /// work, so an oversized batch is the caller's error and never reaches the log.
 pub const MAX_BATCH_BYTES: usize = 192 << 20;
 
+/// Most verification threads a ledger starts (`Config::verify_threads` is clamped to it). They
+/// live as long as the ledger; more threads than cores only add switching.
+pub const MAX_VERIFY_THREADS: usize = 256;
+
 /// Most events in one `append_batch` call. One batch is one log write and one fsync; the bound
 /// keeps a batch's memory (≤ this × [`MAX_EVENT_BYTES`]) and commit latency finite.
 pub const MAX_BATCH_EVENTS: usize = 10_000;

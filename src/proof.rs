@@ -2,13 +2,21 @@
 //!
 //! Signing and verification are pure. [`Verifier`] holds the keyring and a bounded cache of
 //! decompressed public keys (decompression costs about a sixth of a verification).
+//!
+//! Signature validity is the ZIP-215 rule (PROFILE v1.1 §4), checked with `ed25519-zebra`:
+//! `S` canonical, `A` and `R` any decodable encoding, the cofactored equation. It accepts
+//! exactly the same signatures alone ([`SignatureCheck::verify`]) and in a batch
+//! ([`verify_batch`]), so batching is an optimisation that can never change an answer.
+//! Keys and signing stay with `ed25519-dalek`.
 
 use std::collections::HashMap;
 use std::sync::RwLock;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
-use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
+use ed25519_zebra::batch;
+use rand_core::{CryptoRng, RngCore};
 
 use crate::canonical::{to_canonical, Object};
 use crate::did::{key_of_did_key, verification_method, ActorId, DidCoreId};
@@ -67,11 +75,18 @@ fn invalid(why: &str) -> Rejection {
     Rejection::new(Code::SignatureInvalid, format!("producer proof: {why}"))
 }
 
+/// A verification method's key and the self-certifying principal it stands for.
+#[derive(Clone, Debug)]
+struct Resolved {
+    key: VerifyingKey,
+    principal: DidCoreId,
+}
+
 /// Verifies producer proofs against a keyring.
 #[derive(Debug, Default)]
 pub struct Verifier {
     keyring: Keyring,
-    keys: RwLock<HashMap<String, VerifyingKey>>,
+    keys: RwLock<HashMap<String, Resolved>>,
 }
 
 impl Verifier {
@@ -88,10 +103,11 @@ impl Verifier {
         &self.keyring
     }
 
-    /// The key named by a verification method, decompressed once and cached.
-    fn key(&self, method: &str) -> Result<VerifyingKey, Rejection> {
-        if let Some(key) = self.keys.read().ok().and_then(|m| m.get(method).copied()) {
-            return Ok(key);
+    /// The key named by a verification method (and its `ak:did_core:key:` principal),
+    /// decompressed and encoded once and cached.
+    fn key(&self, method: &str) -> Result<Resolved, Rejection> {
+        if let Some(known) = self.keys.read().ok().and_then(|m| m.get(method).cloned()) {
+            return Ok(known);
         }
         let (_, fragment) = method
             .split_once('#')
@@ -101,12 +117,16 @@ impl Verifier {
         }
         let key =
             key_of_did_key(method).map_err(|_| invalid("verification_method is not a did:key"))?;
+        let resolved = Resolved {
+            key,
+            principal: DidCoreId::for_key(&key),
+        };
         if let Ok(mut cache) = self.keys.write() {
             if cache.len() < MAX_KEY_CACHE {
-                cache.insert(method.to_owned(), key);
+                cache.insert(method.to_owned(), resolved.clone());
             }
         }
-        Ok(key)
+        Ok(resolved)
     }
 
     /// Checks `proof` for `envelope` whose preimage digests to `event_digest`.
@@ -116,15 +136,29 @@ impl Verifier {
         event_digest: &str,
         proof: &ProducerProof,
     ) -> Result<(), Rejection> {
+        self.prepare(envelope, event_digest, proof)?.verify()
+    }
+
+    /// Every check of `proof` except the signature equation: binding, key resolution and
+    /// authorization (§4). The returned [`SignatureCheck`] is verified alone or in a batch.
+    pub fn prepare(
+        &self,
+        envelope: &Envelope,
+        event_digest: &str,
+        proof: &ProducerProof,
+    ) -> Result<SignatureCheck, Rejection> {
         if proof.created_at != envelope.created_at {
             return Err(invalid("created_at differs from the envelope's"));
         }
         if proof.event_digest != event_digest {
             return Err(invalid("event_digest is not the digest of this event"));
         }
-        let key = self.key(&proof.verification_method)?;
+        let Resolved {
+            key,
+            principal: own,
+        } = self.key(&proof.verification_method)?;
         let principal = envelope.actor.principal();
-        if *principal != DidCoreId::for_key(&key) && !self.keyring.authorizes(principal, &key) {
+        if *principal != own && !self.keyring.authorizes(principal, &key) {
             return Err(invalid("key is not authorized for the actor"));
         }
         let sig_b64 = proof
@@ -143,7 +177,47 @@ impl Verifier {
             &proof.verification_method,
             &envelope.created_at.to_string(),
         );
-        key.verify_strict(&signing_input(&binding), &Signature::from_bytes(&sig))
+        Ok(SignatureCheck::new(
+            key.to_bytes(),
+            sig,
+            &signing_input(&binding),
+        ))
+    }
+}
+
+/// One Ed25519 signature over a message, waiting for the ZIP-215 equation. It holds the key
+/// bytes, the signature and the message's challenge scalar, not the message.
+#[derive(Clone, Debug)]
+pub struct SignatureCheck(batch::Item);
+
+impl SignatureCheck {
+    /// A check of `signature` by the key encoded as `key` over `message`.
+    pub fn new(key: [u8; 32], signature: [u8; 64], message: &[u8]) -> Self {
+        let signature = ed25519_zebra::Signature::from_bytes(&signature);
+        SignatureCheck(batch::Item::from((key.into(), signature, message)))
+    }
+
+    /// Verifies this signature alone (ZIP-215).
+    pub fn verify(self) -> Result<(), Rejection> {
+        self.0
+            .verify_single()
             .map_err(|_| invalid("signature does not verify"))
     }
+}
+
+/// Verifies `checks` (ZIP-215) as one batch, and when the batch fails, each one alone to find
+/// the culprits; the answers, in order, are those single verification gives. `rng` draws the
+/// batch's random coefficients: it must be unpredictable to whoever chose the signatures.
+pub fn verify_batch<R: RngCore + CryptoRng>(
+    checks: &[SignatureCheck],
+    rng: R,
+) -> Vec<Result<(), Rejection>> {
+    let mut batch = batch::Verifier::new();
+    for check in checks {
+        batch.queue(check.0.clone());
+    }
+    if checks.is_empty() || batch.verify(rng).is_ok() {
+        return checks.iter().map(|_| Ok(())).collect();
+    }
+    checks.iter().cloned().map(SignatureCheck::verify).collect()
 }

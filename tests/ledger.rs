@@ -562,24 +562,11 @@ fn readers_never_see_part_of_a_batch() {
     let dir = tempfile::tempdir().unwrap();
     let ledger = open(dir.path());
     ledger.append(events[0].bytes()).unwrap();
-    let done = std::sync::atomic::AtomicBool::new(false);
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            for chunk in events[1..].chunks(BATCH) {
-                let bytes: Vec<&[u8]> = chunk.iter().map(|e| e.bytes()).collect();
-                ledger.append_batch(&bytes).unwrap();
-            }
-            done.store(true, std::sync::atomic::Ordering::SeqCst);
-        });
-        let mut observed = 0;
-        while !done.load(std::sync::atomic::Ordering::SeqCst) {
-            let len = ledger.len();
-            assert_eq!((len - 1) % BATCH, 0, "saw {len} events: part of a batch");
-            let heads = ledger.heads();
-            assert_eq!(ledger.heads_of(&heads).unwrap(), heads);
-            observed += 1;
+    common::assert_readers_see_whole_batches(&ledger, BATCH, || {
+        for chunk in events[1..].chunks(BATCH) {
+            let bytes: Vec<&[u8]> = chunk.iter().map(|e| e.bytes()).collect();
+            ledger.append_batch(&bytes).unwrap();
         }
-        assert!(observed > 0);
     });
     assert_eq!(ledger.len(), events.len());
 }

@@ -2,19 +2,22 @@
 //! computed over.
 //!
 //! [`Json`] is the value model: integers only, objects with unique keys kept in UTF-16
-//! code-unit order. [`parse_canonical`] is the strict ingress check (parse, re-serialize,
-//! require the same bytes); [`to_canonical`] is the only writer. Both are pure.
+//! code-unit order. [`parse_canonical`] is the strict ingress check: one pass that parses and
+//! checks the canonical spelling as it goes (`strict.rs`), never re-serializing; it accepts
+//! exactly the bytes `to_canonical(parse_value(b)) == b` accepts. [`to_canonical`] is the
+//! only writer. All are pure.
 //!
-//! Parsing uses `serde_json` for the grammar; this module adds what canonical JSON needs on
-//! top: duplicate keys, floats, out-of-range integers, depth, NFC and byte-order marks are
-//! rejected while the value is built, and the byte comparison catches whitespace, key order
-//! and escape spellings.
+//! [`parse_value`] (files that are not hashed: keyrings, plaintexts) uses `serde_json` for
+//! the grammar and adds the value rules on top: duplicate keys, floats, out-of-range
+//! integers, depth, NFC and byte-order marks are rejected while the value is built.
 
 mod parse;
+mod strict;
 mod value;
 mod write;
 
 pub use parse::{parse_canonical, parse_value};
+pub use strict::{parse_strict, Canonical};
 pub use value::{Json, Object};
 pub use write::{to_canonical, write_canonical};
 

@@ -5,36 +5,25 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
+use super::strict::parse_strict;
 use super::value::{Json, Object};
+#[cfg(doc)]
 use super::write::to_canonical;
 use crate::error::{schema, Code, Rejection};
 use crate::limits::{MAX_EVENT_BYTES, MAX_JSON_DEPTH, MAX_SAFE_INTEGER};
 
 /// Parses `bytes` and requires them to be canonical JSON (PROFILE §2): at most
-/// [`MAX_EVENT_BYTES`], no byte-order mark, and re-serializing gives the same bytes.
+/// [`MAX_EVENT_BYTES`], no byte-order mark, and spelled exactly as [`to_canonical`] writes
+/// the value (checked in one pass while parsing).
 pub fn parse_canonical(bytes: &[u8]) -> Result<Json, Rejection> {
-    let value = parse_value(bytes)?;
-    if to_canonical(&value) != bytes {
-        return Err(schema(
-            "not canonical JSON (whitespace, key order, number or escape spelling)",
-        ));
-    }
-    Ok(value)
+    parse_strict(bytes).map(|c| c.value)
 }
 
 /// Parses `bytes` with every value rule of canonical JSON (no floats, integers within
 /// ±(2^53−1), unique keys, NFC strings, no U+FEFF, depth ≤ 64, size ≤ 1 MiB) but without
 /// requiring canonical spelling. Used for files that are not hashed (keyrings, plaintexts).
 pub fn parse_value(bytes: &[u8]) -> Result<Json, Rejection> {
-    if bytes.len() > MAX_EVENT_BYTES {
-        return Err(Rejection::new(
-            Code::PayloadTooLarge,
-            format!(
-                "{} bytes exceeds the {MAX_EVENT_BYTES}-byte limit",
-                bytes.len()
-            ),
-        ));
-    }
+    check_size(bytes)?;
     if bytes.windows(3).any(|w| w == [0xEF, 0xBB, 0xBF]) {
         return Err(schema("byte-order mark (U+FEFF) is not allowed"));
     }
@@ -44,6 +33,20 @@ pub fn parse_value(bytes: &[u8]) -> Result<Json, Rejection> {
     Ok(value)
 }
 
+/// Refuses input over [`MAX_EVENT_BYTES`] (`payload_too_large`), before parsing.
+pub(super) fn check_size(bytes: &[u8]) -> Result<(), Rejection> {
+    if bytes.len() > MAX_EVENT_BYTES {
+        return Err(Rejection::new(
+            Code::PayloadTooLarge,
+            format!(
+                "{} bytes exceeds the {MAX_EVENT_BYTES}-byte limit",
+                bytes.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Maps a parse failure to a rejection, keeping a message that names the rule.
 fn from_serde(e: serde_json::Error) -> Rejection {
     schema(format!("invalid JSON: {e}"))
@@ -51,12 +54,17 @@ fn from_serde(e: serde_json::Error) -> Rejection {
 
 /// Checks one string: NFC and no U+FEFF (the byte scan misses escaped `\ufeff`).
 fn check_string<E: de::Error>(s: &str) -> Result<(), E> {
+    string_rule(s).map_err(E::custom)
+}
+
+/// The string rule of PROFILE §2: NFC and no U+FEFF; `Err` names the broken rule.
+pub(super) fn string_rule(s: &str) -> Result<(), &'static str> {
     // ASCII is always NFC and cannot hold U+FEFF; most strings take this path.
     if s.is_ascii() {
         return Ok(());
     }
     if s.contains('\u{feff}') {
-        return Err(E::custom("byte-order mark (U+FEFF) is not allowed"));
+        return Err("byte-order mark (U+FEFF) is not allowed");
     }
     let nfc = match is_nfc_quick(s.chars()) {
         IsNormalized::Yes => true,
@@ -66,7 +74,7 @@ fn check_string<E: de::Error>(s: &str) -> Result<(), E> {
     if nfc {
         Ok(())
     } else {
-        Err(E::custom("string is not in Unicode normalization form C"))
+        Err("string is not in Unicode normalization form C")
     }
 }
 

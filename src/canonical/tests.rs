@@ -114,3 +114,80 @@ fn escapes_are_found_at_every_position_of_long_strings() {
         }
     }
 }
+
+mod strict_against_the_oracle {
+    //! The one-pass parser against the two-pass definition it replaces: parse the value, then
+    //! require re-serializing to give the same bytes.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn oracle(bytes: &[u8]) -> Option<Json> {
+        let value = parse_value(bytes).ok()?;
+        (to_canonical(&value) == bytes).then_some(value)
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        let chars = prop::sample::select(vec![
+            'a', 'z', 'A', '0', ' ', '"', '\\', '/', '\n', '\t', '\u{1}', '\u{1f}', '\u{7f}', 'é',
+            'e', '\u{301}', '漢', '\u{e000}', '\u{feff}', '😀', '\u{ffff}',
+        ]);
+        prop::collection::vec(chars, 0..8).prop_map(|c| c.into_iter().collect())
+    }
+
+    fn json() -> impl Strategy<Value = Json> {
+        let leaf = prop_oneof![
+            Just(Json::Null),
+            any::<bool>().prop_map(Json::Bool),
+            (-(1i64 << 54)..(1i64 << 54)).prop_map(Json::Int),
+            prop_oneof![
+                Just(0i64),
+                Just(-1),
+                Just(9_007_199_254_740_991),
+                Just(i64::MIN)
+            ]
+            .prop_map(Json::Int),
+            text().prop_map(Json::Str),
+        ];
+        leaf.prop_recursive(4, 32, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Json::Array),
+                prop::collection::vec((text(), inner), 0..5).prop_map(|members| {
+                    let mut obj = Object::new();
+                    for (k, v) in members {
+                        obj.insert(k, v);
+                    }
+                    Json::Object(obj)
+                }),
+            ]
+        })
+    }
+
+    const BYTES: &[u8] = b" \"\\u0fF1-.eE{}[],:n/a\x00\xff\xc3\xa9";
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        #[test]
+        fn the_one_pass_check_accepts_exactly_what_reserializing_accepts(
+            doc in json(),
+            edits in prop::collection::vec((any::<usize>(), 0u8..3, prop::sample::select(BYTES)), 0..3),
+        ) {
+            let mut bytes = to_canonical(&doc);
+            for (at, op, b) in edits {
+                let at = at % (bytes.len() + 1);
+                match op {
+                    0 => bytes.insert(at, b),
+                    1 if at < bytes.len() => { bytes.remove(at); }
+                    _ if at < bytes.len() => bytes[at] = b,
+                    _ => bytes.push(b),
+                }
+            }
+            let strict = parse_canonical(&bytes);
+            let expected = oracle(&bytes);
+            prop_assert_eq!(strict.as_ref().ok(), expected.as_ref(), "{:?}", String::from_utf8_lossy(&bytes));
+            if let Err(e) = strict {
+                prop_assert!(matches!(e.code(), Code::SchemaViolation | Code::PayloadTooLarge));
+            }
+        }
+    }
+}

@@ -27,10 +27,23 @@ pub struct Object {
 
 /// Orders two keys by their UTF-16 code units (PROFILE §2).
 pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
+    // ASCII keys (nearly all of them) order the same by bytes and by UTF-16 units.
+    if a.is_ascii() && b.is_ascii() {
+        return a.as_bytes().cmp(b.as_bytes());
+    }
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
 impl Object {
+    /// An object of members already in strictly increasing UTF-16 key order (the strict
+    /// parser checks that order as it reads).
+    pub(super) fn from_sorted(members: Vec<(String, Json)>) -> Self {
+        debug_assert!(members
+            .windows(2)
+            .all(|w| matches!(w, [a, b] if utf16_cmp(&a.0, &b.0).is_lt())));
+        Object { members }
+    }
+
     /// An empty object.
     pub fn new() -> Self {
         Object::default()

@@ -4,9 +4,10 @@
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 
 use akledger::canonical::Object;
-use akledger::log_format::{write_item, LogItem};
+use akledger::log_format::write_item;
 use akledger::{Appended, EventId, Json, Ledger, Rejection};
 use indicatif::ProgressBar;
 
@@ -34,55 +35,83 @@ pub struct Fed<'a> {
     pub outcome: Appended,
 }
 
-/// Reads `file` and appends its items to `ledger` in batches, calling `on` for each item in
-/// log order. `progress`, when given, follows the byte offset.
+/// A log item waiting for its batch's outcomes.
+struct Queued {
+    index: usize,
+    offset: u64,
+    bytes: Result<Arc<[u8]>, Rejection>,
+}
+
+/// Reads `file` and appends its items to `ledger` in batches through a [`Ledger::pipeline`]
+/// (one batch is verified while the one before it is committed), calling `on` for each item
+/// in log order. A batch is cut at [`BATCH`] items or [`BATCH_BYTES`] bytes, whichever comes
+/// first. `progress`, when given, follows the byte offset.
 pub fn feed(
     ledger: &Ledger,
     file: &Path,
     progress: Option<&ProgressBar>,
     mut on: impl FnMut(Fed<'_>) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
-    let mut batch: Vec<LogItem> = Vec::with_capacity(BATCH);
+    let mut pipeline = ledger.pipeline();
+    // The batch whose outcomes the next push or finish returns.
+    let mut committing: Vec<Queued> = Vec::new();
+    let mut batch: Vec<Queued> = Vec::with_capacity(BATCH);
     let mut bytes = 0usize;
+    let mut push = |batch: &mut Vec<Queued>,
+                    committing: &mut Vec<Queued>,
+                    on: &mut dyn FnMut(Fed<'_>) -> Result<(), CliError>|
+     -> Result<(), CliError> {
+        let good = batch.iter().filter_map(|q| q.bytes.clone().ok()).collect();
+        let outcomes = pipeline.push(good)?;
+        if let (Some(bar), Some(last)) = (progress, batch.last()) {
+            bar.set_position(last.offset);
+        }
+        let decided = std::mem::replace(
+            committing,
+            std::mem::replace(batch, Vec::with_capacity(BATCH)),
+        );
+        report(&decided, outcomes.unwrap_or_default(), on)
+    };
     for item in open_log(file)? {
         let item = item.map_err(|e| CliError::Io(file.to_owned(), e))?;
         let size = item.bytes.as_ref().map_or(0, Vec::len);
-        if bytes + size > BATCH_BYTES {
-            feed_batch(ledger, &mut batch, &mut on)?;
-            batch.clear();
+        if !batch.is_empty() && bytes + size > BATCH_BYTES {
+            push(&mut batch, &mut committing, &mut on)?;
             bytes = 0;
         }
         bytes += size;
-        batch.push(item);
+        batch.push(Queued {
+            index: item.index,
+            offset: item.offset,
+            bytes: item.bytes.map(Arc::from),
+        });
         if batch.len() == BATCH {
+            push(&mut batch, &mut committing, &mut on)?;
             bytes = 0;
-            feed_batch(ledger, &mut batch, &mut on)?;
-            if let (Some(bar), Some(last)) = (progress, batch.last()) {
-                bar.set_position(last.offset);
-            }
-            batch.clear();
         }
     }
-    feed_batch(ledger, &mut batch, &mut on)
+    if !batch.is_empty() {
+        push(&mut batch, &mut committing, &mut on)?;
+    }
+    drop(push);
+    report(&committing, pipeline.finish()?.unwrap_or_default(), &mut on)
 }
 
-fn feed_batch(
-    ledger: &Ledger,
-    batch: &mut [LogItem],
-    on: &mut impl FnMut(Fed<'_>) -> Result<(), CliError>,
+/// Calls `on` for each item of a committed batch with its outcome (items that could not be
+/// framed get their framing rejection).
+fn report(
+    batch: &[Queued],
+    outcomes: Vec<Appended>,
+    on: &mut dyn FnMut(Fed<'_>) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
-    let good: Vec<&[u8]> = batch
-        .iter()
-        .filter_map(|i| i.bytes.as_deref().ok())
-        .collect();
-    let mut outcomes = ledger.append_batch(&good)?.into_iter();
-    for item in batch.iter() {
+    let mut outcomes = outcomes.into_iter();
+    for item in batch {
         let (bytes, outcome) = match &item.bytes {
             Ok(bytes) => {
                 let outcome = outcomes
                     .next()
                     .ok_or_else(|| CliError::Usage("ledger returned too few outcomes".into()))?;
-                (bytes.as_slice(), outcome)
+                (&bytes[..], outcome)
             }
             Err(rejection) => (
                 &[][..],

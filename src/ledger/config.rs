@@ -77,7 +77,9 @@ impl Config {
         self
     }
 
-    /// Threads used to verify signatures of a batch (at least 1).
+    /// Threads that verify batches (at least 1; at most
+    /// [`MAX_VERIFY_THREADS`](crate::limits::MAX_VERIFY_THREADS)): the ledger's persistent
+    /// verification pool, started at open.
     pub fn verify_threads(mut self, threads: usize) -> Self {
         self.verify_threads = threads.max(1);
         self

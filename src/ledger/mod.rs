@@ -8,9 +8,11 @@
 //! * The in-memory [`State`] (DAG index, id maps, registry, pending set) answers queries.
 //!
 //! Concurrency: any number of threads append and read. A batch is verified in parallel
-//! without locks, then one writer at a time decides it against the committed state, writes
-//! it to the log (one fdatasync), updates sled, and swaps the state changes in under a brief
-//! write lock — so a reader sees a batch entirely or not at all.
+//! without locks (on the ledger's persistent [`pool`], one signature batch per worker), then
+//! one writer at a time decides it against the committed state, writes it to the log (one
+//! fdatasync), updates sled, and swaps the state changes in under a brief write lock — so a
+//! reader sees a batch entirely or not at all. A [`Pipeline`] overlaps the two stages for
+//! one caller: batch n+1 is verified while batch n is committed.
 
 mod admit;
 mod check;
@@ -19,6 +21,8 @@ mod drop_pending;
 mod exchanges;
 mod index;
 mod open;
+mod pipeline;
+mod pool;
 mod queries;
 mod record;
 mod state;
@@ -29,8 +33,9 @@ pub use admit::Appended;
 pub use check::CheckReport;
 pub use config::Config;
 pub use open::OpenReport;
+pub use pipeline::Pipeline;
 
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::error::Error;
 use crate::event::Event;
@@ -50,7 +55,8 @@ const ENTRY_EVENT: u8 = 1;
 /// An embedded, durable, concurrent event ledger. `Send + Sync`.
 pub struct Ledger {
     config: Config,
-    verifier: Verifier,
+    verifier: Arc<Verifier>,
+    pool: pool::VerifyPool,
     writer: Mutex<Writer>,
     reader: LogReader,
     state: RwLock<State>,
@@ -145,24 +151,38 @@ impl Ledger {
     /// visible at once. Returns one outcome per input, in order. Rejected events write
     /// nothing; an `Err` means nothing of the batch is acknowledged.
     pub fn append_batch<B: AsRef<[u8]> + Sync>(&self, items: &[B]) -> Result<Vec<Appended>, Error> {
-        if items.len() > MAX_BATCH_EVENTS {
-            return Err(Error::Misuse(format!(
-                "a batch of {} events is over the {MAX_BATCH_EVENTS}-event limit of one append; split it",
-                items.len()
-            )));
-        }
-        let bytes: usize = items.iter().map(|b| b.as_ref().len()).sum();
-        if bytes > MAX_BATCH_BYTES {
-            return Err(Error::Misuse(format!(
-                "a batch of {bytes} bytes is over the {MAX_BATCH_BYTES}-byte limit of one append; split it"
-            )));
-        }
+        check_batch_bounds(items.len(), items.iter().map(|b| b.as_ref().len()).sum())?;
+        self.check_writable()?;
+        let verified = if items.len() < 2 {
+            verify_batch::verify_part(items, &self.verifier)
+        } else {
+            let shared = items.iter().map(|b| Arc::from(b.as_ref())).collect();
+            self.pool.submit(shared).wait()
+        };
+        self.decide_and_commit(verified)
+    }
+
+    /// Refuses writes to a ledger opened read-only.
+    fn check_writable(&self) -> Result<(), Error> {
         if self.config.read_only {
             return Err(Error::ReadOnly {
                 path: self.config.dir.clone(),
             });
         }
-        let verified = verify_batch::verify_all(items, &self.verifier, self.config.verify_threads);
+        Ok(())
+    }
+
+    /// A pipeline for one caller's stream of batches (import, audit): each batch is verified
+    /// on the pool while the previous one is committed.
+    pub fn pipeline(&self) -> Pipeline<'_> {
+        Pipeline::new(self)
+    }
+
+    /// Decides verified events in order against the committed state and commits them.
+    fn decide_and_commit(
+        &self,
+        verified: Vec<Result<Event, crate::error::Rejection>>,
+    ) -> Result<Vec<Appended>, Error> {
         let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
         if writer.poisoned {
             return Err(Error::Poisoned);
@@ -273,6 +293,22 @@ impl Ledger {
     pub(crate) fn read_state(&self) -> Result<std::sync::RwLockReadGuard<'_, State>, Error> {
         self.state.read().map_err(|_| Error::Poisoned)
     }
+}
+
+/// Refuses a batch over [`MAX_BATCH_EVENTS`] or [`MAX_BATCH_BYTES`] (caller misuse), before
+/// any work.
+fn check_batch_bounds(events: usize, bytes: usize) -> Result<(), Error> {
+    if events > MAX_BATCH_EVENTS {
+        return Err(Error::Misuse(format!(
+            "a batch of {events} events is over the {MAX_BATCH_EVENTS}-event limit of one append; split it"
+        )));
+    }
+    if bytes > MAX_BATCH_BYTES {
+        return Err(Error::Misuse(format!(
+            "a batch of {bytes} bytes is over the {MAX_BATCH_BYTES}-byte limit of one append; split it"
+        )));
+    }
+    Ok(())
 }
 
 /// Maps a log failure to the engine error.

@@ -147,8 +147,10 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
     } else {
         Some(AckWriter::open(&dir).map_err(|(path, source)| Error::Io { path, source })?)
     };
+    let verifier = std::sync::Arc::new(Verifier::new(config.keyring.clone()));
     Ok(Ledger {
-        verifier: Verifier::new(config.keyring.clone()),
+        pool: super::pool::VerifyPool::new(std::sync::Arc::clone(&verifier), config.verify_threads),
+        verifier,
         config,
         writer: Mutex::new(Writer {
             log,

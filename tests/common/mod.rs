@@ -357,3 +357,29 @@ pub fn rejection(bytes: &[u8], verifier: &akledger::Verifier) -> akledger::Code 
         Err(e) => e.code(),
     }
 }
+
+/// Runs `append` (which appends batches of `batch` events after one committed event) on
+/// another thread while this one asserts that every length it reads is a whole number of
+/// batches and the heads it reads are consistent.
+pub fn assert_readers_see_whole_batches(
+    ledger: &akledger::Ledger,
+    batch: usize,
+    append: impl FnOnce() + Send,
+) {
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            append();
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        let mut observed = 0;
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            let len = ledger.len();
+            assert_eq!((len - 1) % batch, 0, "saw {len} events: part of a batch");
+            let heads = ledger.heads();
+            assert_eq!(ledger.heads_of(&heads).unwrap(), heads);
+            observed += 1;
+        }
+        assert!(observed > 0);
+    });
+}

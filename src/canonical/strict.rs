@@ -1,0 +1,263 @@
+//! One-pass canonical ingress (PROFILE §2): reads bytes that must already be canonical JSON
+//! and checks their spelling while it builds the value — no whitespace, keys in strictly
+//! increasing UTF-16 order, integers spelled `-?(0|[1-9][0-9]*)` within ±(2^53−1) and never
+//! `-0`, only the escapes the canonical writer produces, NFC strings without U+FEFF, depth
+//! and size bounds — so nothing is re-serialized to compare. It accepts exactly the bytes
+//! that `to_canonical(parse_value(b)) == b` accepts (a property test holds it to that).
+//!
+//! It also reports where each top-level member lies in the input, so an event's preimage is
+//! assembled from the input's own bytes.
+
+use std::ops::Range;
+
+use super::parse::{check_size, string_rule};
+use super::value::{utf16_cmp, Json, Object};
+use crate::error::{schema, Rejection};
+use crate::limits::{MAX_JSON_DEPTH, MAX_SAFE_INTEGER};
+
+/// A canonical document and the byte range of each top-level member (`"key":value`), in
+/// order; empty unless the document is an object.
+pub struct Canonical {
+    /// The value.
+    pub value: Json,
+    /// Byte ranges of the top-level members.
+    pub members: Vec<Range<usize>>,
+}
+
+/// Parses `bytes`, which must be canonical JSON of at most
+/// [`MAX_EVENT_BYTES`](crate::limits::MAX_EVENT_BYTES), in one pass.
+pub fn parse_strict(bytes: &[u8]) -> Result<Canonical, Rejection> {
+    check_size(bytes)?;
+    // A U+FEFF inside a string is refused by the string rule; anywhere else it is not JSON.
+    // A leading one gets its own message.
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        return Err(schema("byte-order mark (U+FEFF) is not allowed"));
+    }
+    let mut reader = Reader {
+        bytes,
+        at: 0,
+        members: Vec::new(),
+    };
+    let value = reader.value(0)?;
+    if reader.at != bytes.len() {
+        return Err(reader.spelling("bytes after the value"));
+    }
+    Ok(Canonical {
+        value,
+        members: reader.members,
+    })
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    members: Vec<Range<usize>>,
+}
+
+impl Reader<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn next(&mut self) -> Option<u8> {
+        let b = self.peek();
+        self.at += 1;
+        b
+    }
+
+    fn expect(&mut self, want: u8) -> Result<(), Rejection> {
+        match self.next() {
+            Some(b) if b == want => Ok(()),
+            _ => Err(self.spelling(&format!("expected '{}'", want as char))),
+        }
+    }
+
+    /// A rejection for input that is not canonical JSON (or not JSON), with its position.
+    fn spelling(&self, why: &str) -> Rejection {
+        schema(format!(
+            "not canonical JSON at byte {}: {why}",
+            self.at.saturating_sub(1)
+        ))
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Json, Rejection> {
+        match self.peek() {
+            Some(b'{') => self.object(depth + 1),
+            Some(b'[') => self.array(depth + 1),
+            Some(b'"') => self.string().map(Json::Str),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(b't') => self.literal(b"true", Json::Bool(true)),
+            Some(b'f') => self.literal(b"false", Json::Bool(false)),
+            Some(b'n') => self.literal(b"null", Json::Null),
+            _ => {
+                self.at += 1;
+                Err(self.spelling("expected a value"))
+            }
+        }
+    }
+
+    fn nest(&self, depth: usize) -> Result<(), Rejection> {
+        if depth > MAX_JSON_DEPTH {
+            return Err(schema(format!(
+                "invalid JSON: nesting deeper than {MAX_JSON_DEPTH}"
+            )));
+        }
+        Ok(())
+    }
+
+    fn object(&mut self, depth: usize) -> Result<Json, Rejection> {
+        self.nest(depth)?;
+        self.expect(b'{')?;
+        let mut members: Vec<(String, Json)> = Vec::new();
+        if self.peek() == Some(b'}') {
+            self.at += 1;
+            return Ok(Json::Object(Object::from_sorted(members)));
+        }
+        loop {
+            let start = self.at;
+            let key = self.string()?;
+            if let Some((last, _)) = members.last() {
+                match utf16_cmp(last, &key) {
+                    std::cmp::Ordering::Less => {}
+                    std::cmp::Ordering::Equal => {
+                        return Err(schema(format!("invalid JSON: duplicate key {key:?}")))
+                    }
+                    std::cmp::Ordering::Greater => {
+                        return Err(self.spelling("keys out of UTF-16 order"))
+                    }
+                }
+            }
+            self.expect(b':')?;
+            let value = self.value(depth)?;
+            if depth == 1 {
+                self.members.push(start..self.at);
+            }
+            members.push((key, value));
+            match self.next() {
+                Some(b',') => {}
+                Some(b'}') => return Ok(Json::Object(Object::from_sorted(members))),
+                _ => return Err(self.spelling("expected ',' or '}'")),
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<Json, Rejection> {
+        self.nest(depth)?;
+        self.expect(b'[')?;
+        let mut items = Vec::new();
+        if self.peek() == Some(b']') {
+            self.at += 1;
+            return Ok(Json::Array(items));
+        }
+        loop {
+            items.push(self.value(depth)?);
+            match self.next() {
+                Some(b',') => {}
+                Some(b']') => return Ok(Json::Array(items)),
+                _ => return Err(self.spelling("expected ',' or ']'")),
+            }
+        }
+    }
+
+    fn literal(&mut self, word: &[u8], value: Json) -> Result<Json, Rejection> {
+        let end = self.at + word.len();
+        if self.bytes.get(self.at..end) != Some(word) {
+            self.at += 1;
+            return Err(self.spelling("expected true, false or null"));
+        }
+        self.at = end;
+        Ok(value)
+    }
+
+    fn number(&mut self) -> Result<Json, Rejection> {
+        let negative = self.peek() == Some(b'-');
+        if negative {
+            self.at += 1;
+        }
+        let digits_start = self.at;
+        while matches!(self.peek(), Some(b'0'..=b'9')) {
+            self.at += 1;
+        }
+        let digits = self.bytes.get(digits_start..self.at).unwrap_or_default();
+        if matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
+            return Err(schema(
+                "invalid JSON: numbers must be integers (no fraction or exponent)",
+            ));
+        }
+        match digits {
+            [] => return Err(self.spelling("expected digits")),
+            [b'0', _, ..] => return Err(self.spelling("leading zero")),
+            [b'0'] if negative => return Err(self.spelling("-0")),
+            _ => {}
+        }
+        let magnitude = digits.iter().try_fold(0i64, |n, d| {
+            n.checked_mul(10)?
+                .checked_add(i64::from(d - b'0'))
+                .filter(|n| *n <= MAX_SAFE_INTEGER)
+        });
+        match magnitude {
+            Some(n) => Ok(Json::Int(if negative { -n } else { n })),
+            None => Err(schema("invalid JSON: integer outside ±(2^53−1)")),
+        }
+    }
+
+    /// A string, with only the canonical writer's escapes: `\"` `\\` `\b` `\t` `\n` `\f`
+    /// `\r`, and `\u00xx` (lowercase hex) for the other control characters.
+    fn string(&mut self) -> Result<String, Rejection> {
+        self.expect(b'"')?;
+        let mut out: Vec<u8> = Vec::new();
+        let mut run = self.at;
+        loop {
+            let b = self
+                .next()
+                .ok_or_else(|| self.spelling("unterminated string"))?;
+            match b {
+                b'"' => break,
+                b'\\' => {
+                    out.extend_from_slice(self.bytes.get(run..self.at - 1).unwrap_or_default());
+                    out.push(self.escape()?);
+                    run = self.at;
+                }
+                0..=0x1f => return Err(self.spelling("raw control character in a string")),
+                _ => {}
+            }
+        }
+        let last = self.bytes.get(run..self.at - 1).unwrap_or_default();
+        let text = if out.is_empty() {
+            std::str::from_utf8(last).map(str::to_owned).ok()
+        } else {
+            out.extend_from_slice(last);
+            String::from_utf8(out).ok()
+        }
+        .ok_or_else(|| schema("invalid JSON: string is not UTF-8"))?;
+        string_rule(&text).map_err(|why| schema(format!("invalid JSON: {why}")))?;
+        Ok(text)
+    }
+
+    fn escape(&mut self) -> Result<u8, Rejection> {
+        let decoded = match self.next() {
+            Some(b'"') => b'"',
+            Some(b'\\') => b'\\',
+            Some(b'b') => 0x08,
+            Some(b't') => 0x09,
+            Some(b'n') => 0x0a,
+            Some(b'f') => 0x0c,
+            Some(b'r') => 0x0d,
+            Some(b'u') => {
+                let hex = self.bytes.get(self.at..self.at + 4);
+                self.at += 4;
+                let lower = |b: &u8| matches!(b, b'0'..=b'9' | b'a'..=b'f');
+                let value = hex
+                    .filter(|h| h.iter().all(lower))
+                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match value {
+                    Some(c) if c < 0x20 && !matches!(c, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d) => c,
+                    _ => return Err(self.spelling("a \\u escape the canonical form does not use")),
+                }
+            }
+            _ => return Err(self.spelling("an escape the canonical form does not use")),
+        };
+        Ok(decoded)
+    }
+}

@@ -1,0 +1,121 @@
+//! The ledger's persistent verification pool: worker threads, started at open and joined
+//! when the ledger drops, that parse and batch-verify (ZIP-215, PROFILE §4) shares of a
+//! batch while the caller does something else — in [`super::Pipeline`], commit the previous
+//! batch. Each share is one signature batch; results come back in input order.
+//!
+//! A share whose worker is gone (it cannot panic on any input; this keeps the contract) is
+//! verified on the waiting thread instead, so a ticket always yields one result per item.
+
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crossbeam::channel::{bounded, unbounded, Receiver, Sender};
+
+use crate::error::Rejection;
+use crate::event::Event;
+use crate::limits::MAX_VERIFY_THREADS;
+use crate::proof::Verifier;
+
+use super::verify_batch::verify_shared;
+
+type Verdicts = Vec<Result<Event, Rejection>>;
+
+struct Job {
+    items: Vec<Arc<[u8]>>,
+    reply: Sender<Verdicts>,
+}
+
+/// Worker threads verifying batches for one ledger.
+pub struct VerifyPool {
+    verifier: Arc<Verifier>,
+    jobs: Option<Sender<Job>>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+/// A batch being verified: [`Ticket::wait`] returns its results.
+pub struct Ticket {
+    verifier: Arc<Verifier>,
+    shares: Vec<Share>,
+}
+
+/// One worker's part of a batch, and where its answer comes (`None`: it was not queued).
+struct Share {
+    items: Vec<Arc<[u8]>>,
+    answer: Option<Receiver<Verdicts>>,
+}
+
+impl VerifyPool {
+    /// Starts `threads` workers (at least 1, at most [`MAX_VERIFY_THREADS`]). A worker the OS
+    /// refuses to start is simply missing: its shares run on the waiting thread.
+    pub fn new(verifier: Arc<Verifier>, threads: usize) -> Self {
+        let (jobs, queue) = unbounded::<Job>();
+        let workers = (0..threads.clamp(1, MAX_VERIFY_THREADS))
+            .filter_map(|n| {
+                let queue = queue.clone();
+                let verifier = Arc::clone(&verifier);
+                std::thread::Builder::new()
+                    .name(format!("akledger-verify-{n}"))
+                    .spawn(move || {
+                        while let Ok(job) = queue.recv() {
+                            let _ = job.reply.send(verify_shared(&job.items, &verifier));
+                        }
+                    })
+                    .ok()
+            })
+            .collect();
+        VerifyPool {
+            verifier,
+            jobs: Some(jobs),
+            workers,
+        }
+    }
+
+    /// Splits `items` into one share per worker and queues them.
+    pub fn submit(&self, items: Vec<Arc<[u8]>>) -> Ticket {
+        let share = items.len().div_ceil(self.workers.len().max(1)).max(1);
+        let shares = items
+            .chunks(share)
+            .map(|part| {
+                let part = part.to_vec();
+                let (reply, answer) = bounded(1);
+                let job = Job {
+                    items: part.clone(),
+                    reply,
+                };
+                let queued = self.jobs.as_ref().is_some_and(|q| q.send(job).is_ok());
+                Share {
+                    items: part,
+                    answer: queued.then_some(answer),
+                }
+            })
+            .collect();
+        Ticket {
+            verifier: Arc::clone(&self.verifier),
+            shares,
+        }
+    }
+}
+
+impl Ticket {
+    /// Blocks until every share is verified; one result per submitted item, in order.
+    pub fn wait(self) -> Verdicts {
+        let mut out = Vec::new();
+        for Share { items, answer } in self.shares {
+            match answer.and_then(|a| a.recv().ok()) {
+                Some(verdicts) if verdicts.len() == items.len() => out.extend(verdicts),
+                _ => out.extend(verify_shared(&items, &self.verifier)),
+            }
+        }
+        out
+    }
+}
+
+impl Drop for VerifyPool {
+    fn drop(&mut self) {
+        // Closing the queue ends each worker's loop once the queued jobs are done.
+        self.jobs = None;
+        for worker in self.workers.drain(..) {
+            let _ = worker.join();
+        }
+    }
+}
