@@ -158,7 +158,11 @@ impl Verifier {
             principal: own,
         } = self.key(&proof.verification_method)?;
         let principal = envelope.actor.principal();
-        if *principal != own && !self.keyring.authorizes(principal, &key) {
+        // A self-certifying principal is bound to its own key; only other principals may be
+        // widened by the keyring (PROFILE §4).
+        if *principal != own
+            && (principal.is_self_certifying() || !self.keyring.authorizes(principal, &key))
+        {
             return Err(invalid("key is not authorized for the actor"));
         }
         let sig_b64 = proof
