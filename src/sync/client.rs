@@ -68,9 +68,16 @@ fn drive<S: Read + Write>(
         if !missing.is_empty() {
             wire.send_events(ledger, &missing)?;
             wire.report.rounds += 1;
-            match wire.recv(0)? {
-                Frame::Done(_) => {}
+            let released = match wire.recv(0)? {
+                Frame::Done(released) => released,
                 other => return Err(unexpected(&other, "done")),
+            };
+            if released > 0 && direction == Direction::Both {
+                // The push released pending events on the peer: fetch them too.
+                base.extend(missing);
+                wire.send(&Frame::Pull(ledger.heads_of(&base)?))?;
+                wire.report.rounds += 1;
+                wire.receive_events(ledger)?;
             }
         }
     }

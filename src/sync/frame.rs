@@ -37,8 +37,8 @@ pub enum Frame {
     Pull(Vec<EventId>),
     /// A batch of events, in an order the receiver can admit.
     Events(Vec<Vec<u8>>),
-    /// Ends a stream of `Events`: how many events the stream held (or, as a reply to a
-    /// pushed stream, how many the receiver took without rejection).
+    /// Ends a stream of `Events`: how many events the stream held. As the reply to a pushed
+    /// stream: how many of the receiver's pending events the stream released.
     Done(u64),
     /// Ends the session.
     Bye,

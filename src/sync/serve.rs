@@ -37,6 +37,8 @@ impl Ledger {
 fn answer<S: Read + Write>(ledger: &Ledger, wire: &mut Wire<'_, S>) -> Result<(), SyncError> {
     let mut phase = Phase::Hello;
     let mut pushed_from = 0u64;
+    // Ledger size and admissions counted when the pushed stream began.
+    let (mut len_before, mut admitted_before) = (0usize, 0u64);
     let mut have_rounds = 0usize;
     loop {
         let Some(frame) = wire.recv_or_end(0)? else {
@@ -61,16 +63,15 @@ fn answer<S: Read + Write>(ledger: &Ledger, wire: &mut Wire<'_, S>) -> Result<()
                 wire.send(&Frame::Known(bits))?;
             }
             (Phase::Requests, Frame::Pull(common)) => {
-                if let Some(unknown) = common.iter().find(|id| !ledger.contains(id)) {
-                    return Err(SyncError::Protocol(format!(
-                        "the peer claims {unknown} is common, but this ledger does not hold it"
-                    )));
-                }
+                // Ids not held here are not common (a pushed event may be pending here).
+                let common: Vec<_> = common.into_iter().filter(|id| ledger.contains(id)).collect();
                 let missing = ledger.difference(&ledger.heads(), &common)?;
                 wire.send_events(ledger, &missing)?;
             }
             (Phase::Requests, Frame::Events(events)) => {
                 pushed_from = wire.report.received;
+                len_before = ledger.len();
+                admitted_before = wire.report.admitted;
                 wire.admit(ledger, &events)?;
                 phase = Phase::Receiving;
             }
@@ -82,7 +83,11 @@ fn answer<S: Read + Write>(ledger: &Ledger, wire: &mut Wire<'_, S>) -> Result<()
                         "the peer announced {n} events but sent {got}"
                     )));
                 }
-                wire.send(&Frame::Done(got))?;
+                // Events admitted beyond those pushed: pending events the push released,
+                // which the client may pull next.
+                let grown = ledger.len().saturating_sub(len_before) as u64;
+                let released = grown.saturating_sub(wire.report.admitted - admitted_before);
+                wire.send(&Frame::Done(if got == 0 { 0 } else { released }))?;
                 pushed_from = wire.report.received;
                 phase = Phase::Requests;
             }
