@@ -52,8 +52,15 @@ fn log_lines(dir: &Path, events: usize) -> Vec<String> {
     let file = dir.join("all.jsonl");
     run_ok(
         &[
-            "gen", "--events", &events.to_string(), "--writers", "4", "--exchanges", "0",
-            "--out", p(&file),
+            "gen",
+            "--events",
+            &events.to_string(),
+            "--writers",
+            "4",
+            "--exchanges",
+            "0",
+            "--out",
+            p(&file),
         ],
         0,
     );
@@ -119,8 +126,16 @@ impl Drop for Server {
 fn divergent(tmp: &Path) -> (std::path::PathBuf, std::path::PathBuf, usize) {
     let lines = log_lines(tmp, 400);
     let (a, b) = (tmp.join("a"), tmp.join("b"));
-    let a_lines: Vec<&String> = lines.iter().take(301).chain(lines.iter().skip(301).take(50)).collect();
-    let b_lines: Vec<&String> = lines.iter().take(301).chain(lines.iter().skip(351)).collect();
+    let a_lines: Vec<&String> = lines
+        .iter()
+        .take(301)
+        .chain(lines.iter().skip(301).take(50))
+        .collect();
+    let b_lines: Vec<&String> = lines
+        .iter()
+        .take(301)
+        .chain(lines.iter().skip(351))
+        .collect();
     ledger_of(&a, &a_lines);
     ledger_of(&b, &b_lines);
     (a, b, lines.len())
@@ -132,10 +147,16 @@ fn tcp_sync_converges_divergent_histories_and_a_second_sync_is_one_round() {
     let (a, b, total) = divergent(tmp.path());
     assert!(len(&b) < total - 50, "B's tail should wait on A's");
     let server = Server::start(&b);
-    let first = json(&run_ok(&["sync", "--dir", p(&a), "--peer", &server.addr, "--json"], 0));
+    let first = json(&run_ok(
+        &["sync", "--dir", p(&a), "--peer", &server.addr, "--json"],
+        0,
+    ));
     assert_eq!(first["sent"], 50);
     assert!(first["received"].as_u64().unwrap() > 0);
-    let second = json(&run_ok(&["sync", "--dir", p(&a), "--peer", &server.addr, "--json"], 0));
+    let second = json(&run_ok(
+        &["sync", "--dir", p(&a), "--peer", &server.addr, "--json"],
+        0,
+    ));
     assert_eq!(second["sent"], 0);
     assert_eq!(second["received"], 0);
     assert_eq!(second["rounds"], 1);
@@ -151,7 +172,15 @@ fn stdio_peer_command_pulls_only_and_pushes_only() {
     let (a, b, total) = divergent(tmp.path());
     let peer = format!("{} serve --stdio --dir {}", exe(), p(&b));
     let pull = json(&run_ok(
-        &["sync", "--dir", p(&a), "--peer-cmd", &peer, "--pull-only", "--json"],
+        &[
+            "sync",
+            "--dir",
+            p(&a),
+            "--peer-cmd",
+            &peer,
+            "--pull-only",
+            "--json",
+        ],
         0,
     ));
     assert_eq!(pull["sent"], 0);
@@ -159,7 +188,15 @@ fn stdio_peer_command_pulls_only_and_pushes_only() {
     assert_eq!(len(&a), 351 + pulled);
     let b_before = len(&b);
     let push = json(&run_ok(
-        &["sync", "--dir", p(&a), "--peer-cmd", &peer, "--push-only", "--json"],
+        &[
+            "sync",
+            "--dir",
+            p(&a),
+            "--peer-cmd",
+            &peer,
+            "--push-only",
+            "--json",
+        ],
         0,
     ));
     assert_eq!(push["received"], 0);
@@ -181,7 +218,8 @@ fn killing_proxy(mut server: Server, limit: usize) -> String {
     std::thread::spawn(move || {
         let (mut client, _) = listener.accept().unwrap();
         let mut upstream = TcpStream::connect(&server.addr).unwrap();
-        let (mut c_read, mut u_write) = (client.try_clone().unwrap(), upstream.try_clone().unwrap());
+        let (mut c_read, mut u_write) =
+            (client.try_clone().unwrap(), upstream.try_clone().unwrap());
         std::thread::spawn(move || {
             let _ = std::io::copy(&mut c_read, &mut u_write);
         });
@@ -215,14 +253,23 @@ fn a_peer_killed_mid_transfer_keeps_what_was_admitted_and_a_rerun_converges() {
     // events frame (2000 events) arrives whole, the second is cut.
     let bytes: usize = lines.iter().map(|l| l.len()).sum();
     let proxy = killing_proxy(Server::start(&b), bytes * 3 / 5);
-    let failed = run_ok(&["sync", "--dir", p(&a), "--peer", &proxy, "--timeout", "20"], 2);
+    let failed = run_ok(
+        &["sync", "--dir", p(&a), "--peer", &proxy, "--timeout", "20"],
+        2,
+    );
     let err = String::from_utf8_lossy(&failed.stderr).into_owned();
     assert!(err.contains("disconnected"), "{err}");
     let kept = len(&a);
     assert!(kept > 1 && kept < lines.len(), "kept {kept}");
     let server = Server::start(&b);
-    let rerun = json(&run_ok(&["sync", "--dir", p(&a), "--peer", &server.addr, "--json"], 0));
-    assert_eq!(rerun["received"].as_u64().unwrap() as usize, lines.len() - kept);
+    let rerun = json(&run_ok(
+        &["sync", "--dir", p(&a), "--peer", &server.addr, "--json"],
+        0,
+    ));
+    assert_eq!(
+        rerun["received"].as_u64().unwrap() as usize,
+        lines.len() - kept
+    );
     drop(server);
     assert_eq!(heads(&a), heads(&b));
 }
@@ -247,7 +294,10 @@ fn fake_peer(reply: Vec<u8>) -> String {
 }
 
 fn sync_fails_with(dir: &Path, addr: &str, needle: &str) {
-    let o = run_ok(&["sync", "--dir", p(dir), "--peer", addr, "--timeout", "2"], 2);
+    let o = run_ok(
+        &["sync", "--dir", p(dir), "--peer", addr, "--timeout", "2"],
+        2,
+    );
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(err.contains(needle), "wanted {needle:?} in {err}");
     assert!(!err.contains("panicked"), "{err}");
@@ -261,17 +311,33 @@ fn a_malicious_or_silent_peer_gets_a_clear_error_and_nothing_is_written() {
     ledger_of(&a, &lines.iter().collect::<Vec<_>>());
     let before = heads(&a);
     // Oversized frame: announced, never allocated.
-    sync_fails_with(&a, &fake_peer(vec![1, 1, 0xFF, 0xFF, 0xFF, 0xFF]), "over the");
+    sync_fails_with(
+        &a,
+        &fake_peer(vec![1, 1, 0xFF, 0xFF, 0xFF, 0xFF]),
+        "over the",
+    );
     // Unknown version.
-    sync_fails_with(&a, &fake_peer(vec![2, 1, 0, 0, 0, 4, 0, 0, 0, 0]), "version 2");
+    sync_fails_with(
+        &a,
+        &fake_peer(vec![2, 1, 0, 0, 0, 4, 0, 0, 0, 0]),
+        "version 2",
+    );
     // Endless heads: a hello announcing more ids than any frame may hold.
     let mut endless = vec![1, 1, 0, 0, 0, 4];
     endless.extend_from_slice(&u32::MAX.to_be_bytes());
     sync_fails_with(&a, &fake_peer(endless), "ids in one frame");
     // Garbage.
-    sync_fails_with(&a, &fake_peer(b"GET / HTTP/1.1\r\n\r\n".to_vec()), "protocol");
+    sync_fails_with(
+        &a,
+        &fake_peer(b"GET / HTTP/1.1\r\n\r\n".to_vec()),
+        "protocol",
+    );
     // A hello, then silence: the timeout ends it.
-    sync_fails_with(&a, &fake_peer(vec![1, 1, 0, 0, 0, 4, 0, 0, 0, 0]), "timed out");
+    sync_fails_with(
+        &a,
+        &fake_peer(vec![1, 1, 0, 0, 0, 4, 0, 0, 0, 0]),
+        "timed out",
+    );
     // Lies about its heads: advertises one it never sends.
     let mut liar = vec![1, 1, 0, 0, 0, 37, 0, 0, 0, 1, 2];
     liar.extend_from_slice(&[7u8; 32]);
@@ -293,7 +359,9 @@ fn serve_answers_a_bad_client_with_an_error_frame_and_keeps_serving() {
     assert_eq!(reply.get(..2), Some(&[1u8, 8][..]), "an error frame");
     assert!(String::from_utf8_lossy(&reply).contains("version 9"));
     // Several clients at once, then a normal sync still works.
-    let idle: Vec<TcpStream> = (0..3).map(|_| TcpStream::connect(&server.addr).unwrap()).collect();
+    let idle: Vec<TcpStream> = (0..3)
+        .map(|_| TcpStream::connect(&server.addr).unwrap())
+        .collect();
     run_ok(&["sync", "--dir", p(&a), "--peer", &server.addr], 0);
     drop(idle);
     drop(server);

@@ -273,7 +273,12 @@ enum Command {
         #[command(flatten)]
         ledger: LedgerArgs,
         /// Address to listen on.
-        #[arg(long, value_name = "ADDR", conflicts_with = "stdio", required_unless_present = "stdio")]
+        #[arg(
+            long,
+            value_name = "ADDR",
+            conflicts_with = "stdio",
+            required_unless_present = "stdio"
+        )]
         listen: Option<String>,
         /// Serve one session over stdin/stdout.
         #[arg(long)]
@@ -289,7 +294,12 @@ enum Command {
         #[command(flatten)]
         ledger: LedgerArgs,
         /// The address of an `akledger serve --listen`.
-        #[arg(long, value_name = "ADDR", conflicts_with = "peer_cmd", required_unless_present = "peer_cmd")]
+        #[arg(
+            long,
+            value_name = "ADDR",
+            conflicts_with = "peer_cmd",
+            required_unless_present = "peer_cmd"
+        )]
         peer: Option<String>,
         /// A shell command that runs `akledger serve --stdio` (for example over ssh).
         #[arg(long, value_name = "CMD")]

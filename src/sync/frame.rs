@@ -294,7 +294,12 @@ mod tests {
     fn frames_round_trip() {
         let id = EventId::of_preimage(crate::id::DigestSuite::Blake3, b"x");
         round_trip(Frame::Hello(vec![id, id]), 0);
-        round_trip(Frame::Known(vec![true, false, true, true, false, false, true, false, true]), 9);
+        round_trip(
+            Frame::Known(vec![
+                true, false, true, true, false, false, true, false, true,
+            ]),
+            9,
+        );
         round_trip(Frame::Events(vec![b"{}".to_vec(), Vec::new()]), 0);
         round_trip(Frame::Done(7), 0);
         round_trip(Frame::Bye, 0);
@@ -303,13 +308,25 @@ mod tests {
     #[test]
     fn bad_frames_are_protocol_errors() {
         let oversized = [1u8, HELLO, 0xFF, 0xFF, 0xFF, 0xFF];
-        assert!(matches!(read_frame(&mut &oversized[..], 0), Err(SyncError::Protocol(_))));
+        assert!(matches!(
+            read_frame(&mut &oversized[..], 0),
+            Err(SyncError::Protocol(_))
+        ));
         let version = [9u8, HELLO, 0, 0, 0, 0];
-        assert!(matches!(read_frame(&mut &version[..], 0), Err(SyncError::Protocol(_))));
+        assert!(matches!(
+            read_frame(&mut &version[..], 0),
+            Err(SyncError::Protocol(_))
+        ));
         let short = [1u8, HELLO, 0, 0, 0, 4, 0, 0, 0, 9];
-        assert!(matches!(read_frame(&mut &short[..], 0), Err(SyncError::Protocol(_))));
+        assert!(matches!(
+            read_frame(&mut &short[..], 0),
+            Err(SyncError::Protocol(_))
+        ));
         let cut = [1u8, HELLO, 0, 0, 0, 40, 0];
-        assert!(matches!(read_frame(&mut &cut[..], 0), Err(SyncError::Disconnected)));
+        assert!(matches!(
+            read_frame(&mut &cut[..], 0),
+            Err(SyncError::Disconnected)
+        ));
         assert!(read_frame(&mut &[][..], 0).unwrap().is_none());
     }
 }

@@ -64,7 +64,10 @@ fn answer<S: Read + Write>(ledger: &Ledger, wire: &mut Wire<'_, S>) -> Result<()
             }
             (Phase::Requests, Frame::Pull(common)) => {
                 // Ids not held here are not common (a pushed event may be pending here).
-                let common: Vec<_> = common.into_iter().filter(|id| ledger.contains(id)).collect();
+                let common: Vec<_> = common
+                    .into_iter()
+                    .filter(|id| ledger.contains(id))
+                    .collect();
                 let missing = ledger.difference(&ledger.heads(), &common)?;
                 wire.send_events(ledger, &missing)?;
             }

@@ -136,8 +136,5 @@ impl<'s, S: Read + Write> Wire<'s, S> {
 
 /// A frame that does not belong here.
 pub(super) fn unexpected(frame: &Frame, wanted: &str) -> SyncError {
-    SyncError::Protocol(format!(
-        "expected {wanted}, got a {} frame",
-        frame.name()
-    ))
+    SyncError::Protocol(format!("expected {wanted}, got a {} frame", frame.name()))
 }
