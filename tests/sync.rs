@@ -344,6 +344,21 @@ fn a_malicious_or_silent_peer_gets_a_clear_error_and_nothing_is_written() {
     liar.extend_from_slice(&[1, 3, 0, 0, 0, 2, 0, 0]); // answers the have query (11 ids) "no"…
     liar.extend_from_slice(&[1, 6, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0]); // …and sends nothing
     sync_fails_with(&a, &fake_peer(liar), "did not deliver");
+    // Floods: answers "yes" to every have query, then repeats an event A holds 12 times
+    // (A holds 11).
+    let mut flood = vec![1, 1, 0, 0, 0, 37, 0, 0, 0, 1, 2];
+    flood.extend_from_slice(&[7u8; 32]);
+    flood.extend_from_slice(&[1, 3, 0, 0, 0, 2, 0xFF, 0x07]);
+    let event = lines[0].as_bytes();
+    let mut payload = 12u32.to_be_bytes().to_vec();
+    for _ in 0..12 {
+        payload.extend_from_slice(&(event.len() as u32).to_be_bytes());
+        payload.extend_from_slice(event);
+    }
+    flood.extend_from_slice(&[1, 5]);
+    flood.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+    flood.extend_from_slice(&payload);
+    sync_fails_with(&a, &fake_peer(flood), "repeats itself");
     assert_eq!(heads(&a), before);
 }
 

@@ -55,8 +55,10 @@ pub struct SyncReport {
     pub sent: u64,
     /// Events received from the peer.
     pub received: u64,
-    /// Received events admitted now (or released from pending by them).
+    /// Received events admitted now.
     pub admitted: u64,
+    /// Received events already held here (a race with another writer, or a repeating peer).
+    pub duplicates: u64,
     /// Received events stored as pending (their dependencies did not arrive).
     pub pending: u64,
     /// Received events admission refused (nothing written for them).

@@ -95,13 +95,15 @@ impl<'s, S: Read + Write> Wire<'s, S> {
     }
 
     /// Admits one received batch through normal admission; counts the outcomes. Too many
-    /// rejected events in one session is a flood.
+    /// rejected events, or more duplicates than this ledger holds, in one session is a
+    /// flood.
     pub fn admit(&mut self, ledger: &Ledger, events: &[Vec<u8>]) -> Result<(), SyncError> {
         self.report.received += events.len() as u64;
         self.report.event_bytes += events.iter().map(|e| e.len() as u64).sum::<u64>();
         for outcome in ledger.append_batch(events)? {
             match outcome {
-                Appended::Admitted(_) | Appended::Duplicate(_) => self.report.admitted += 1,
+                Appended::Admitted(_) => self.report.admitted += 1,
+                Appended::Duplicate(_) => self.report.duplicates += 1,
                 Appended::Pending { .. } => self.report.pending += 1,
                 _ => self.report.rejected += 1,
             }
@@ -110,6 +112,14 @@ impl<'s, S: Read + Write> Wire<'s, S> {
             return Err(SyncError::Protocol(format!(
                 "the peer sent {} events that admission rejected, over the {MAX_SYNC_REJECTED}-event limit of one session",
                 self.report.rejected
+            )));
+        }
+        // Each event can arrive as a duplicate at most once per session unless the peer
+        // repeats itself.
+        if self.report.duplicates > ledger.len() as u64 {
+            return Err(SyncError::Protocol(format!(
+                "the peer sent {} events this ledger already holds, more than it holds: it repeats itself",
+                self.report.duplicates
             )));
         }
         Ok(())
