@@ -46,6 +46,7 @@ pub mod limits;
 pub mod log_format;
 pub mod proof;
 pub mod store;
+pub mod sync;
 pub mod time;
 pub mod workload;
 

@@ -66,3 +66,35 @@ pub const DEFAULT_MAX_PENDING_BYTES: usize = 256 << 20;
 /// bound keeps a wrong or hostile file from being read whole, and `keys add` refuses to
 /// write a file its readers would refuse.
 pub const MAX_KEYRING_BYTES: usize = 1 << 20;
+
+/// Largest sync frame payload (bytes). A frame of events is cut at [`SYNC_BATCH_BYTES`], and
+/// one event is at most [`MAX_EVENT_BYTES`], so honest frames stay far below this; a peer
+/// announcing more is refused before anything is allocated.
+pub const MAX_SYNC_FRAME_BYTES: usize = 16 << 20;
+
+/// Bytes of events after which a sender cuts a sync frame (one admission batch each).
+pub const SYNC_BATCH_BYTES: usize = 8 << 20;
+
+/// Events after which a sender cuts a sync frame (well within [`MAX_BATCH_EVENTS`]).
+pub const SYNC_BATCH_EVENTS: usize = 2_000;
+
+/// Most ids in one sync frame (heads, have queries, common frontier): bounds the work one
+/// frame can ask for. A ledger with more heads than this cannot sync (it never happens with
+/// real writers; heads are the concurrent tips of the DAG).
+pub const MAX_SYNC_IDS: usize = 65_536;
+
+/// Most have-query rounds in one sync session. The query size doubles each round up to
+/// [`MAX_SYNC_IDS`], so this covers histories far beyond any ledger; a peer that keeps a
+/// session going past it is cut off.
+pub const MAX_SYNC_ROUNDS: usize = 4_096;
+
+/// Events a peer may send that admission rejects, per session, before the session is cut
+/// off as a flood: an honest peer sends only events its own ledger admitted.
+pub const MAX_SYNC_REJECTED: usize = 1_000;
+
+/// Sessions one `serve` runs at once; further connections wait in the accept backlog.
+pub const MAX_SYNC_SESSIONS: usize = 64;
+
+/// Default seconds a sync peer may stay silent (or refuse our bytes) before the session
+/// fails with a timeout.
+pub const SYNC_TIMEOUT_SECS: u64 = 30;

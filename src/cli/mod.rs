@@ -1,6 +1,6 @@
 //! Argument parsing (clap) and dispatch; one file per command family:
 //! `demo`, `audit`, `gen`, `io` (append, import, export, drop-pending), `query` (show, heads, covers,
-//! heads-of, exchanges, exchange, check), `keys` (init, keygen, keys add), `author` (realm,
+//! heads-of, exchanges, exchange, check), `keys` (init, keygen, keys add), `sync` (serve, sync), `author` (realm,
 //! sidecar and exchange authoring), `verify`; shared plumbing in `output`.
 
 mod audit;
@@ -11,6 +11,7 @@ mod io;
 mod keys;
 mod output;
 mod query;
+mod sync;
 mod verify;
 
 use std::path::PathBuf;
@@ -262,6 +263,59 @@ enum Command {
         id: String,
         #[command(flatten)]
         ledger: LedgerArgs,
+    },
+    /// Serve this ledger to `akledger sync` peers: over TCP (`--listen ADDR`; with port 0 the
+    /// bound address is printed as the first stdout line; many peers at once) or for one
+    /// session over stdin/stdout (`--stdio`, for `--peer-cmd "ssh host akledger serve --stdio"`).
+    ///
+    /// Example: akledger serve --dir ./books --listen 127.0.0.1:7420
+    Serve {
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// Address to listen on.
+        #[arg(
+            long,
+            value_name = "ADDR",
+            conflicts_with = "stdio",
+            required_unless_present = "stdio"
+        )]
+        listen: Option<String>,
+        /// Serve one session over stdin/stdout.
+        #[arg(long)]
+        stdio: bool,
+        /// Seconds a peer may stay silent before its session fails.
+        #[arg(long, value_name = "SECS", default_value_t = akledger::limits::SYNC_TIMEOUT_SECS)]
+        timeout: u64,
+    },
+    /// Exchange events with a peer ledger: send what it lacks, receive what this one lacks.
+    ///
+    /// Example: akledger sync --dir ./books --peer 127.0.0.1:7420 --json
+    Sync {
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// The address of an `akledger serve --listen`.
+        #[arg(
+            long,
+            value_name = "ADDR",
+            conflicts_with = "peer_cmd",
+            required_unless_present = "peer_cmd"
+        )]
+        peer: Option<String>,
+        /// A shell command that runs `akledger serve --stdio` (for example over ssh).
+        #[arg(long, value_name = "CMD")]
+        peer_cmd: Option<String>,
+        /// Only receive events.
+        #[arg(long)]
+        pull_only: bool,
+        /// Only send events.
+        #[arg(long)]
+        push_only: bool,
+        /// Seconds the peer may stay silent before the sync fails.
+        #[arg(long, value_name = "SECS", default_value_t = akledger::limits::SYNC_TIMEOUT_SECS)]
+        timeout: u64,
+        /// Print {"sent","received","bytes_sent","bytes_received","rounds"}.
+        #[arg(long)]
+        json: bool,
     },
     /// Create an empty ledger and keyring.
     ///
@@ -623,6 +677,38 @@ pub fn run() -> ExitCode {
             keyring_out: keyring_out.as_deref(),
         }),
         Command::DropPending { id, ledger } => io::drop_pending(&ledger, &id),
+        Command::Serve {
+            ledger,
+            listen,
+            stdio: _,
+            timeout,
+        } => {
+            let timeout = std::time::Duration::from_secs(timeout);
+            match listen {
+                Some(addr) => sync::serve_tcp(&ledger, &addr, timeout),
+                None => sync::serve_stdio(&ledger, timeout),
+            }
+        }
+        Command::Sync {
+            ledger,
+            peer,
+            peer_cmd,
+            pull_only,
+            push_only,
+            timeout,
+            json,
+        } => sync::direction(pull_only, push_only).and_then(|direction| {
+            let peer = match (peer, peer_cmd) {
+                (Some(addr), _) => sync::Peer::Tcp(addr),
+                (None, Some(cmd)) => sync::Peer::Command(cmd),
+                (None, None) => return Err(output::CliError::Usage("--peer or --peer-cmd".into())),
+            };
+            let options = akledger::sync::SyncOptions {
+                direction,
+                timeout: std::time::Duration::from_secs(timeout),
+            };
+            sync::sync(&ledger, &peer, &options, json)
+        }),
         Command::Init { ledger, json } => keys::init(&ledger, json),
         Command::Keygen { out, force, json } => keys::keygen(&out, force, json),
         Command::Keys {

@@ -40,6 +40,16 @@ impl Ledger {
             .unwrap_or_default()
     }
 
+    /// Whether `id` is admitted here.
+    pub fn contains(&self, id: &EventId) -> bool {
+        self.read_state().is_ok_and(|s| s.pos_of.contains_key(id))
+    }
+
+    /// Whether `id` is stored here as pending.
+    pub fn is_pending(&self, id: &EventId) -> bool {
+        self.read_state().is_ok_and(|s| s.pending.contains_key(id))
+    }
+
     /// Maximal heads of `ids` (all must be admitted).
     pub fn heads_of(&self, ids: &[EventId]) -> Result<Vec<EventId>, Error> {
         let state = self.read_state()?;

@@ -97,6 +97,21 @@ impl RealmDag {
         Ok((dag, realm))
     }
 
+    /// A copy of this generator that continues differently: its own random choices and
+    /// payloads marked with `branch`, so its events differ from this one's. For divergent
+    /// histories (two replicas that share a prefix and then extend it on their own).
+    pub fn fork(&self, branch: u64) -> RealmDag {
+        RealmDag {
+            keys: self.keys.clone(),
+            owner: self.owner.clone(),
+            rng: SplitMix::new(branch ^ 0x5EED_F04C),
+            realm_id: self.realm_id,
+            latest: self.latest.clone(),
+            text: format!("{branch}:{}", self.text),
+            next: self.next,
+        }
+    }
+
     /// The realm all events live in.
     pub fn realm(&self) -> RealmId {
         self.realm_id

@@ -1,0 +1,170 @@
+//! Sync between two ledgers of 100 k events that share 90 k and each have a 10 k divergent
+//! tail (`RealmDag::fork`), over loopback TCP (`Ledger::sync` against
+//! `Ledger::serve_session`), against `import` of the same missing events (the tails pushed
+//! through a `Ledger::pipeline` into the other ledger). Before timing, one session checks
+//! and prints the protocol figures: events sent == the symmetric difference, protocol bytes
+//! beyond the events, and that a second sync moves 0 events in 1 round.
+//!
+//! `cargo bench --bench sync -- --noplot`
+
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+
+use akledger::sync::{SyncOptions, SyncReport};
+use akledger::workload::RealmDag;
+use akledger::{Config, Durability, Event, Ledger, Unverified};
+
+const SHARED: usize = 90_000;
+const TAIL: usize = 10_000;
+const WRITERS: usize = 16;
+const PAYLOAD: usize = 256;
+
+fn bytes(events: Vec<Event<Unverified>>) -> Vec<Arc<[u8]>> {
+    events.iter().map(|e| Arc::from(e.bytes())).collect()
+}
+
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+fn open(dir: &Path) -> Ledger {
+    Ledger::open_with(Config::new(dir).durability(Durability::Buffered)).expect("open")
+}
+
+fn fill(dir: &Path, parts: &[&[Arc<[u8]>]]) {
+    let ledger = open(dir);
+    for part in parts {
+        import(&ledger, part);
+    }
+}
+
+/// Appends events through a pipeline in batches of 2000 (what `import` does).
+fn import(ledger: &Ledger, events: &[Arc<[u8]>]) {
+    let mut pipeline = ledger.pipeline();
+    for chunk in events.chunks(2000) {
+        pipeline.push(chunk.to_vec()).expect("push");
+    }
+    pipeline.finish().expect("finish");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}
+
+/// One session: `client` syncs with `server` over loopback TCP.
+fn session(client: &Ledger, server: &Ledger) -> SyncReport {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::scope(|scope| {
+        let served = scope.spawn(|| {
+            let (mut s, _) = listener.accept().expect("accept");
+            server.serve_session(&mut s).expect("serve")
+        });
+        let mut s = TcpStream::connect(addr).expect("connect");
+        let report = client.sync(&mut s, &SyncOptions::default()).expect("sync");
+        served.join().expect("server thread");
+        report
+    })
+}
+
+fn bench(c: &mut Criterion) {
+    let (mut dag, realm) = RealmDag::new(7, WRITERS, PAYLOAD).expect("workload");
+    let mut shared = vec![realm];
+    shared.extend(dag.next_batch(SHARED - 1, threads()).expect("shared"));
+    let tail_a = bytes(dag.fork(1).next_batch(TAIL, threads()).expect("tail a"));
+    let tail_b = bytes(dag.fork(2).next_batch(TAIL, threads()).expect("tail b"));
+    let shared = bytes(shared);
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    fill(&a, &[&shared, &tail_a]);
+    fill(&b, &[&shared, &tail_b]);
+
+    // The figures, checked once.
+    {
+        let (ca, cb) = (tmp.path().join("ca"), tmp.path().join("cb"));
+        copy_dir(&a, &ca);
+        copy_dir(&b, &cb);
+        let (la, lb) = (open(&ca), open(&cb));
+        let first = session(&la, &lb);
+        let second = session(&la, &lb);
+        let event_bytes: usize = tail_a.iter().chain(&tail_b).map(|e| e.len()).sum();
+        let wire = first.bytes_sent + first.bytes_received;
+        let overhead = wire as f64 / event_bytes as f64 - 1.0;
+        eprintln!(
+            "sync figures: sent {} received {} (symmetric difference {}), rounds {}, wire {} B, \
+             event bytes {} B, protocol overhead {:.3} %; second sync: sent {} received {} rounds {}",
+            first.sent,
+            first.received,
+            2 * TAIL,
+            first.rounds,
+            wire,
+            event_bytes,
+            overhead * 100.0,
+            second.sent,
+            second.received,
+            second.rounds
+        );
+        assert_eq!((first.sent, first.received), (TAIL as u64, TAIL as u64));
+        assert_eq!((second.sent, second.received, second.rounds), (0, 0, 1));
+        assert_eq!(la.heads(), lb.heads());
+        assert_eq!(la.len(), SHARED + 2 * TAIL);
+    }
+
+    let mut group = c.benchmark_group("sync_100k_10pct_divergent");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(30));
+    let fresh = |name: &str| {
+        let (ca, cb) = (
+            tmp.path().join(format!("{name}a")),
+            tmp.path().join(format!("{name}b")),
+        );
+        let _ = std::fs::remove_dir_all(&ca);
+        let _ = std::fs::remove_dir_all(&cb);
+        copy_dir(&a, &ca);
+        copy_dir(&b, &cb);
+        (open(&ca), open(&cb))
+    };
+    // Times `work` on fresh copies of both ledgers (copying is not timed).
+    let timed = |iters: u64, name: &str, work: &dyn Fn(&Ledger, &Ledger)| {
+        let mut total = Duration::ZERO;
+        for _ in 0..iters {
+            let (la, lb) = fresh(name);
+            let start = Instant::now();
+            work(&la, &lb);
+            total += start.elapsed();
+        }
+        total
+    };
+    group.bench_function("sync", |bench| {
+        bench.iter_custom(|iters| {
+            timed(iters, "s", &|la, lb| {
+                session(la, lb);
+            })
+        })
+    });
+    group.bench_function("import_same_missing_events", |bench| {
+        bench.iter_custom(|iters| {
+            timed(iters, "i", &|la, lb| {
+                import(la, &tail_b);
+                import(lb, &tail_a);
+            })
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,171 @@
+//! `serve` and `sync`: the two ends of the sync protocol over TCP, stdio or a spawned
+//! command. The protocol itself is the library's ([`akledger::sync`]); this file only opens
+//! the ledger, connects the streams and prints the result.
+
+use std::io::{self, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use akledger::limits::MAX_SYNC_SESSIONS;
+use akledger::sync::{Direction, Duplex, SyncOptions, SyncReport, TimedReader};
+use akledger::{Json, Object};
+
+use super::output::{json_text, print_lines, stdout_error, CliError, LedgerArgs, Outcome};
+
+/// Where `sync` finds its peer.
+pub enum Peer {
+    /// A `serve --listen` address.
+    Tcp(String),
+    /// A shell command whose stdin/stdout speak the protocol (`… serve --stdio`).
+    Command(String),
+}
+
+/// `akledger serve --listen ADDR`: one ledger shared by concurrent sessions.
+pub fn serve_tcp(ledger: &LedgerArgs, addr: &str, timeout: Duration) -> Result<Outcome, CliError> {
+    let ledger = Arc::new(ledger.open_or_create()?);
+    let listener =
+        TcpListener::bind(addr).map_err(|e| CliError::Usage(format!("listen on {addr}: {e}")))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| CliError::Usage(format!("listen on {addr}: {e}")))?;
+    let mut out = io::stdout();
+    writeln!(out, "{bound}")
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)?;
+    let active = Arc::new(AtomicUsize::new(0));
+    let options = SyncOptions {
+        timeout,
+        ..SyncOptions::default()
+    };
+    for conn in listener.incoming() {
+        let Ok(mut stream) = conn else { continue };
+        if active.load(Ordering::SeqCst) >= MAX_SYNC_SESSIONS {
+            eprintln!("akledger: serve: {MAX_SYNC_SESSIONS} sessions running; connection refused");
+            continue;
+        }
+        let peer = stream
+            .peer_addr()
+            .map_or_else(|_| "peer".to_owned(), |a| a.to_string());
+        let (ledger, active) = (Arc::clone(&ledger), Arc::clone(&active));
+        active.fetch_add(1, Ordering::SeqCst);
+        std::thread::spawn(move || {
+            let result = options
+                .apply_to(&stream)
+                .map_err(akledger::sync::SyncError::io)
+                .and_then(|()| ledger.serve_session(&mut stream));
+            match result {
+                Ok(r) => eprintln!(
+                    "akledger: serve: {peer}: sent {} events, received {}",
+                    r.sent, r.received
+                ),
+                Err(e) => eprintln!("akledger: serve: {peer}: {e}"),
+            }
+            active.fetch_sub(1, Ordering::SeqCst);
+        });
+    }
+    Ok(Outcome::Clean)
+}
+
+/// `akledger serve --stdio`: one session over stdin/stdout.
+pub fn serve_stdio(ledger: &LedgerArgs, timeout: Duration) -> Result<Outcome, CliError> {
+    let ledger = ledger.open_or_create()?;
+    let mut stream = Duplex {
+        reader: TimedReader::new(io::stdin(), timeout),
+        writer: io::stdout(),
+    };
+    ledger
+        .serve_session(&mut stream)
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    Ok(Outcome::Clean)
+}
+
+/// `akledger sync --peer ADDR | --peer-cmd CMD`.
+pub fn sync(
+    ledger: &LedgerArgs,
+    peer: &Peer,
+    options: &SyncOptions,
+    json: bool,
+) -> Result<Outcome, CliError> {
+    let ledger = ledger.open_or_create()?;
+    let report = match peer {
+        Peer::Tcp(addr) => {
+            let mut stream = TcpStream::connect(addr)
+                .map_err(|e| CliError::Usage(format!("connect to {addr}: {e}")))?;
+            options
+                .apply_to(&stream)
+                .map_err(|e| CliError::Usage(format!("connect to {addr}: {e}")))?;
+            ledger.sync(&mut stream, options)
+        }
+        Peer::Command(cmd) => {
+            let mut child = Command::new("sh")
+                .args(["-c", cmd])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .map_err(|e| CliError::Usage(format!("run {cmd:?}: {e}")))?;
+            let (Some(writer), Some(reader)) = (child.stdin.take(), child.stdout.take()) else {
+                return Err(CliError::Usage(format!("run {cmd:?}: no pipes")));
+            };
+            let mut stream = Duplex {
+                reader: TimedReader::new(reader, options.timeout),
+                writer,
+            };
+            let result = ledger.sync(&mut stream, options);
+            drop(stream);
+            if result.is_err() {
+                let _ = child.kill();
+            }
+            let _ = child.wait();
+            result
+        }
+    };
+    let report = report.map_err(|e| CliError::Usage(e.to_string()))?;
+    print_report(&report, json)?;
+    Ok(if report.rejected > 0 {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
+}
+
+fn print_report(r: &SyncReport, json: bool) -> Result<(), CliError> {
+    let n = |v: u64| Json::Int(i64::try_from(v).unwrap_or(i64::MAX));
+    if json {
+        let object = Object::new()
+            .with("sent", n(r.sent))
+            .with("received", n(r.received))
+            .with("bytes_sent", n(r.bytes_sent))
+            .with("bytes_received", n(r.bytes_received))
+            .with("rounds", n(r.rounds));
+        return print_lines([json_text(&object.into())]);
+    }
+    let mut lines = vec![
+        format!("sent {} events, received {}", r.sent, r.received),
+        format!(
+            "{} bytes out, {} bytes in, {} rounds",
+            r.bytes_sent, r.bytes_received, r.rounds
+        ),
+    ];
+    if r.pending > 0 || r.rejected > 0 {
+        lines.push(format!(
+            "of the received: {} admitted, {} pending, {} rejected",
+            r.admitted, r.pending, r.rejected
+        ));
+    }
+    print_lines(lines)
+}
+
+/// The direction the flags ask for.
+pub fn direction(pull_only: bool, push_only: bool) -> Result<Direction, CliError> {
+    match (pull_only, push_only) {
+        (false, false) => Ok(Direction::Both),
+        (true, false) => Ok(Direction::PullOnly),
+        (false, true) => Ok(Direction::PushOnly),
+        (true, true) => Err(CliError::Usage(
+            "--pull-only and --push-only exclude each other".into(),
+        )),
+    }
+}

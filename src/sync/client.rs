@@ -1,0 +1,109 @@
+//! The driving side of a session ([`Ledger::sync`]).
+
+use std::io::{Read, Write};
+
+use crate::id::EventId;
+use crate::ledger::Ledger;
+
+use super::frame::Frame;
+use super::negotiate::common_heads;
+use super::stream::{unexpected, Wire};
+use super::{Direction, SyncError, SyncOptions, SyncReport};
+
+impl Ledger {
+    /// Syncs with the peer at the other end of `stream` (which runs
+    /// [`Ledger::serve_session`]): hello, have rounds when needed, pull, then push (so events the pull
+    /// released from pending here are sent too). Timeouts are
+    /// the stream's (see [`SyncOptions::timeout`]). Each received batch is admitted as it
+    /// arrives, so what was admitted stays when the session fails later.
+    pub fn sync<S: Read + Write>(
+        &self,
+        stream: &mut S,
+        options: &SyncOptions,
+    ) -> Result<SyncReport, SyncError> {
+        let mut wire = Wire::new(stream);
+        match drive(self, &mut wire, options.direction) {
+            Ok(()) => Ok(wire.report),
+            Err(e) => {
+                wire.refuse(&e);
+                Err(e)
+            }
+        }
+    }
+}
+
+fn drive<S: Read + Write>(
+    ledger: &Ledger,
+    wire: &mut Wire<'_, S>,
+    direction: Direction,
+) -> Result<(), SyncError> {
+    let mine = ledger.heads();
+    wire.send(&Frame::Hello(mine.clone()))?;
+    wire.report.rounds += 1;
+    let theirs = match wire.recv(0)? {
+        Frame::Hello(heads) => heads,
+        other => return Err(unexpected(&other, "hello")),
+    };
+    let all_known = theirs.iter().all(|h| ledger.contains(h));
+    let mut same = mine.clone();
+    let mut other = theirs.clone();
+    same.sort_unstable();
+    other.sort_unstable();
+    if same == other {
+        wire.send(&Frame::Bye)?;
+        return Ok(());
+    }
+    let common = common_heads(ledger, wire, &theirs)?;
+    if direction != Direction::PushOnly && !all_known {
+        wire.send(&Frame::Pull(common.clone()))?;
+        wire.report.rounds += 1;
+        wire.receive_events(ledger)?;
+        check_delivered(ledger, &theirs)?;
+    }
+    if direction != Direction::PullOnly {
+        // After a pull the peer also holds its own heads; the pulled events are not sent back.
+        let mut base = common;
+        base.extend(theirs.iter().filter(|h| ledger.contains(h)));
+        let missing = ledger.difference(&ledger.heads(), &base)?;
+        if !missing.is_empty() {
+            wire.send_events(ledger, &missing)?;
+            wire.report.rounds += 1;
+            let released = match wire.recv(0)? {
+                Frame::Done(released) => released,
+                other => return Err(unexpected(&other, "done")),
+            };
+            if released > 0 && direction == Direction::Both {
+                // The push released pending events on the peer: fetch them too.
+                base.extend(missing);
+                wire.send(&Frame::Pull(ledger.heads_of(&base)?))?;
+                wire.report.rounds += 1;
+                wire.receive_events(ledger)?;
+            }
+        }
+    }
+    wire.send(&Frame::Bye)
+}
+
+/// After a pull, every head the peer advertised must be here (admitted, or pending on
+/// something the peer still withholds): otherwise the peer lied about its heads.
+fn check_delivered(ledger: &Ledger, heads: &[EventId]) -> Result<(), SyncError> {
+    let absent: Vec<String> = heads
+        .iter()
+        .filter(|h| !ledger.contains(h))
+        .map(|h| {
+            if ledger.is_pending(h) {
+                format!("{h} (pending: its dependencies were not sent)")
+            } else {
+                h.to_string()
+            }
+        })
+        .take(3)
+        .collect();
+    if absent.is_empty() {
+        return Ok(());
+    }
+    Err(SyncError::Protocol(format!(
+        "the peer advertised heads it did not deliver: {}",
+        absent.join(", ")
+    )))
+}

@@ -1,0 +1,332 @@
+//! The sync wire format: versioned, length-prefixed frames and their payloads.
+//!
+//! ```text
+//! frame   = version:u8 (=1) kind:u8 length:u32be payload[length]   (length ≤ MAX_SYNC_FRAME_BYTES)
+//! ids     = count:u32be { id:33 bytes (suite byte + digest) }*      (count ≤ MAX_SYNC_IDS)
+//! events  = count:u32be { length:u32be canonical-event-bytes }*
+//! bits    = bitmap, bit i (LSB first) answers the i-th queried id
+//! count   = u64be
+//! ```
+//!
+//! Decoding never trusts a length: it is checked against the bytes present and the bounds
+//! before anything is allocated.
+
+use std::io::{Read, Write};
+
+use crate::id::EventId;
+use crate::limits::{MAX_SYNC_FRAME_BYTES, MAX_SYNC_IDS, SYNC_BATCH_EVENTS};
+
+use super::SyncError;
+
+/// The protocol version this build speaks.
+pub const VERSION: u8 = 1;
+
+/// Bytes of a frame header.
+pub const HEADER_BYTES: usize = 6;
+
+/// What a frame carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// Opens a session: the sender's heads.
+    Hello(Vec<EventId>),
+    /// Does the receiver hold these events (admitted)?
+    Have(Vec<EventId>),
+    /// The answer to `Have`, one bit per queried id.
+    Known(Vec<bool>),
+    /// Asks for every event the receiver holds that these common events do not cover.
+    Pull(Vec<EventId>),
+    /// A batch of events, in an order the receiver can admit.
+    Events(Vec<Vec<u8>>),
+    /// Ends a stream of `Events`: how many events the stream held. As the reply to a pushed
+    /// stream: how many of the receiver's pending events the stream released.
+    Done(u64),
+    /// Ends the session.
+    Bye,
+    /// The sender gives up; the text says why.
+    Error(String),
+}
+
+const HELLO: u8 = 1;
+const HAVE: u8 = 2;
+const KNOWN: u8 = 3;
+const PULL: u8 = 4;
+const EVENTS: u8 = 5;
+const DONE: u8 = 6;
+const BYE: u8 = 7;
+const ERROR: u8 = 8;
+
+impl Frame {
+    /// A short name for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Frame::Hello(_) => "hello",
+            Frame::Have(_) => "have",
+            Frame::Known(_) => "known",
+            Frame::Pull(_) => "pull",
+            Frame::Events(_) => "events",
+            Frame::Done(_) => "done",
+            Frame::Bye => "bye",
+            Frame::Error(_) => "error",
+        }
+    }
+
+    /// The kind byte and payload.
+    fn encode(&self) -> (u8, Vec<u8>) {
+        match self {
+            Frame::Hello(ids) => (HELLO, encode_ids(ids)),
+            Frame::Have(ids) => (HAVE, encode_ids(ids)),
+            Frame::Pull(ids) => (PULL, encode_ids(ids)),
+            Frame::Known(bits) => {
+                let mut out = vec![0u8; bits.len().div_ceil(8)];
+                for (i, bit) in bits.iter().enumerate() {
+                    if let Some(byte) = out.get_mut(i / 8) {
+                        *byte |= u8::from(*bit) << (i % 8);
+                    }
+                }
+                (KNOWN, out)
+            }
+            Frame::Events(events) => {
+                let size = 4 + events.iter().map(|e| 4 + e.len()).sum::<usize>();
+                let mut out = Vec::with_capacity(size);
+                out.extend_from_slice(&len_u32(events.len()).to_be_bytes());
+                for e in events {
+                    out.extend_from_slice(&len_u32(e.len()).to_be_bytes());
+                    out.extend_from_slice(e);
+                }
+                (EVENTS, out)
+            }
+            Frame::Done(n) => (DONE, n.to_be_bytes().to_vec()),
+            Frame::Bye => (BYE, Vec::new()),
+            Frame::Error(text) => (ERROR, text.as_bytes().to_vec()),
+        }
+    }
+
+    /// Decodes a payload of `kind`; `expected_bits` is the length of the pending `Have`.
+    fn decode(kind: u8, payload: &[u8], expected_bits: usize) -> Result<Frame, SyncError> {
+        let mut r = Cursor { rest: payload };
+        let frame = match kind {
+            HELLO => Frame::Hello(decode_ids(&mut r)?),
+            HAVE => Frame::Have(decode_ids(&mut r)?),
+            PULL => Frame::Pull(decode_ids(&mut r)?),
+            KNOWN => {
+                let bytes = r.take(expected_bits.div_ceil(8))?;
+                let bits = (0..expected_bits)
+                    .map(|i| bytes.get(i / 8).is_some_and(|b| b >> (i % 8) & 1 == 1))
+                    .collect();
+                Frame::Known(bits)
+            }
+            EVENTS => {
+                let count = r.u32()? as usize;
+                if count > SYNC_BATCH_EVENTS {
+                    return Err(violation(format!(
+                        "an events frame of {count} events is over the {SYNC_BATCH_EVENTS}-event limit"
+                    )));
+                }
+                let mut events = Vec::with_capacity(count);
+                for _ in 0..count {
+                    let len = r.u32()? as usize;
+                    events.push(r.take(len)?.to_vec());
+                }
+                Frame::Events(events)
+            }
+            DONE => {
+                let raw = r.take(8)?;
+                let mut n = [0u8; 8];
+                n.copy_from_slice(raw);
+                Frame::Done(u64::from_be_bytes(n))
+            }
+            BYE => Frame::Bye,
+            ERROR => {
+                let text = String::from_utf8_lossy(r.take(r.rest.len())?).into_owned();
+                Frame::Error(text.chars().take(500).collect())
+            }
+            other => return Err(violation(format!("unknown frame kind {other}"))),
+        };
+        if !r.rest.is_empty() {
+            return Err(violation(format!(
+                "{} frame has {} trailing bytes",
+                frame.name(),
+                r.rest.len()
+            )));
+        }
+        Ok(frame)
+    }
+}
+
+/// Writes one frame; returns the bytes written.
+pub fn write_frame(w: &mut impl Write, frame: &Frame) -> Result<u64, SyncError> {
+    let (kind, payload) = frame.encode();
+    if payload.len() > MAX_SYNC_FRAME_BYTES {
+        return Err(SyncError::Misuse(format!(
+            "a {} frame of {} bytes is over the {MAX_SYNC_FRAME_BYTES}-byte frame limit",
+            frame.name(),
+            payload.len()
+        )));
+    }
+    let [a, b, c, d] = len_u32(payload.len()).to_be_bytes();
+    let header = [VERSION, kind, a, b, c, d];
+    w.write_all(&header).map_err(SyncError::io)?;
+    w.write_all(&payload).map_err(SyncError::io)?;
+    w.flush().map_err(SyncError::io)?;
+    Ok((HEADER_BYTES + payload.len()) as u64)
+}
+
+/// Reads one frame (`expected_bits`: the length of the `Have` this may answer); returns it
+/// with the bytes read. A clean end of stream before a header is `Ok(None)`.
+pub fn read_frame(
+    r: &mut impl Read,
+    expected_bits: usize,
+) -> Result<Option<(Frame, u64)>, SyncError> {
+    let mut header = [0u8; HEADER_BYTES];
+    let mut got = 0;
+    while got < HEADER_BYTES {
+        let n = r
+            .read(header.get_mut(got..).unwrap_or_default())
+            .map_err(SyncError::io)?;
+        if n == 0 {
+            if got == 0 {
+                return Ok(None);
+            }
+            return Err(SyncError::Disconnected);
+        }
+        got += n;
+    }
+    let [version, kind, a, b, c, d] = header;
+    if version != VERSION {
+        return Err(violation(format!(
+            "the peer speaks sync protocol version {version}; this build speaks version {VERSION}"
+        )));
+    }
+    let len = u32::from_be_bytes([a, b, c, d]) as usize;
+    if len > MAX_SYNC_FRAME_BYTES {
+        return Err(violation(format!(
+            "the peer sent a frame of {len} bytes, over the {MAX_SYNC_FRAME_BYTES}-byte limit"
+        )));
+    }
+    let mut payload = vec![0u8; len];
+    r.read_exact(&mut payload).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            SyncError::Disconnected
+        } else {
+            SyncError::io(e)
+        }
+    })?;
+    let frame = Frame::decode(kind, &payload, expected_bits)?;
+    Ok(Some((frame, (HEADER_BYTES + len) as u64)))
+}
+
+fn violation(text: String) -> SyncError {
+    SyncError::Protocol(text)
+}
+
+/// Lengths here are bounded by the frame limit, far below `u32::MAX`.
+fn len_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+fn encode_ids(ids: &[EventId]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + ids.len() * 33);
+    out.extend_from_slice(&len_u32(ids.len()).to_be_bytes());
+    for id in ids {
+        out.extend_from_slice(id.bytes());
+    }
+    out
+}
+
+fn decode_ids(r: &mut Cursor<'_>) -> Result<Vec<EventId>, SyncError> {
+    let count = r.u32()? as usize;
+    if count > MAX_SYNC_IDS {
+        return Err(violation(format!(
+            "the peer sent {count} ids in one frame, over the {MAX_SYNC_IDS}-id limit"
+        )));
+    }
+    let mut ids = Vec::with_capacity(count.min(r.rest.len() / 33));
+    for _ in 0..count {
+        let mut raw = [0u8; 33];
+        raw.copy_from_slice(r.take(33)?);
+        let id = EventId::from_bytes(&raw)
+            .map_err(|e| violation(format!("the peer sent a malformed id: {e}")))?;
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+/// A bounds-checked reader over a payload.
+struct Cursor<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], SyncError> {
+        if n > self.rest.len() {
+            return Err(violation(format!(
+                "a frame ends {} bytes early",
+                n - self.rest.len()
+            )));
+        }
+        let (head, rest) = self.rest.split_at(n);
+        self.rest = rest;
+        Ok(head)
+    }
+
+    fn u32(&mut self) -> Result<u32, SyncError> {
+        let raw = self.take(4)?;
+        let mut n = [0u8; 4];
+        n.copy_from_slice(raw);
+        Ok(u32::from_be_bytes(n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(frame: Frame, bits: usize) {
+        let mut buf = Vec::new();
+        let written = write_frame(&mut buf, &frame).unwrap();
+        assert_eq!(written as usize, buf.len());
+        let (back, read) = read_frame(&mut buf.as_slice(), bits).unwrap().unwrap();
+        assert_eq!(back, frame);
+        assert_eq!(read, written);
+    }
+
+    #[test]
+    fn frames_round_trip() {
+        let id = EventId::of_preimage(crate::id::DigestSuite::Blake3, b"x");
+        round_trip(Frame::Hello(vec![id, id]), 0);
+        round_trip(
+            Frame::Known(vec![
+                true, false, true, true, false, false, true, false, true,
+            ]),
+            9,
+        );
+        round_trip(Frame::Events(vec![b"{}".to_vec(), Vec::new()]), 0);
+        round_trip(Frame::Done(7), 0);
+        round_trip(Frame::Bye, 0);
+    }
+
+    #[test]
+    fn bad_frames_are_protocol_errors() {
+        let oversized = [1u8, HELLO, 0xFF, 0xFF, 0xFF, 0xFF];
+        assert!(matches!(
+            read_frame(&mut &oversized[..], 0),
+            Err(SyncError::Protocol(_))
+        ));
+        let version = [9u8, HELLO, 0, 0, 0, 0];
+        assert!(matches!(
+            read_frame(&mut &version[..], 0),
+            Err(SyncError::Protocol(_))
+        ));
+        let short = [1u8, HELLO, 0, 0, 0, 4, 0, 0, 0, 9];
+        assert!(matches!(
+            read_frame(&mut &short[..], 0),
+            Err(SyncError::Protocol(_))
+        ));
+        let cut = [1u8, HELLO, 0, 0, 0, 40, 0];
+        assert!(matches!(
+            read_frame(&mut &cut[..], 0),
+            Err(SyncError::Disconnected)
+        ));
+        assert!(read_frame(&mut &[][..], 0).unwrap().is_none());
+    }
+}

@@ -1,0 +1,153 @@
+//! Sync: two ledgers exchange exactly the events the other lacks, over any byte stream.
+//!
+//! The IO shell's network end (it touches no file; it reads and writes a stream). One side
+//! drives ([`Ledger::sync`], the client), the other answers ([`Ledger::serve_session`]):
+//!
+//! 1. **hello** — both send their heads.
+//! 2. **have rounds** — the client finds the common set C (the events both hold; it is
+//!    closed under ancestors on both sides). When every server head is known locally, C is
+//!    what those heads cover and no round is needed. Otherwise the client asks `have?` about
+//!    its own events that the known server heads do not cover, newest first, in queries
+//!    that double in size (32, 64, …); a `yes` for an event settles all its ancestors, which
+//!    are dropped from later queries. The answers give C's heads M, ids both sides know.
+//! 3. **pull** — the client sends M; the server streams what M does not cover, in causal
+//!    order, in batches; the client admits each batch as it arrives.
+//! 4. **push** — the client sends what neither M nor the server's heads cover (pulled
+//!    events are not echoed; pending events the pull released are included), in causal
+//!    order, in batches; the server admits each batch as it arrives.
+//!
+//! Everything received goes through normal admission (verification, pending bounds). The
+//! peer is untrusted: frames are versioned and bounded ([`frame`]), every read and write
+//! has a timeout, rejected events per session are bounded, and a peer whose advertised
+//! heads are not delivered is reported. What was admitted before a failure stays (each batch
+//! is committed on its own), so a rerun completes.
+
+mod client;
+pub mod frame;
+mod negotiate;
+mod serve;
+mod stream;
+mod timed;
+
+pub use timed::{Duplex, TimedReader};
+
+use std::time::Duration;
+
+use crate::error::{Error, Fault};
+use crate::limits::SYNC_TIMEOUT_SECS;
+
+/// Which directions a sync moves events in.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Direction {
+    /// Pull what the peer has, push what it lacks.
+    #[default]
+    Both,
+    /// Only receive.
+    PullOnly,
+    /// Only send.
+    PushOnly,
+}
+
+/// What one sync session moved.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    /// Events sent to the peer.
+    pub sent: u64,
+    /// Events received from the peer.
+    pub received: u64,
+    /// Received events admitted now.
+    pub admitted: u64,
+    /// Received events already held here (a race with another writer, or a repeating peer).
+    pub duplicates: u64,
+    /// Received events stored as pending (their dependencies did not arrive).
+    pub pending: u64,
+    /// Received events admission refused (nothing written for them).
+    pub rejected: u64,
+    /// Bytes written to the peer.
+    pub bytes_sent: u64,
+    /// Bytes read from the peer.
+    pub bytes_received: u64,
+    /// Request/response exchanges (the client counts them; hello is the first).
+    pub rounds: u64,
+    /// Bytes of event payloads sent and received (the rest is protocol overhead).
+    pub event_bytes: u64,
+}
+
+/// Why a sync session stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SyncError {
+    /// The peer broke the protocol (bad frame, unknown version, over a bound, lied).
+    #[error("sync peer broke the protocol: {0}")]
+    Protocol(String),
+    /// The peer said nothing (or took nothing) for longer than the timeout.
+    #[error("sync peer timed out (silent for longer than the timeout)")]
+    Timeout,
+    /// The stream ended in the middle of the session.
+    #[error("sync peer disconnected in the middle of the session")]
+    Disconnected,
+    /// The peer gave up and said why.
+    #[error("sync peer refused: {0}")]
+    Refused(String),
+    /// Reading or writing the stream failed.
+    #[error("sync stream: {0}")]
+    Io(std::io::Error),
+    /// The caller asked for something impossible.
+    #[error("{0}")]
+    Misuse(String),
+    /// The local ledger failed.
+    #[error(transparent)]
+    Ledger(#[from] Error),
+}
+
+impl SyncError {
+    /// Maps a stream error, recognising timeouts and disconnects.
+    pub fn io(e: std::io::Error) -> SyncError {
+        use std::io::ErrorKind::*;
+        match e.kind() {
+            WouldBlock | TimedOut => SyncError::Timeout,
+            UnexpectedEof | BrokenPipe | ConnectionReset | ConnectionAborted => {
+                SyncError::Disconnected
+            }
+            _ => SyncError::Io(e),
+        }
+    }
+
+    /// Who is at fault.
+    pub fn fault(&self) -> Fault {
+        match self {
+            SyncError::Protocol(_) | SyncError::Refused(_) => Fault::ProtocolViolation,
+            SyncError::Timeout | SyncError::Disconnected | SyncError::Io(_) => Fault::Io,
+            SyncError::Misuse(_) => Fault::CallerMisuse,
+            SyncError::Ledger(e) => e.fault(),
+        }
+    }
+}
+
+/// Session settings.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SyncOptions {
+    /// Directions to move events in.
+    pub direction: Direction,
+    /// How long the peer may stay silent. Enforced by the stream: [`TimedReader`] for pipes,
+    /// socket timeouts for TCP ([`SyncOptions::apply_to`]).
+    pub timeout: Duration,
+}
+
+impl Default for SyncOptions {
+    fn default() -> Self {
+        SyncOptions {
+            direction: Direction::Both,
+            timeout: Duration::from_secs(SYNC_TIMEOUT_SECS),
+        }
+    }
+}
+
+impl SyncOptions {
+    /// Sets read and write timeouts on a TCP stream.
+    pub fn apply_to(&self, stream: &std::net::TcpStream) -> std::io::Result<()> {
+        stream.set_read_timeout(Some(self.timeout))?;
+        stream.set_write_timeout(Some(self.timeout))?;
+        stream.set_nodelay(true)
+    }
+}

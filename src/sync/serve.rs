@@ -1,0 +1,105 @@
+//! The answering side of a session ([`Ledger::serve_session`]).
+
+use std::io::{Read, Write};
+
+use crate::ledger::Ledger;
+use crate::limits::MAX_SYNC_ROUNDS;
+
+use super::frame::Frame;
+use super::stream::{unexpected, Wire};
+use super::{SyncError, SyncReport};
+
+/// What the server expects next.
+#[derive(PartialEq, Eq)]
+enum Phase {
+    Hello,
+    Requests,
+    /// Inside a pushed stream of events.
+    Receiving,
+}
+
+impl Ledger {
+    /// Answers one client session on `stream` until the client says bye or the stream
+    /// ends (a clean end between requests is not an error). Pushed events go through normal
+    /// admission batch by batch. A protocol violation is told to the peer before returning.
+    pub fn serve_session<S: Read + Write>(&self, stream: &mut S) -> Result<SyncReport, SyncError> {
+        let mut wire = Wire::new(stream);
+        match answer(self, &mut wire) {
+            Ok(()) => Ok(wire.report),
+            Err(e) => {
+                wire.refuse(&e);
+                Err(e)
+            }
+        }
+    }
+}
+
+fn answer<S: Read + Write>(ledger: &Ledger, wire: &mut Wire<'_, S>) -> Result<(), SyncError> {
+    let mut phase = Phase::Hello;
+    let mut pushed_from = 0u64;
+    // Ledger size and admissions counted when the pushed stream began.
+    let (mut len_before, mut admitted_before) = (0usize, 0u64);
+    let mut have_rounds = 0usize;
+    loop {
+        let Some(frame) = wire.recv_or_end(0)? else {
+            return match phase {
+                Phase::Receiving => Err(SyncError::Disconnected),
+                _ => Ok(()),
+            };
+        };
+        match (&phase, frame) {
+            (Phase::Hello, Frame::Hello(_)) => {
+                wire.send(&Frame::Hello(ledger.heads()))?;
+                phase = Phase::Requests;
+            }
+            (Phase::Requests, Frame::Have(ids)) => {
+                have_rounds += 1;
+                if have_rounds > MAX_SYNC_ROUNDS {
+                    return Err(SyncError::Protocol(format!(
+                        "the peer asked more than {MAX_SYNC_ROUNDS} have queries in one session"
+                    )));
+                }
+                let bits = ids.iter().map(|id| ledger.contains(id)).collect();
+                wire.send(&Frame::Known(bits))?;
+            }
+            (Phase::Requests, Frame::Pull(common)) => {
+                // Ids not held here are not common (a pushed event may be pending here).
+                let common: Vec<_> = common
+                    .into_iter()
+                    .filter(|id| ledger.contains(id))
+                    .collect();
+                let missing = ledger.difference(&ledger.heads(), &common)?;
+                wire.send_events(ledger, &missing)?;
+            }
+            (Phase::Requests, Frame::Events(events)) => {
+                pushed_from = wire.report.received;
+                len_before = ledger.len();
+                admitted_before = wire.report.admitted;
+                wire.admit(ledger, &events)?;
+                phase = Phase::Receiving;
+            }
+            (Phase::Receiving, Frame::Events(events)) => wire.admit(ledger, &events)?,
+            (Phase::Receiving | Phase::Requests, Frame::Done(n)) => {
+                let got = wire.report.received - pushed_from;
+                if phase == Phase::Requests && n != 0 || phase == Phase::Receiving && n != got {
+                    return Err(SyncError::Protocol(format!(
+                        "the peer announced {n} events but sent {got}"
+                    )));
+                }
+                // Events admitted beyond those pushed: pending events the push released,
+                // which the client may pull next.
+                let grown = ledger.len().saturating_sub(len_before) as u64;
+                let released = grown.saturating_sub(wire.report.admitted - admitted_before);
+                wire.send(&Frame::Done(if got == 0 { 0 } else { released }))?;
+                pushed_from = wire.report.received;
+                phase = Phase::Requests;
+            }
+            (Phase::Requests, Frame::Bye) => return Ok(()),
+            (Phase::Hello, other) => return Err(unexpected(&other, "hello")),
+            (Phase::Receiving, other) => return Err(unexpected(&other, "events or done")),
+            (Phase::Requests, other) => {
+                return Err(unexpected(&other, "have, pull, events or bye"))
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! One side's end of a session: frames in and out with byte counts, and the two event
+//! streams (sending what the peer lacks in causal order, admitting what arrives).
+
+use std::io::{Read, Write};
+
+use crate::id::EventId;
+use crate::ledger::{Appended, Ledger};
+use crate::limits::{MAX_SYNC_REJECTED, SYNC_BATCH_BYTES, SYNC_BATCH_EVENTS};
+
+use super::frame::{read_frame, write_frame, Frame};
+use super::{SyncError, SyncReport};
+
+/// A stream with the session's counters.
+pub(super) struct Wire<'s, S: Read + Write> {
+    stream: &'s mut S,
+    /// What moved so far.
+    pub report: SyncReport,
+}
+
+impl<'s, S: Read + Write> Wire<'s, S> {
+    pub fn new(stream: &'s mut S) -> Self {
+        Wire {
+            stream,
+            report: SyncReport::default(),
+        }
+    }
+
+    pub fn send(&mut self, frame: &Frame) -> Result<(), SyncError> {
+        self.report.bytes_sent += write_frame(self.stream, frame)?;
+        Ok(())
+    }
+
+    /// The next frame, or `None` at a clean end of stream. A peer's `Error` frame becomes
+    /// [`SyncError::Refused`].
+    pub fn recv_or_end(&mut self, expected_bits: usize) -> Result<Option<Frame>, SyncError> {
+        match read_frame(self.stream, expected_bits)? {
+            None => Ok(None),
+            Some((frame, bytes)) => {
+                self.report.bytes_received += bytes;
+                match frame {
+                    Frame::Error(text) => Err(SyncError::Refused(text)),
+                    frame => Ok(Some(frame)),
+                }
+            }
+        }
+    }
+
+    /// The next frame; the stream ending here is a disconnect.
+    pub fn recv(&mut self, expected_bits: usize) -> Result<Frame, SyncError> {
+        self.recv_or_end(expected_bits)?
+            .ok_or(SyncError::Disconnected)
+    }
+
+    /// Tells the peer why this side stops (best effort: the peer may be gone).
+    pub fn refuse(&mut self, error: &SyncError) {
+        if matches!(error, SyncError::Protocol(_) | SyncError::Misuse(_)) {
+            let _ = write_frame(self.stream, &Frame::Error(error.to_string()));
+        }
+    }
+
+    /// Sends the events `missing` (ids held here, in any order) in causal order, in
+    /// batches, then `Done(count)`.
+    pub fn send_events(&mut self, ledger: &Ledger, missing: &[EventId]) -> Result<(), SyncError> {
+        let mut sorted = missing.to_vec();
+        sorted.sort_unstable();
+        let mut batch: Vec<Vec<u8>> = Vec::new();
+        let mut bytes = 0usize;
+        let mut sent = 0u64;
+        if !sorted.is_empty() {
+            for id in ledger.causal_order() {
+                if sorted.binary_search(&id).is_err() {
+                    continue;
+                }
+                let Some(event) = ledger.get(&id)? else {
+                    continue;
+                };
+                let size = event.bytes().len();
+                if !batch.is_empty()
+                    && (batch.len() >= SYNC_BATCH_EVENTS || bytes + size > SYNC_BATCH_BYTES)
+                {
+                    self.send(&Frame::Events(std::mem::take(&mut batch)))?;
+                    bytes = 0;
+                }
+                bytes += size;
+                sent += 1;
+                self.report.event_bytes += size as u64;
+                batch.push(event.bytes().to_vec());
+            }
+        }
+        if !batch.is_empty() {
+            self.send(&Frame::Events(batch))?;
+        }
+        self.report.sent += sent;
+        self.send(&Frame::Done(sent))
+    }
+
+    /// Admits one received batch through normal admission; counts the outcomes. Too many
+    /// rejected events, or more duplicates than this ledger holds, in one session is a
+    /// flood.
+    pub fn admit(&mut self, ledger: &Ledger, events: &[Vec<u8>]) -> Result<(), SyncError> {
+        self.report.received += events.len() as u64;
+        self.report.event_bytes += events.iter().map(|e| e.len() as u64).sum::<u64>();
+        for outcome in ledger.append_batch(events)? {
+            match outcome {
+                Appended::Admitted(_) => self.report.admitted += 1,
+                Appended::Duplicate(_) => self.report.duplicates += 1,
+                Appended::Pending { .. } => self.report.pending += 1,
+                _ => self.report.rejected += 1,
+            }
+        }
+        if self.report.rejected > MAX_SYNC_REJECTED as u64 {
+            return Err(SyncError::Protocol(format!(
+                "the peer sent {} events that admission rejected, over the {MAX_SYNC_REJECTED}-event limit of one session",
+                self.report.rejected
+            )));
+        }
+        // Each event can arrive as a duplicate at most once per session unless the peer
+        // repeats itself.
+        if self.report.duplicates > ledger.len() as u64 {
+            return Err(SyncError::Protocol(format!(
+                "the peer sent {} events this ledger already holds, more than it holds: it repeats itself",
+                self.report.duplicates
+            )));
+        }
+        Ok(())
+    }
+
+    /// Receives a stream of `Events` up to its `Done`, admitting each batch as it arrives.
+    pub fn receive_events(&mut self, ledger: &Ledger) -> Result<(), SyncError> {
+        let before = self.report.received;
+        loop {
+            match self.recv(0)? {
+                Frame::Events(events) => self.admit(ledger, &events)?,
+                Frame::Done(n) if n == self.report.received - before => return Ok(()),
+                Frame::Done(n) => {
+                    return Err(SyncError::Protocol(format!(
+                        "the peer announced {n} events but sent {}",
+                        self.report.received - before
+                    )))
+                }
+                other => return Err(unexpected(&other, "events or done")),
+            }
+        }
+    }
+}
+
+/// A frame that does not belong here.
+pub(super) fn unexpected(frame: &Frame, wanted: &str) -> SyncError {
+    SyncError::Protocol(format!("expected {wanted}, got a {} frame", frame.name()))
+}
