@@ -1,6 +1,6 @@
 //! Argument parsing (clap) and dispatch; one file per command family:
 //! `demo`, `audit`, `gen`, `io` (append, import, export, drop-pending), `query` (show, heads, covers,
-//! heads-of, exchanges, exchange, check), `keys` (init, keygen, keys add), `author` (realm,
+//! heads-of, exchanges, exchange, check), `pending`, `keys` (init, keygen, keys add), `author` (realm,
 //! sidecar and exchange authoring), `verify`; shared plumbing in `output`.
 
 mod audit;
@@ -10,6 +10,7 @@ mod gen;
 mod io;
 mod keys;
 mod output;
+mod pending;
 mod query;
 mod verify;
 
@@ -21,17 +22,27 @@ use clap::{Parser, Subcommand};
 use author::{AuthorArgs, ControlArg, RequestArgs};
 use output::{FormatArg, LedgerArgs};
 
+/// The exit codes, at the end of `akledger --help`.
+const EXIT_CODES: &str = "\
+Exit codes (each command's --help says what 1 means for it):
+  0    success, nothing to report
+  1    the answer is no or the input has findings: rejected events (append, import,
+       verify, audit), pending events (audit), differences (check), not covered
+       (covers), an authored event not admitted (realm, sidecar, strand, exchange
+       request|respond|control)
+  2    usage errors, unreadable or unwritable files, ledger IO errors
+  130  interrupted (audit, on SIGINT or SIGTERM)
+When stdout's reader goes away early (`akledger audit LOG | head`), output stops and
+the exit code is still the command's verdict: 1 is never turned into 0.";
+
 /// akledger: an embedded ledger of signed, content-addressed events with a causal index and
 /// the Arkret sidecar exchange fold.
 ///
 /// Start with `akledger demo`, which builds a realistic ledger in ./akledger-data. Every
 /// command that uses a ledger takes `--dir DIR` (default ./akledger-data) and reads the
 /// keyring DIR/keyring.json when it exists. Read commands take `--json`.
-///
-/// Exit codes: 0 success; 1 the input had rejected (or, for audit, pending) events, or a
-/// check found differences; 2 usage or IO errors.
 #[derive(Parser, Debug)]
-#[command(name = "akledger", version, about, long_about)]
+#[command(name = "akledger", version, about, long_about, after_help = EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -79,8 +90,9 @@ enum Command {
     },
     /// Append events from a log, printing one outcome line per event.
     ///
-    /// Each event is admitted, a duplicate, pending (waiting for its parents) or rejected
-    /// with its PROFILE code. Exits 1 when any event was rejected.
+    /// Each event is admitted, a duplicate, pending (waiting for its parents, which are
+    /// named) or rejected with its PROFILE code. Exits 0 when nothing was rejected, 1 when
+    /// any event was rejected, 2 on usage or IO errors.
     ///
     /// Example: akledger append events.jsonl --json
     Append {
@@ -93,6 +105,9 @@ enum Command {
         json: bool,
     },
     /// Import a log (JSON Lines or CBOR, detected) in batches and print a summary.
+    ///
+    /// Exits 0 when nothing was rejected, 1 when any event was rejected, 2 on usage or IO
+    /// errors.
     ///
     /// Example: akledger import export.cbor --dir ./copy
     Import {
@@ -146,6 +161,9 @@ enum Command {
         json: bool,
     },
     /// Whether an event is covered by a basis (in it, or an ancestor of a member).
+    ///
+    /// Exits 0 when covered, 1 when not covered (as `git merge-base --is-ancestor`), 2 on
+    /// usage or IO errors (an id that is not admitted).
     ///
     /// Example: akledger covers --basis ak:event:A…,ak:event:B… ak:event:X… --json
     Covers {
@@ -212,7 +230,7 @@ enum Command {
     },
     /// Re-verify every stored event, rebuild every index and fold, and report differences.
     ///
-    /// Exits 1 when anything differs.
+    /// Exits 0 when nothing differs, 1 when anything differs, 2 on usage or IO errors.
     ///
     /// Example: akledger check --dir ./akledger-data
     Check {
@@ -252,6 +270,24 @@ enum Command {
         /// Also write the keyring (sidecar key) here.
         #[arg(long, value_name = "FILE")]
         keyring_out: Option<PathBuf>,
+    },
+    /// List the pending events (waiting for dependencies), or explain one.
+    ///
+    /// Each line: the event, how many dependencies it misses, and the events it ultimately
+    /// waits for (through other pending events). `--why ID` explains one: what it needs and
+    /// what became of each event it waits for (never seen, or rejected). Exits 0, or 2
+    /// when ID is not pending.
+    ///
+    /// Example: akledger pending --why ak:event:Ak2d…
+    Pending {
+        /// Explain this pending event.
+        #[arg(long, value_name = "ID")]
+        why: Option<String>,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// One JSON object per event: {"event_id","missing","root_missing","root_rejected"}.
+        #[arg(long)]
+        json: bool,
     },
     /// Drop a pending event (one waiting for dependencies). The drop is recorded in the
     /// log, so every replay agrees; the event may be submitted again later.
@@ -314,7 +350,8 @@ enum Command {
     /// Check each event of a log on its own (id, canonical form, proof), without a ledger.
     ///
     /// Prints one line per event: its id and `ok`, or the PROFILE error code and why.
-    /// Exits 1 when any event is rejected.
+    /// Exits 0 when every event is valid, 1 when any event is rejected, 2 on usage or IO
+    /// errors.
     ///
     /// Example: akledger verify events.jsonl --json
     Verify {
@@ -622,6 +659,7 @@ pub fn run() -> ExitCode {
             format,
             keyring_out: keyring_out.as_deref(),
         }),
+        Command::Pending { why, ledger, json } => pending::run(&ledger, why.as_deref(), json),
         Command::DropPending { id, ledger } => io::drop_pending(&ledger, &id),
         Command::Init { ledger, json } => keys::init(&ledger, json),
         Command::Keygen { out, force, json } => keys::keygen(&out, force, json),
