@@ -308,11 +308,12 @@ fn audit_reports_forgeries_and_tampering_at_their_indexes() {
     }
     assert_eq!(report["exchanges"].as_array().unwrap().len(), 30);
 
-    // The human report names each rejection by index.
+    // The human report names each rejection by line (index + 1: one event per line).
     let human = run_ok(&["audit", p(&log), "--keyring", p(&keyring)], 1);
     for (i, code, _) in &want {
         assert!(
-            stdout(&human).contains(&format!("index {i}: ")) && stdout(&human).contains(code),
+            stdout(&human).contains(&format!("line {} (byte ", i + 1))
+                && stdout(&human).contains(code),
             "{}",
             stdout(&human)
         );

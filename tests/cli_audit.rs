@@ -1,0 +1,281 @@
+//! What an auditor sees, run for real on files: exit codes a script can trust (a closed
+//! pipe keeps the verdict, `covers` answers with its exit code), pending events explained
+//! down to their root cause, positions as `line N (byte B)`, and the hint when nothing
+//! decrypts.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_akledger"))
+}
+
+/// Runs and requires exit code `code`.
+fn run_ok(args: &[&str], code: i32) -> Output {
+    let o = bin().args(args).output().expect("run akledger");
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "akledger {args:?}\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().expect("utf-8 path")
+}
+
+/// A generated log (realm notes + one sidecar) and its keyring.
+fn generated(dir: &Path) -> (String, Vec<String>) {
+    let log = dir.join("g.jsonl");
+    let keyring = dir.join("g.keyring.json");
+    run_ok(
+        &[
+            "gen",
+            "--events",
+            "40",
+            "--writers",
+            "2",
+            "--exchanges",
+            "3",
+            "--out",
+            p(&log),
+            "--keyring-out",
+            p(&keyring),
+        ],
+        0,
+    );
+    let lines = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    (p(&keyring).to_string(), lines)
+}
+
+fn write_lines(path: &Path, lines: &[String]) {
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn a_closed_pipe_keeps_the_verdict() {
+    // Thousands of rejected lines: far more output than a pipe buffers, so the reader
+    // closing after one line really breaks the pipe.
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("bad.jsonl");
+    write_lines(&log, &vec!["{\"not\":\"an event\"}".to_string(); 5000]);
+    for extra in [None, Some("--json")] {
+        let mut child = bin()
+            .arg("audit")
+            .arg(&log)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(!first.is_empty());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+        assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    }
+    // verify streams its verdict: the same holds.
+    let mut child = bin()
+        .arg("verify")
+        .arg(&log)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+}
+
+#[test]
+fn help_documents_every_exit_code() {
+    let help = text(&run_ok(&["--help"], 0).stdout);
+    for needle in ["Exit codes", "  0 ", "  1 ", "  2 ", "130", "not covered"] {
+        assert!(help.contains(needle), "{needle:?} missing from:\n{help}");
+    }
+    let covers = text(&run_ok(&["covers", "--help"], 0).stdout);
+    assert!(covers.contains("1 when not covered"), "{covers}");
+}
+
+#[test]
+fn covers_answers_with_its_exit_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (keyring, lines) = generated(tmp.path());
+    let log = tmp.path().join("g.jsonl");
+    let dir = tmp.path().join("d");
+    run_ok(
+        &["import", p(&log), "--dir", p(&dir), "--keyring", &keyring],
+        0,
+    );
+    let id = |line: &str| {
+        serde_json::from_str::<Value>(line).unwrap()["event_id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (first, last) = (id(&lines[0]), id(&lines[40]));
+    let d = p(&dir);
+    run_ok(&["covers", "--dir", d, "--basis", &last, &first], 0);
+    let o = run_ok(&["covers", "--dir", d, "--basis", &first, &last], 1);
+    assert_eq!(text(&o.stdout).trim(), "not covered");
+}
+
+/// The log with line 6 (index 5) tampered: its id no longer matches, so everything that
+/// depends on it waits for the id it claims.
+fn tampered(dir: &Path) -> (std::path::PathBuf, String, String, u64) {
+    let (keyring, mut lines) = generated(dir);
+    let claimed = serde_json::from_str::<Value>(&lines[5]).unwrap()["event_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let byte: usize = lines[..5].iter().map(|l| l.len() + 1).sum();
+    lines[5] = lines[5].replacen("\"kind\":\"ak.", "\"kind\":\"ak.x", 1);
+    let log = dir.join("tampered.jsonl");
+    write_lines(&log, &lines);
+    (log, keyring, claimed, byte as u64)
+}
+
+#[test]
+fn audit_explains_pending_down_to_the_rejected_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (log, keyring, claimed, byte) = tampered(tmp.path());
+    let report: Value = serde_json::from_slice(
+        &run_ok(&["audit", p(&log), "--keyring", &keyring, "--json"], 1).stdout,
+    )
+    .unwrap();
+    let rejected = &report["rejected"][0];
+    assert_eq!(rejected["index"], 5);
+    assert_eq!(rejected["line"], 6);
+    assert_eq!(rejected["byte"], byte);
+    assert_eq!(rejected["event_id"], Value::Null);
+    assert_eq!(rejected["claimed_event_id"], claimed.as_str());
+    assert_eq!(rejected["code"], "event_id_digest_mismatch");
+    let pending = report["pending"].as_array().unwrap();
+    assert!(!pending.is_empty());
+    // Every pending event ultimately waits for the tampered one, even those whose direct
+    // dependencies are pending themselves.
+    for entry in pending {
+        assert_eq!(
+            entry["root_missing"],
+            serde_json::json!([claimed]),
+            "{entry}"
+        );
+    }
+    assert!(pending.iter().any(|e| !e["missing"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from(claimed.as_str()))));
+
+    let human = text(&run_ok(&["audit", p(&log), "--keyring", &keyring], 1).stdout);
+    let want = format!(
+        "waits for {claimed}, which was rejected at line 6 (byte {byte}): event_id_digest_mismatch"
+    );
+    assert!(human.contains(&want), "{want}\nnot in:\n{human}");
+    assert!(
+        human.contains(&format!("line 6 (byte {byte}): (claims {claimed})")),
+        "{human}"
+    );
+}
+
+#[test]
+fn a_ledger_explains_its_pending_events() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (log, keyring, claimed, _) = tampered(tmp.path());
+    let dir = tmp.path().join("d");
+    let d = p(&dir);
+    let appended = text(&run_ok(&["append", p(&log), "--dir", d, "--keyring", &keyring], 1).stdout);
+    // append names the missing ids, and positions read `line N (byte B)`.
+    assert!(
+        appended.contains(&format!("pending (missing {claimed}")),
+        "{appended}"
+    );
+    assert!(appended.starts_with("line 1 (byte 0): "), "{appended}");
+
+    let listed = text(&run_ok(&["pending", "--dir", d, "--json"], 0).stdout);
+    let entries: Vec<Value> = listed
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!entries.is_empty());
+    assert!(entries
+        .iter()
+        .all(|e| e["root_missing"] == serde_json::json!([claimed])));
+    // One whose direct dependency is itself pending: the root cause is transitive.
+    let deep = entries
+        .iter()
+        .find(|e| e["missing"] != serde_json::json!([claimed]))
+        .expect("a pending event behind another pending one");
+    let id = deep["event_id"].as_str().unwrap();
+    let why = text(&run_ok(&["pending", "--dir", d, "--why", id], 0).stdout);
+    assert!(why.contains("(pending itself)"), "{why}");
+    assert!(
+        why.contains(&format!("waits for {claimed}, which was never admitted")),
+        "{why}"
+    );
+    // Not pending: a usage error naming why.
+    let first = serde_json::from_str::<Value>(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap()["event_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let o = run_ok(&["pending", "--dir", d, "--why", &first], 2);
+    assert!(text(&o.stderr).contains("not pending (admitted)"));
+}
+
+#[test]
+fn crlf_and_blank_lines_get_their_own_messages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, lines) = generated(tmp.path());
+    let log = tmp.path().join("crlf.jsonl");
+    let bytes = format!("{}\r\n{}\r\n\n{}\n", lines[0], lines[1], lines[2]);
+    std::fs::write(&log, &bytes).unwrap();
+    let out = text(&run_ok(&["verify", p(&log)], 1).stdout);
+    let got: Vec<&str> = out.lines().collect();
+    assert_eq!(got.len(), 4, "{out}");
+    assert!(
+        got[0].starts_with("line 1 (byte 0): ") && got[0].contains("CRLF"),
+        "{out}"
+    );
+    assert!(got[1].contains("CRLF"), "{out}");
+    assert!(
+        got[2].starts_with("line 3 ") && got[2].contains("blank line"),
+        "{out}"
+    );
+    assert!(got[3].ends_with(" ok"), "{out}");
+}
+
+#[test]
+fn an_audit_without_keys_says_how_to_pass_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (keyring, _) = generated(tmp.path());
+    let log = tmp.path().join("g.jsonl");
+    let o = run_ok(&["audit", p(&log)], 0);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("could not be decrypted") && err.contains("--keyring"),
+        "{err}"
+    );
+    let o = run_ok(&["audit", p(&log), "--keyring", &keyring], 0);
+    assert!(o.stderr.is_empty(), "{}", text(&o.stderr));
+}
