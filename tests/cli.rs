@@ -639,8 +639,9 @@ fn authoring_an_exchange_to_complete() {
             sidecar_id,
             "--exchange-id",
             x,
+            // A did:key (as keygen prints it) names the same agent as its principal.
             "--agent",
-            bob_id,
+            bob_ids["did_key"].as_str().unwrap(),
             "--body",
             "please summarize",
         ],

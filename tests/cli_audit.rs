@@ -279,3 +279,94 @@ fn an_audit_without_keys_says_how_to_pass_them() {
     let o = run_ok(&["audit", p(&log), "--keyring", &keyring], 0);
     assert!(o.stderr.is_empty(), "{}", text(&o.stderr));
 }
+
+#[test]
+fn keys_list_shows_ids_and_epochs_never_secrets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("d");
+    let d = p(&dir);
+    run_ok(&["init", "--dir", d], 0);
+    let key = tmp.path().join("k.json");
+    let ids: Value =
+        serde_json::from_slice(&run_ok(&["keygen", "--out", p(&key), "--json"], 0).stdout).unwrap();
+    let did_key = ids["did_key"].as_str().unwrap();
+    let principal = "ak:did_core:web:example.com";
+    run_ok(
+        &[
+            "keys",
+            "add",
+            "--dir",
+            d,
+            "--principal",
+            principal,
+            "--did-key",
+            did_key,
+        ],
+        0,
+    );
+    let sidecar = "ak:sidecar:AumdUO_wamfNslbmnTDggwluquDFqjSKmmqbXOgElF6p";
+    for epoch in ["2", "1"] {
+        run_ok(
+            &[
+                "keys",
+                "add",
+                "--dir",
+                d,
+                "--sidecar",
+                sidecar,
+                "--epoch",
+                epoch,
+                "--generate",
+            ],
+            0,
+        );
+    }
+    let listed: Value =
+        serde_json::from_slice(&run_ok(&["keys", "list", "--dir", d, "--json"], 0).stdout).unwrap();
+    assert_eq!(
+        listed["principals"],
+        serde_json::json!([{"principal": principal, "did_keys": [did_key]}])
+    );
+    assert_eq!(
+        listed["sidecars"],
+        serde_json::json!([{"sidecar_id": sidecar, "epochs": [1, 2]}])
+    );
+    // No secret of the keyring file appears in either form.
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("keyring.json")).unwrap()).unwrap();
+    let human = text(&run_ok(&["keys", "list", "--dir", d], 0).stdout);
+    let mut secrets = Vec::new();
+    collect_strings(&file["sidecar_keys"], &mut secrets);
+    assert!(!secrets.is_empty());
+    for secret in secrets.iter().filter(|s| s.len() == 43) {
+        assert!(!human.contains(secret.as_str()) && !listed.to_string().contains(secret.as_str()));
+    }
+    assert!(
+        human.contains(&format!("sidecar {sidecar} epochs 1 2")),
+        "{human}"
+    );
+}
+
+fn collect_strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
+        Value::Object(o) => o.values().for_each(|x| collect_strings(x, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn completions_and_man_page_are_generated() {
+    let bash = text(&run_ok(&["completions", "bash"], 0).stdout);
+    assert!(
+        bash.contains("akledger") && bash.contains("pending"),
+        "{bash}"
+    );
+    let zsh = text(&run_ok(&["completions", "zsh"], 0).stdout);
+    assert!(zsh.starts_with("#compdef akledger"), "{zsh}");
+    run_ok(&["completions", "tcsh-not-a-shell"], 2);
+    let man = text(&run_ok(&["man"], 0).stdout);
+    assert!(man.contains(".TH akledger 1"), "{man}");
+    assert!(man.contains("audit"), "{man}");
+}

@@ -1,7 +1,7 @@
 //! Argument parsing (clap) and dispatch; one file per command family:
 //! `demo`, `audit`, `gen`, `io` (append, import, export, drop-pending), `query` (show, heads, covers,
 //! heads-of, exchanges, exchange, check), `pending`, `keys` (init, keygen, keys add), `author` (realm,
-//! sidecar and exchange authoring), `verify`; shared plumbing in `output`.
+//! sidecar and exchange authoring), `verify`, `shell` (completions, man); shared plumbing in `output`.
 
 mod audit;
 mod author;
@@ -12,6 +12,7 @@ mod keys;
 mod output;
 mod pending;
 mod query;
+mod shell;
 mod verify;
 
 use std::path::PathBuf;
@@ -299,6 +300,18 @@ enum Command {
         #[command(flatten)]
         ledger: LedgerArgs,
     },
+    /// Print a shell completion script.
+    ///
+    /// Example: akledger completions bash > ~/.local/share/bash-completion/completions/akledger
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    ///
+    /// Example: akledger man > akledger.1 && man ./akledger.1
+    Man,
     /// Create an empty ledger and keyring.
     ///
     /// Example: akledger init --dir ./books
@@ -327,7 +340,7 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Edit the keyring file (PROFILE §11).
+    /// List or edit the keyring file (PROFILE §11).
     Keys {
         #[command(subcommand)]
         action: KeysCmd,
@@ -368,6 +381,17 @@ enum Command {
 
 #[derive(Subcommand, Debug)]
 enum KeysCmd {
+    /// List the keyring: principals with their authorized did:keys, sidecars with the
+    /// epochs it holds keys for. Never prints a secret.
+    ///
+    /// Example: akledger keys list --json
+    List {
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// Print {"keyring","principals":[{"principal","did_keys"}],"sidecars":[{"sidecar_id","epochs"}]}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Authorize a did:key for a principal, or add a sidecar key.
     ///
     /// Examples:
@@ -480,10 +504,11 @@ enum ExchangeCmd {
         /// The exchange id (`^[A-Za-z0-9._~=-]{22,128}$`).
         #[arg(long, value_name = "X")]
         exchange_id: String,
-        /// An addressed agent (repeat for several).
+        /// An addressed agent (repeat for several): `ak:did_core:…`, or a `did:key:z…`
+        /// (converted to its `ak:did_core:key:` principal).
         #[arg(long = "agent", value_name = "AGENT", required = true)]
         agents: Vec<String>,
-        /// The coordinator (required when several agents are addressed).
+        /// The coordinator (required when several agents are addressed); `did:key:` accepted.
         #[arg(long, value_name = "AGENT")]
         coordinator: Option<String>,
         /// The message text.
@@ -661,8 +686,13 @@ pub fn run() -> ExitCode {
         }),
         Command::Pending { why, ledger, json } => pending::run(&ledger, why.as_deref(), json),
         Command::DropPending { id, ledger } => io::drop_pending(&ledger, &id),
+        Command::Completions { shell } => shell::completions(shell),
+        Command::Man => shell::man(),
         Command::Init { ledger, json } => keys::init(&ledger, json),
         Command::Keygen { out, force, json } => keys::keygen(&out, force, json),
+        Command::Keys {
+            action: KeysCmd::List { ledger, json },
+        } => keys::list(&ledger, json),
         Command::Keys {
             action:
                 KeysCmd::Add {
