@@ -370,3 +370,61 @@ fn completions_and_man_page_are_generated() {
     assert!(man.contains(".TH akledger 1"), "{man}");
     assert!(man.contains("audit"), "{man}");
 }
+
+#[test]
+fn log_lists_newest_first_and_export_says_how_many() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (keyring, lines) = generated(tmp.path());
+    let log = tmp.path().join("g.jsonl");
+    let dir = tmp.path().join("d");
+    let d = p(&dir);
+    run_ok(&["import", p(&log), "--dir", d, "--keyring", &keyring], 0);
+    // Admission order is log order here (gen writes parents first).
+    let ids: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["event_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let all = text(&run_ok(&["log", "--dir", d], 0).stdout);
+    let got: Vec<&str> = all.lines().map(|l| l.split(' ').next().unwrap()).collect();
+    let want: Vec<&str> = ids.iter().rev().map(String::as_str).collect();
+    assert_eq!(got, want);
+    let three = text(&run_ok(&["log", "--dir", d, "--limit", "3"], 0).stdout);
+    assert_eq!(
+        three.lines().collect::<Vec<_>>(),
+        all.lines().take(3).collect::<Vec<_>>()
+    );
+    let creates = text(
+        &run_ok(
+            &["log", "--dir", d, "--kind", "ak.realm.create", "--json"],
+            0,
+        )
+        .stdout,
+    );
+    let creates: Vec<Value> = creates
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!creates.is_empty());
+    assert!(creates.iter().all(|c| c["kind"] == "ak.realm.create"
+        && c["actor"].as_str().unwrap().starts_with("ak:did_core:")));
+    // Newest first: the log's first event (the realm create) comes last.
+    assert_eq!(creates[creates.len() - 1]["event_id"], ids[0].as_str());
+
+    let out = tmp.path().join("all.cbor");
+    let said = text(
+        &run_ok(
+            &["export", "--dir", d, "--format", "cbor", "--out", p(&out)],
+            0,
+        )
+        .stdout,
+    );
+    assert_eq!(
+        said.trim(),
+        format!("wrote {} events to {}", lines.len(), p(&out))
+    );
+}

@@ -435,13 +435,18 @@ pub fn export(
     };
     let (mut writer, name) = open_output(out)?;
     let io_err = |e| CliError::Io(name.clone(), e);
+    let mut written = 0usize;
     for event in ledger.iter() {
         let event = event?;
         if keep.as_ref().is_none_or(|k| k.contains(&event.id())) {
             write_item(&mut writer, format.into(), event.bytes()).map_err(io_err)?;
+            written += 1;
         }
     }
     writer.flush().map_err(io_err)?;
+    if let Some(file) = out.filter(|p| p.as_os_str() != "-") {
+        super::output::print_lines([format!("wrote {written} events to {}", file.display())])?;
+    }
     Ok(Outcome::Clean)
 }
 

@@ -1,6 +1,6 @@
 //! Argument parsing (clap) and dispatch; one file per command family:
 //! `demo`, `audit`, `gen`, `io` (append, import, export, drop-pending), `query` (show, heads, covers,
-//! heads-of, exchanges, exchange, check), `pending`, `keys` (init, keygen, keys add), `author` (realm,
+//! heads-of, exchanges, exchange, check), `log`, `pending`, `keys` (init, keygen, keys add), `author` (realm,
 //! sidecar and exchange authoring), `verify`, `shell` (completions, man); shared plumbing in `output`.
 
 mod audit;
@@ -9,6 +9,7 @@ mod demo;
 mod gen;
 mod io;
 mod keys;
+mod log;
 mod output;
 mod pending;
 mod query;
@@ -121,6 +122,8 @@ enum Command {
         json: bool,
     },
     /// Write the admitted events as a log, in admission order.
+    ///
+    /// With `--out F`, says how many events it wrote.
     ///
     /// With `--since`, only the events not covered by those ids (what a peer at those heads
     /// is missing).
@@ -271,6 +274,23 @@ enum Command {
         /// Also write the keyring (sidecar key) here.
         #[arg(long, value_name = "FILE")]
         keyring_out: Option<PathBuf>,
+    },
+    /// Admitted events, newest first, one line each (id, time, kind, actor), like
+    /// `git log --oneline`.
+    ///
+    /// Example: akledger log --kind ak.sidecar.message --limit 10
+    Log {
+        /// Only events of this kind (e.g. ak.realm.create, ak.sidecar.control).
+        #[arg(long, value_name = "K")]
+        kind: Option<String>,
+        /// Only the newest N.
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// One JSON object per event: {"event_id","kind","actor" (its principal),"created_at"}.
+        #[arg(long)]
+        json: bool,
     },
     /// List the pending events (waiting for dependencies), or explain one.
     ///
@@ -684,6 +704,12 @@ pub fn run() -> ExitCode {
             format,
             keyring_out: keyring_out.as_deref(),
         }),
+        Command::Log {
+            kind,
+            limit,
+            ledger,
+            json,
+        } => log::run(&ledger, kind.as_deref(), limit, json),
         Command::Pending { why, ledger, json } => pending::run(&ledger, why.as_deref(), json),
         Command::DropPending { id, ledger } => io::drop_pending(&ledger, &id),
         Command::Completions { shell } => shell::completions(shell),
