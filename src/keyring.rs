@@ -92,7 +92,7 @@ impl Keyring {
             .iter()
             .map(|(s, by_epoch)| (*s, by_epoch.keys().copied().collect()))
             .collect();
-        list.sort_by(|a, b| a.0.cmp(&b.0));
+        list.sort_by_key(|a| a.0);
         list
     }
 
