@@ -62,8 +62,62 @@ fn generated(dir: &Path) -> (String, Vec<String>) {
     (p(&keyring).to_string(), lines)
 }
 
+/// The generated log imported into a ledger at `dir/d`: (keyring, log lines, ledger dir).
+fn imported(dir: &Path) -> (String, Vec<String>, std::path::PathBuf) {
+    let (keyring, lines) = generated(dir);
+    let ledger = dir.join("d");
+    let log = dir.join("g.jsonl");
+    run_ok(
+        &[
+            "import",
+            p(&log),
+            "--dir",
+            p(&ledger),
+            "--keyring",
+            &keyring,
+        ],
+        0,
+    );
+    (keyring, lines, ledger)
+}
+
+/// The `event_id` a log line names.
+fn id_of(line: &str) -> String {
+    serde_json::from_str::<Value>(line).unwrap()["event_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 fn write_lines(path: &Path, lines: &[String]) {
     std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
+/// Runs akledger, reads one line of its stdout and closes the pipe; its first line and
+/// how it ended.
+fn first_line_then_close(args: &[&str]) -> (String, Output) {
+    let mut child = bin()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    (first, child.wait_with_output().unwrap())
+}
+
+#[test]
+fn a_closed_pipe_exits_quietly_without_a_verdict() {
+    // export has nothing to judge: a reader that stops early is not an error.
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, _, dir) = imported(tmp.path());
+    let (first, out) = first_line_then_close(&["export", "--dir", p(&dir)]);
+    assert!(first.starts_with('{'));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
 }
 
 #[test]
@@ -74,20 +128,10 @@ fn a_closed_pipe_keeps_the_verdict() {
     let log = tmp.path().join("bad.jsonl");
     write_lines(&log, &vec!["{\"not\":\"an event\"}".to_string(); 5000]);
     for extra in [None, Some("--json")] {
-        let mut child = bin()
-            .arg("audit")
-            .arg(&log)
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
+        let mut args = vec!["audit", p(&log)];
+        args.extend(extra);
+        let (first, out) = first_line_then_close(&args);
         assert!(!first.is_empty());
-        let out = child.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
         assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
     }
@@ -115,20 +159,8 @@ fn help_documents_every_exit_code() {
 #[test]
 fn covers_answers_with_its_exit_code() {
     let tmp = tempfile::tempdir().unwrap();
-    let (keyring, lines) = generated(tmp.path());
-    let log = tmp.path().join("g.jsonl");
-    let dir = tmp.path().join("d");
-    run_ok(
-        &["import", p(&log), "--dir", p(&dir), "--keyring", &keyring],
-        0,
-    );
-    let id = |line: &str| {
-        serde_json::from_str::<Value>(line).unwrap()["event_id"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
-    let (first, last) = (id(&lines[0]), id(&lines[40]));
+    let (_, lines, dir) = imported(tmp.path());
+    let (first, last) = (id_of(&lines[0]), id_of(&lines[40]));
     let d = p(&dir);
     run_ok(&["covers", "--dir", d, "--basis", &last, &first], 0);
     let o = run_ok(&["covers", "--dir", d, "--basis", &first, &last], 1);
@@ -139,10 +171,7 @@ fn covers_answers_with_its_exit_code() {
 /// depends on it waits for the id it claims.
 fn tampered(dir: &Path) -> (std::path::PathBuf, String, String, u64) {
     let (keyring, mut lines) = generated(dir);
-    let claimed = serde_json::from_str::<Value>(&lines[5]).unwrap()["event_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let claimed = id_of(&lines[5]);
     let byte: usize = lines[..5].iter().map(|l| l.len() + 1).sum();
     lines[5] = lines[5].replacen("\"kind\":\"ak.", "\"kind\":\"ak.x", 1);
     let log = dir.join("tampered.jsonl");
@@ -228,17 +257,13 @@ fn a_ledger_explains_its_pending_events() {
         "{why}"
     );
     // Not pending: a usage error naming why.
-    let first = serde_json::from_str::<Value>(
+    let first = id_of(
         std::fs::read_to_string(&log)
             .unwrap()
             .lines()
             .next()
             .unwrap(),
-    )
-    .unwrap()["event_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    );
     let o = run_ok(&["pending", "--dir", d, "--why", &first], 2);
     assert!(text(&o.stderr).contains("not pending (admitted)"));
 }
@@ -374,21 +399,10 @@ fn completions_and_man_page_are_generated() {
 #[test]
 fn log_lists_newest_first_and_export_says_how_many() {
     let tmp = tempfile::tempdir().unwrap();
-    let (keyring, lines) = generated(tmp.path());
-    let log = tmp.path().join("g.jsonl");
-    let dir = tmp.path().join("d");
+    let (_, lines, dir) = imported(tmp.path());
     let d = p(&dir);
-    run_ok(&["import", p(&log), "--dir", d, "--keyring", &keyring], 0);
     // Admission order is log order here (gen writes parents first).
-    let ids: Vec<String> = lines
-        .iter()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["event_id"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let ids: Vec<String> = lines.iter().map(|l| id_of(l)).collect();
     let all = text(&run_ok(&["log", "--dir", d], 0).stdout);
     let got: Vec<&str> = all.lines().map(|l| l.split(' ').next().unwrap()).collect();
     let want: Vec<&str> = ids.iter().rev().map(String::as_str).collect();
