@@ -73,6 +73,30 @@ impl Keyring {
             .and_then(|by_epoch| by_epoch.get(&epoch))
     }
 
+    /// The principals with their authorized keys as `did:key`s (public keys, no secret),
+    /// in canonical order.
+    pub fn principals(&self) -> Vec<(DidCoreId, Vec<String>)> {
+        let mut list: Vec<(DidCoreId, Vec<String>)> = self
+            .principals
+            .iter()
+            .map(|(p, keys)| (p.clone(), keys.iter().map(did_key).collect()))
+            .collect();
+        list.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        list
+    }
+
+    /// The sidecars this keyring can decrypt, each with the epochs it holds a key for (never
+    /// the keys), in canonical order.
+    pub fn sidecar_epochs(&self) -> Vec<(SidecarId, Vec<u64>)> {
+        let mut list: Vec<(SidecarId, Vec<u64>)> = self
+            .sidecar_keys
+            .iter()
+            .map(|(s, by_epoch)| (*s, by_epoch.keys().copied().collect()))
+            .collect();
+        list.sort_by_key(|a| a.0);
+        list
+    }
+
     /// Reads the keyring file's bytes. Unknown members, malformed ids or keys are errors.
     pub fn from_json_bytes(bytes: &[u8]) -> Result<Self, Rejection> {
         if bytes.len() > MAX_KEYRING_BYTES {

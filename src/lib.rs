@@ -62,6 +62,6 @@ pub use exchange::{
 };
 pub use id::{DigestSuite, EventId, RealmId, SidecarId, StrandId};
 pub use keyring::Keyring;
-pub use ledger::{Appended, CheckReport, Config, Durability, Ledger, OpenReport};
+pub use ledger::{Appended, CheckReport, Config, Durability, Ledger, OpenReport, PendingCause};
 pub use proof::Verifier;
 pub use time::Timestamp;

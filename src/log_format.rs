@@ -98,6 +98,17 @@ impl<R: BufRead> LogReader<R> {
         if line.last() == Some(&b'\n') {
             line.pop();
         }
+        // Two common accidents get their own message rather than "not canonical JSON".
+        if line.is_empty() {
+            return Ok(Some(Err(schema(
+                "blank line: a JSON Lines log holds exactly one event per line",
+            ))));
+        }
+        if line.last() == Some(&b'\r') {
+            return Ok(Some(Err(schema(
+                "line ends with CR (CRLF line endings): JSON Lines logs end lines with LF alone",
+            ))));
+        }
         Ok(Some(Ok(line)))
     }
 
@@ -293,6 +304,28 @@ mod tests {
             vec![Ok(b"a".to_vec()), Err(Code::SchemaViolation)]
         );
         assert!(LogReader::detect(&b"\x01"[..]).unwrap().is_err());
+    }
+
+    #[test]
+    fn blank_lines_and_crlf_get_their_own_messages() {
+        let reader = LogReader::new(&b"{}\r\n\n{}\n"[..], LogFormat::JsonLines);
+        let items: Vec<LogItem> = reader.map(|i| i.unwrap()).collect();
+        assert_eq!(items.len(), 3);
+        let message = |i: usize| {
+            items[i]
+                .bytes
+                .as_ref()
+                .err()
+                .map(|r| (r.code(), r.message().to_string()))
+        };
+        let (code, crlf) = message(0).unwrap();
+        assert_eq!(code, Code::SchemaViolation);
+        assert!(crlf.contains("CRLF"), "{crlf}");
+        let (code, blank) = message(1).unwrap();
+        assert_eq!(code, Code::SchemaViolation);
+        assert!(blank.starts_with("blank line"), "{blank}");
+        assert_eq!(items[2].bytes.as_deref(), Ok(&b"{}"[..]));
+        assert_eq!((items[1].offset, items[2].offset), (4, 5));
     }
 
     #[test]

@@ -2,52 +2,70 @@
 //! shape, what was admitted, what is pending and what was rejected (with its log index),
 //! and the exchange fold of every sidecar.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, IsTerminal, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use akledger::canonical::Object;
-use akledger::{Appended, Config, Durability, EventId, Json, Ledger, NotFolded, Projection};
+use akledger::{
+    Appended, Config, Durability, EventId, Json, Ledger, NotFolded, PendingCause, Projection,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::io::{feed, rejected_id};
+use super::io::{claimed_id, feed, rejected_id, who_text, Position};
 use super::output::{
-    count, emit, ids_json, json_text, load_keyring, stdout_error, CliError, Outcome,
+    count, emit, emit_raw, ids_json, json_text, load_keyring, stdout_result, CliError, Outcome,
 };
-use super::query::{fold_all, reasons_text, status_text};
+use super::query::{decrypt_hint, fold_all, reasons_text, status_text};
 
 /// Logs at least this large get a progress bar (when stderr is a terminal).
 const PROGRESS_MIN_BYTES: u64 = 16 << 20;
 
 /// A rejected log item.
 struct RejectedItem {
-    index: usize,
+    pos: Position,
     event_id: Option<EventId>,
+    /// The id the item claims when it has none of its own (a digest mismatch).
+    claimed: Option<EventId>,
     code: &'static str,
     message: String,
 }
 
 impl RejectedItem {
     fn to_json(&self) -> Json {
-        Object::new()
-            .with("index", count(self.index))
+        let mut obj = self
+            .pos
+            .add_to(Object::new())
             .with(
                 "event_id",
                 self.event_id.map_or(Json::Null, |i| i.to_string().into()),
             )
             .with("code", self.code.into())
-            .with("message", self.message.as_str().into())
-            .into()
+            .with("message", self.message.as_str().into());
+        if let Some(claimed) = self.claimed {
+            obj.insert("claimed_event_id", claimed.to_string().into());
+        }
+        obj.into()
     }
 
     fn text(&self) -> String {
-        let id = self.event_id.map_or("-".to_string(), |i| i.to_string());
-        format!("index {}: {id} {} {}", self.index, self.code, self.message)
+        let id = who_text(self.event_id, self.claimed);
+        format!("{}: {id} {} {}", self.pos.text(), self.code, self.message)
+    }
+
+    /// The ids people may look this item up by: its own and the one it claims.
+    fn ids(&self) -> impl Iterator<Item = EventId> {
+        self.event_id.into_iter().chain(self.claimed)
+    }
+
+    /// `rejected at line 500 (byte 776992): code`.
+    fn cause_text(&self) -> String {
+        format!("rejected at {}: {}", self.pos.text(), self.code)
     }
 }
 
 /// Rejections of log items as they stream by, spooled to an anonymous temporary file (as
-/// `index TAB json-line TAB text-line`), so the report's memory follows what the ledger
+/// `index TAB ids TAB json-line TAB text-line TAB cause-text`), so the report's memory follows what the ledger
 /// holds, not how many bad lines the log has. The file has no name: nothing is left
 /// behind however the process ends.
 struct Spool {
@@ -66,15 +84,45 @@ impl Spool {
 
     fn push(&mut self, item: &RejectedItem) -> Result<(), CliError> {
         self.count += 1;
+        let ids: Vec<String> = item.ids().map(|i| i.to_string()).collect();
         let line = format!(
-            "{}\t{}\t{}\n",
-            item.index,
+            "{}\t{}\t{}\t{}\t{}\n",
+            item.pos.index,
+            ids.join(" "),
             json_text(&item.to_json()),
-            item.text().replace(['\t', '\n'], " ")
+            item.text().replace(['\t', '\n'], " "),
+            item.cause_text().replace(['\t', '\n'], " ")
         );
         self.file
             .write_all(line.as_bytes())
             .map_err(|e| CliError::Io(std::env::temp_dir(), e))
+    }
+
+    /// For each of `ids` that a spooled item has or claims, how it was rejected (the first
+    /// such item in the log). One pass over the spool, which stays open for writing.
+    fn causes(&mut self, ids: &HashSet<EventId>) -> Result<HashMap<EventId, String>, CliError> {
+        let io_err = |e| CliError::Io(std::env::temp_dir(), e);
+        let mut found = HashMap::new();
+        if ids.is_empty() || self.count == 0 {
+            return Ok(found);
+        }
+        self.file.flush().map_err(io_err)?;
+        let mut file = self.file.get_ref();
+        file.seek(SeekFrom::Start(0)).map_err(io_err)?;
+        for line in std::io::BufReader::new(file).lines() {
+            let line = line.map_err(io_err)?;
+            let mut parts = line.split('\t');
+            let (Some(item_ids), Some(cause)) = (parts.nth(1), parts.nth(2)) else {
+                continue;
+            };
+            for id in item_ids.split(' ').filter_map(|t| EventId::parse(t).ok()) {
+                if ids.contains(&id) {
+                    found.entry(id).or_insert_with(|| cause.to_string());
+                }
+            }
+        }
+        file.seek(SeekFrom::End(0)).map_err(io_err)?;
+        Ok(found)
     }
 
     /// The spooled items merged (by log index) with `late` ones, as (json, text) lines.
@@ -85,7 +133,7 @@ impl Spool {
         let io_err = |e| CliError::Io(std::env::temp_dir(), e);
         let mut file = self.file.into_inner().map_err(|e| io_err(e.into_error()))?;
         file.seek(SeekFrom::Start(0)).map_err(io_err)?;
-        late.sort_by_key(|r| r.index);
+        late.sort_by_key(|r| r.pos.index);
         let mut late = late.into_iter().peekable();
         let mut lines = std::io::BufReader::new(file).lines().peekable();
         Ok(std::iter::from_fn(move || {
@@ -104,14 +152,14 @@ impl Spool {
             let take_late = match (next_spooled, late.peek()) {
                 (_, None) => false,
                 (None, Some(_)) => true,
-                (Some(i), Some(r)) => r.index < i,
+                (Some(i), Some(r)) => r.pos.index < i,
             };
             if take_late {
                 return late.next().map(|r| Ok((json_text(&r.to_json()), r.text())));
             }
             let line = lines.next()?;
             Some(line.map_err(io_err).map(|line| {
-                let mut parts = line.splitn(3, '\t').skip(1);
+                let mut parts = line.split('\t').skip(2);
                 let json = parts.next().unwrap_or_default().to_string();
                 let text = parts.next().unwrap_or_default().to_string();
                 (json, text)
@@ -127,7 +175,7 @@ struct Report {
     duplicates: usize,
     rejected: Spool,
     released: Vec<RejectedItem>,
-    pending: Vec<(EventId, Vec<EventId>)>,
+    pending: Vec<PendingCause>,
     heads: Vec<EventId>,
     exchanges: Vec<Projection>,
     not_folded: Vec<NotFolded>,
@@ -149,6 +197,13 @@ pub fn run(log: &Path, keyring: Option<&Path>, json: bool) -> Result<Outcome, Cl
         bar.finish_and_clear();
     }
     drop(ledger);
+    if let Some(hint) = decrypt_hint(
+        &report.exchanges,
+        &report.not_folded,
+        "--keyring FILE (the demo writes DIR/keyring.json, gen writes --keyring-out)",
+    ) {
+        eprintln!("akledger: {hint}");
+    }
     let findings = report.rejected.count + report.released.len() + report.pending.len();
     if json {
         report.write_json()?;
@@ -192,21 +247,25 @@ fn replay(ledger: &Ledger, log: &Path, progress: Option<&ProgressBar>) -> Result
     let mut duplicates = 0usize;
     let mut rejected = Spool::new()?;
     // Where each pending event first appeared, to place rejections on release.
-    let mut pending_at: HashMap<EventId, usize> = HashMap::new();
+    let mut pending_at: HashMap<EventId, Position> = HashMap::new();
     feed(ledger, log, progress, |fed| {
         events += 1;
         match fed.outcome {
             Appended::Duplicate(_) => duplicates += 1,
             Appended::Pending { id, .. } => {
                 if let std::collections::hash_map::Entry::Vacant(slot) = pending_at.entry(id) {
-                    slot.insert(fed.index);
+                    slot.insert(fed.pos);
                 } else {
                     duplicates += 1;
                 }
             }
             Appended::Rejected { id, rejection } => rejected.push(&RejectedItem {
-                index: fed.index,
+                pos: fed.pos,
                 event_id: rejected_id(id, fed.bytes),
+                claimed: rejected_id(id, fed.bytes)
+                    .is_none()
+                    .then(|| claimed_id(fed.bytes))
+                    .flatten(),
                 code: rejection.code().as_str(),
                 message: rejection.message().to_string(),
             })?,
@@ -218,8 +277,13 @@ fn replay(ledger: &Ledger, log: &Path, progress: Option<&ProgressBar>) -> Result
         .rejected_on_release()
         .into_iter()
         .map(|(id, rejection)| RejectedItem {
-            index: pending_at.get(&id).copied().unwrap_or(usize::MAX),
+            pos: pending_at.get(&id).copied().unwrap_or(Position {
+                index: usize::MAX,
+                line: None,
+                byte: 0,
+            }),
             event_id: Some(id),
+            claimed: None,
             code: rejection.code().as_str(),
             message: rejection.message().to_string(),
         })
@@ -231,7 +295,7 @@ fn replay(ledger: &Ledger, log: &Path, progress: Option<&ProgressBar>) -> Result
         duplicates,
         rejected,
         released,
-        pending: ledger.pending(),
+        pending: ledger.pending_causes(),
         heads: ledger.heads(),
         exchanges,
         not_folded,
@@ -239,6 +303,23 @@ fn replay(ledger: &Ledger, log: &Path, progress: Option<&ProgressBar>) -> Result
 }
 
 impl Report {
+    /// How each root missing id of a pending event fared in the log: `rejected at line 500
+    /// (byte 776992): code` when an item had or claimed that id; absent when never seen.
+    fn root_causes(&mut self) -> Result<HashMap<EventId, String>, CliError> {
+        let roots: HashSet<EventId> = self
+            .pending
+            .iter()
+            .flat_map(|p| p.root_missing.iter().copied())
+            .collect();
+        let mut causes = self.rejected.causes(&roots)?;
+        for item in &self.released {
+            if let Some(id) = item.ids().find(|i| roots.contains(i)) {
+                causes.entry(id).or_insert_with(|| item.cause_text());
+            }
+        }
+        Ok(causes)
+    }
+
     fn rejected_total(&self) -> usize {
         self.rejected.count + self.released.len()
     }
@@ -254,10 +335,11 @@ impl Report {
         let pending = self
             .pending
             .iter()
-            .map(|(id, missing)| {
+            .map(|p| {
                 Object::new()
-                    .with("event_id", id.to_string().into())
-                    .with("missing", ids_json(missing))
+                    .with("event_id", p.id.to_string().into())
+                    .with("missing", ids_json(&p.missing))
+                    .with("root_missing", ids_json(&p.root_missing))
                     .into()
             })
             .collect();
@@ -265,7 +347,7 @@ impl Report {
         let not_folded = Json::Array(self.not_folded.iter().map(NotFolded::to_json).collect());
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());
-        let mut put = |text: &str| out.write_all(text.as_bytes()).map_err(stdout_error);
+        let mut put = |text: &str| emit_raw(&mut out, text);
         put(&format!(
             "{{\"exchanges\":{},\"heads\":{},\"not_folded\":{},\"pending\":{},\"rejected\":[",
             json_text(&exchanges),
@@ -280,11 +362,12 @@ impl Report {
             put(&item?.0)?;
         }
         put(&format!("],\"summary\":{}}}\n", json_text(&summary.into())))?;
-        out.flush().map_err(stdout_error)
+        stdout_result(out.flush())
     }
 
     /// The human report.
-    fn write_text(self, log: &Path) -> Result<(), CliError> {
+    fn write_text(mut self, log: &Path) -> Result<(), CliError> {
+        let causes = self.root_causes()?;
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());
         emit(&mut out, &format!("audit of {}", log.display()))?;
@@ -300,9 +383,15 @@ impl Report {
             ),
         )?;
         let mut tail = Vec::new();
-        for (id, missing) in &self.pending {
-            let missing: Vec<String> = missing.iter().map(ToString::to_string).collect();
-            tail.push(format!("pending {id}: missing {}", missing.join(" ")));
+        for p in &self.pending {
+            let missing: Vec<String> = p.missing.iter().map(ToString::to_string).collect();
+            tail.push(format!("pending {}: missing {}", p.id, missing.join(" ")));
+            for root in &p.root_missing {
+                let why = causes
+                    .get(root)
+                    .map_or("never seen in this log", String::as_str);
+                tail.push(format!("  waits for {root}, which was {why}"));
+            }
         }
         tail.push(format!("heads {}", self.heads.len()));
         tail.push(format!("exchanges {}", status_text(&self.exchanges)));
@@ -313,6 +402,6 @@ impl Report {
         for line in tail {
             emit(&mut out, &line)?;
         }
-        out.flush().map_err(stdout_error)
+        stdout_result(out.flush())
     }
 }

@@ -49,7 +49,7 @@ pub enum ControlArg {
     },
     /// Hand the exchange to another addressed agent.
     Reassign {
-        /// The new coordinator (`ak:did_core:…`).
+        /// The new coordinator (`ak:did_core:…`, or a `did:key:z…`).
         #[arg(long, value_name = "AGENT")]
         to: String,
     },
@@ -190,8 +190,15 @@ fn exchange_id(text: &str) -> Result<ExchangeId, CliError> {
     ExchangeId::parse(text).map_err(|r| CliError::Usage(format!("--exchange-id {text:?}: {r}")))
 }
 
+/// An agent on the command line: an `ak:did_core:…` principal, or a `did:key:z…` (as
+/// `keygen` prints it), converted to its `ak:did_core:key:` principal.
 fn did(text: &str) -> Result<DidCoreId, CliError> {
-    DidCoreId::parse(text).map_err(|r| CliError::Usage(format!("{text:?}: {r}")))
+    let parsed = if text.starts_with("did:key:") {
+        akledger::did::key_of_did_key(text).map(|k| DidCoreId::for_key(&k))
+    } else {
+        DidCoreId::parse(text)
+    };
+    parsed.map_err(|r| CliError::Usage(format!("{text:?}: {r}")))
 }
 
 fn body(text: &str) -> akledger::Json {

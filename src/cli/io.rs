@@ -7,13 +7,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use akledger::canonical::Object;
-use akledger::log_format::write_item;
+use akledger::log_format::{write_item, LogFormat};
 use akledger::{Appended, EventId, Json, Ledger, Rejection};
 use indicatif::ProgressBar;
 
 use super::output::{
     count, emit, ids_json, json_text, open_log, open_output, parse_ids, rejection_line,
-    stdout_error, CliError, FormatArg, LedgerArgs, Outcome,
+    stdout_result, CliError, FormatArg, LedgerArgs, Outcome,
 };
 
 /// Events per ledger batch.
@@ -23,12 +23,49 @@ const BATCH: usize = 1000;
 /// log of large events (up to 1 MiB each) stays well within `limits::MAX_BATCH_BYTES`.
 const BATCH_BYTES: usize = 32 << 20;
 
+/// Where an item is in a log, in the one form every report uses: `line 500 (byte 776992)`
+/// in text (`index 499 (byte …)` for a CBOR sequence, which has no lines) and
+/// `index`/`line`/`byte` in JSON.
+#[derive(Copy, Clone, Debug)]
+pub struct Position {
+    /// 0-based item index.
+    pub index: usize,
+    /// 1-based line (JSON Lines only: one item per line).
+    pub line: Option<usize>,
+    /// Byte offset of the item's start.
+    pub byte: u64,
+}
+
+impl Position {
+    /// The position of item `index` starting at `byte` in a log of `format`.
+    pub fn new(index: usize, byte: u64, format: LogFormat) -> Position {
+        let line = (format == LogFormat::JsonLines).then(|| index.saturating_add(1));
+        Position { index, line, byte }
+    }
+
+    /// `line 500 (byte 776992)`, or `index 499 (byte 776992)` without lines.
+    pub fn text(&self) -> String {
+        match self.line {
+            Some(line) => format!("line {line} (byte {})", self.byte),
+            None => format!("index {} (byte {})", self.index, self.byte),
+        }
+    }
+
+    /// Adds `index`, `line` (null without lines) and `byte` to a JSON object.
+    pub fn add_to(&self, obj: Object) -> Object {
+        obj.with("index", count(self.index))
+            .with("line", self.line.map_or(Json::Null, count))
+            .with(
+                "byte",
+                Json::Int(i64::try_from(self.byte).unwrap_or(i64::MAX)),
+            )
+    }
+}
+
 /// One log item after the ledger decided it.
 pub struct Fed<'a> {
-    /// 0-based position in the log.
-    pub index: usize,
-    /// Byte offset in the log.
-    pub offset: u64,
+    /// Where the item is in the log.
+    pub pos: Position,
     /// The item's bytes (empty when it could not be framed).
     pub bytes: &'a [u8],
     /// What the ledger did; items that cannot be framed are `Rejected` with no id.
@@ -52,6 +89,8 @@ pub fn feed(
     progress: Option<&ProgressBar>,
     mut on: impl FnMut(Fed<'_>) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
+    let log = open_log(file)?;
+    let format = log.format();
     let mut pipeline = ledger.pipeline();
     // The batch whose outcomes the next push or finish returns.
     let mut committing: Vec<Queued> = Vec::new();
@@ -70,9 +109,9 @@ pub fn feed(
             committing,
             std::mem::replace(batch, Vec::with_capacity(BATCH)),
         );
-        report(&decided, outcomes.unwrap_or_default(), on)
+        report(&decided, outcomes.unwrap_or_default(), format, on)
     };
-    for item in open_log(file)? {
+    for item in log {
         let item = item.map_err(|e| CliError::Io(file.to_owned(), e))?;
         let size = item.bytes.as_ref().map_or(0, Vec::len);
         if !batch.is_empty() && bytes + size > BATCH_BYTES {
@@ -93,7 +132,12 @@ pub fn feed(
     if !batch.is_empty() {
         push(&mut batch, &mut committing, &mut on)?;
     }
-    report(&committing, pipeline.finish()?.unwrap_or_default(), &mut on)
+    report(
+        &committing,
+        pipeline.finish()?.unwrap_or_default(),
+        format,
+        &mut on,
+    )
 }
 
 /// Calls `on` for each item of a committed batch with its outcome (items that could not be
@@ -101,6 +145,7 @@ pub fn feed(
 fn report(
     batch: &[Queued],
     outcomes: Vec<Appended>,
+    format: LogFormat,
     on: &mut dyn FnMut(Fed<'_>) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     let mut outcomes = outcomes.into_iter();
@@ -121,8 +166,7 @@ fn report(
             ),
         };
         on(Fed {
-            index: item.index,
-            offset: item.offset,
+            pos: Position::new(item.index, item.offset, format),
             bytes,
             outcome,
         })?;
@@ -134,6 +178,15 @@ fn report(
 /// (a bad signature still has an id; a digest mismatch does not).
 pub fn rejected_id(id: Option<EventId>, bytes: &[u8]) -> Option<EventId> {
     id.or_else(|| akledger::Event::parse(bytes).ok().map(|e| e.id()))
+}
+
+/// The id a rejected item claims in its `event_id` member when that is a well-formed event
+/// id, even though the item is not a valid event (a digest mismatch: the claim is what
+/// other events refer to, so it is how people find the item).
+pub fn claimed_id(bytes: &[u8]) -> Option<EventId> {
+    let value = akledger::canonical::parse_value(bytes).ok()?;
+    let text = value.as_object()?.get("event_id")?.as_str()?;
+    EventId::parse(text).ok()
 }
 
 /// Counts of outcomes.
@@ -211,7 +264,8 @@ pub fn outcome_word(outcome: &Appended) -> &'static str {
     }
 }
 
-/// `{"event_id", "outcome", "missing"?, "code"?, "message"?}` for one appended event.
+/// `{"event_id", "outcome", "missing"?, "code"?, "message"?, "claimed_event_id"?}` for one
+/// appended event.
 pub fn outcome_json(outcome: &Appended, bytes: &[u8]) -> Object {
     let (id, extra) = match outcome {
         Appended::Admitted(id) | Appended::Duplicate(id) => (Some(*id), None),
@@ -228,23 +282,41 @@ pub fn outcome_json(outcome: &Appended, bytes: &[u8]) -> Object {
     if let Appended::Rejected { rejection, .. } = outcome {
         obj.insert("code", rejection.code().as_str().into());
         obj.insert("message", rejection.message().into());
+        if let (None, Some(claimed)) = (id, claimed_id(bytes)) {
+            obj.insert("claimed_event_id", claimed.to_string().into());
+        }
     }
     obj
 }
 
-/// The one-line text of an outcome: `<id> admitted`, `<id> pending (missing n)`, …
+/// The one-line text of an outcome: `<id> admitted`, `<id> pending (missing <ids>)`, …
 pub fn outcome_text(outcome: &Appended, bytes: &[u8]) -> String {
     match outcome {
         Appended::Admitted(id) => format!("{id} admitted"),
         Appended::Duplicate(id) => format!("{id} duplicate"),
         Appended::Pending { id, missing } => {
-            format!("{id} pending (missing {})", missing.len())
+            let missing: Vec<String> = missing.iter().map(ToString::to_string).collect();
+            format!("{id} pending (missing {})", missing.join(" "))
         }
         Appended::Rejected { id, rejection } => {
-            let who = rejected_id(*id, bytes).map_or("-".to_string(), |i| i.to_string());
-            format!("{who} rejected {}", rejection_line(rejection))
+            let id = rejected_id(*id, bytes);
+            let claimed = id.is_none().then(|| claimed_id(bytes)).flatten();
+            format!(
+                "{} rejected {}",
+                who_text(id, claimed),
+                rejection_line(rejection)
+            )
         }
         _ => "unknown outcome".into(),
+    }
+}
+
+/// A rejected item's id as text: its id, else `(claims <id>)` when it names one, else `-`.
+pub fn who_text(id: Option<EventId>, claimed: Option<EventId>) -> String {
+    match (id, claimed) {
+        (Some(id), _) => id.to_string(),
+        (None, Some(claimed)) => format!("(claims {claimed})"),
+        (None, None) => "-".into(),
     }
 }
 
@@ -259,18 +331,18 @@ pub fn append(ledger: &LedgerArgs, file: &Path, json: bool) -> Result<Outcome, C
             outcome = Outcome::Findings;
         }
         let line = if json {
-            let obj = outcome_json(&fed.outcome, fed.bytes).with("index", count(fed.index));
+            let obj = fed.pos.add_to(outcome_json(&fed.outcome, fed.bytes));
             json_text(&obj.into())
         } else {
             format!(
-                "index {}: {}",
-                fed.index,
+                "{}: {}",
+                fed.pos.text(),
                 outcome_text(&fed.outcome, fed.bytes)
             )
         };
         emit(&mut out, &line)
     })?;
-    out.flush().map_err(stdout_error)?;
+    stdout_result(out.flush())?;
     Ok(outcome)
 }
 
@@ -286,10 +358,9 @@ pub fn import(ledger: &LedgerArgs, file: &Path, json: bool) -> Result<Outcome, C
         tally.add(&fed.outcome);
         if let (None, Appended::Rejected { rejection, .. }) = (&first_problem, &fed.outcome) {
             first_problem = Some(format!(
-                "{}: item {} (byte {}): {}",
+                "{}: {}: {}",
                 file.display(),
-                fed.index,
-                fed.offset,
+                fed.pos.text(),
                 rejection_line(rejection)
             ));
         }
@@ -363,13 +434,18 @@ pub fn export(
     };
     let (mut writer, name) = open_output(out)?;
     let io_err = |e| CliError::Io(name.clone(), e);
+    let mut written = 0usize;
     for event in ledger.iter() {
         let event = event?;
         if keep.as_ref().is_none_or(|k| k.contains(&event.id())) {
             write_item(&mut writer, format.into(), event.bytes()).map_err(io_err)?;
+            written += 1;
         }
     }
     writer.flush().map_err(io_err)?;
+    if let Some(file) = out.filter(|p| p.as_os_str() != "-") {
+        super::output::print_lines([format!("wrote {written} events to {}", file.display())])?;
+    }
     Ok(Outcome::Clean)
 }
 
@@ -377,7 +453,7 @@ pub fn export(
 pub fn drop_pending(ledger: &LedgerArgs, id: &str) -> Result<Outcome, CliError> {
     let id: EventId = super::output::parse_id(id)?;
     if ledger.open_or_create()?.drop_pending(&id)? {
-        println!("dropped {id}");
+        super::output::print_lines([format!("dropped {id}")])?;
         Ok(Outcome::Clean)
     } else {
         Err(CliError::Usage(format!("{id}: no such pending event")))

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use akledger::canonical::Object;
+use akledger::canonical::{Json, Object};
 use akledger::did::{did_key, key_of_did_key};
 use akledger::{DidCoreId, SidecarId, SidecarKey};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -230,4 +230,51 @@ pub fn ensure_sidecar_key(path: &Path, sidecar: SidecarId, epoch: u64) -> Result
     keyring.add_sidecar_key(sidecar, epoch, SidecarKey::from_bytes(raw));
     save_keyring(path, &keyring)?;
     Ok(true)
+}
+
+/// `akledger keys list`: the principals with their authorized `did:key`s and the sidecars
+/// with the epochs the keyring holds keys for; never a secret.
+pub fn list(ledger: &LedgerArgs, json: bool) -> Result<Outcome, CliError> {
+    let path = ledger.keyring_target();
+    let keyring = load_keyring_or_new(&path)?;
+    let (principals, sidecars) = (keyring.principals(), keyring.sidecar_epochs());
+    if json {
+        let principals = principals
+            .iter()
+            .map(|(p, keys)| {
+                Object::new()
+                    .with("principal", p.as_str().into())
+                    .with("did_keys", super::output::ids_json(keys))
+                    .into()
+            })
+            .collect();
+        let sidecars = sidecars
+            .iter()
+            .map(|(s, epochs)| {
+                let epochs = epochs
+                    .iter()
+                    .map(|e| Json::Int(i64::try_from(*e).unwrap_or(i64::MAX)));
+                Object::new()
+                    .with("sidecar_id", s.to_string().into())
+                    .with("epochs", Json::Array(epochs.collect()))
+                    .into()
+            })
+            .collect();
+        let doc = Object::new()
+            .with("keyring", path.display().to_string().into())
+            .with("principals", Json::Array(principals))
+            .with("sidecars", Json::Array(sidecars));
+        print_json(&doc.into())?;
+    } else {
+        let mut lines = vec![format!("keyring {}", path.display())];
+        for (p, keys) in &principals {
+            lines.push(format!("principal {p} {}", keys.join(" ")));
+        }
+        for (s, epochs) in &sidecars {
+            let epochs: Vec<String> = epochs.iter().map(u64::to_string).collect();
+            lines.push(format!("sidecar {s} epochs {}", epochs.join(" ")));
+        }
+        super::output::print_lines(lines)?;
+    }
+    Ok(Outcome::Clean)
 }

@@ -1,7 +1,8 @@
 //! Argument parsing (clap) and dispatch; one file per command family:
 //! `demo`, `audit`, `gen`, `io` (append, import, export, drop-pending), `query` (show, heads, covers,
-//! heads-of, exchanges, exchange, check), `keys` (init, keygen, keys add), `sync` (serve, sync), `author` (realm,
-//! sidecar and exchange authoring), `verify`; shared plumbing in `output`.
+//! heads-of, exchanges, exchange, check), `log`, `pending`, `keys` (init, keygen, keys add), `sync`
+//! (serve, sync), `author` (realm, sidecar and exchange authoring), `verify`, `shell` (completions,
+//! man); shared plumbing in `output`.
 
 mod audit;
 mod author;
@@ -9,8 +10,11 @@ mod demo;
 mod gen;
 mod io;
 mod keys;
+mod log;
 mod output;
+mod pending;
 mod query;
+mod shell;
 mod sync;
 mod verify;
 
@@ -22,17 +26,27 @@ use clap::{Parser, Subcommand};
 use author::{AuthorArgs, ControlArg, RequestArgs};
 use output::{FormatArg, LedgerArgs};
 
+/// The exit codes, at the end of `akledger --help`.
+const EXIT_CODES: &str = "\
+Exit codes (each command's --help says what 1 means for it):
+  0    success, nothing to report
+  1    the answer is no or the input has findings: rejected events (append, import,
+       verify, audit), pending events (audit), differences (check), not covered
+       (covers), an authored event not admitted (realm, sidecar, strand, exchange
+       request|respond|control)
+  2    usage errors, unreadable or unwritable files, ledger IO errors
+  130  interrupted (audit, on SIGINT or SIGTERM)
+When stdout's reader goes away early (`akledger audit LOG | head`), output stops and
+the exit code is still the command's verdict: 1 is never turned into 0.";
+
 /// akledger: an embedded ledger of signed, content-addressed events with a causal index and
 /// the Arkret sidecar exchange fold.
 ///
 /// Start with `akledger demo`, which builds a realistic ledger in ./akledger-data. Every
 /// command that uses a ledger takes `--dir DIR` (default ./akledger-data) and reads the
 /// keyring DIR/keyring.json when it exists. Read commands take `--json`.
-///
-/// Exit codes: 0 success; 1 the input had rejected (or, for audit, pending) events, or a
-/// check found differences; 2 usage or IO errors.
 #[derive(Parser, Debug)]
-#[command(name = "akledger", version, about, long_about)]
+#[command(name = "akledger", version, about, long_about, after_help = EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -80,8 +94,9 @@ enum Command {
     },
     /// Append events from a log, printing one outcome line per event.
     ///
-    /// Each event is admitted, a duplicate, pending (waiting for its parents) or rejected
-    /// with its PROFILE code. Exits 1 when any event was rejected.
+    /// Each event is admitted, a duplicate, pending (waiting for its parents, which are
+    /// named) or rejected with its PROFILE code. Exits 0 when nothing was rejected, 1 when
+    /// any event was rejected, 2 on usage or IO errors.
     ///
     /// Example: akledger append events.jsonl --json
     Append {
@@ -95,6 +110,9 @@ enum Command {
     },
     /// Import a log (JSON Lines or CBOR, detected) in batches and print a summary.
     ///
+    /// Exits 0 when nothing was rejected, 1 when any event was rejected, 2 on usage or IO
+    /// errors.
+    ///
     /// Example: akledger import export.cbor --dir ./copy
     Import {
         /// The log file, `-` for stdin.
@@ -106,6 +124,8 @@ enum Command {
         json: bool,
     },
     /// Write the admitted events as a log, in admission order.
+    ///
+    /// With `--out F`, says how many events it wrote.
     ///
     /// With `--since`, only the events not covered by those ids (what a peer at those heads
     /// is missing).
@@ -147,6 +167,9 @@ enum Command {
         json: bool,
     },
     /// Whether an event is covered by a basis (in it, or an ancestor of a member).
+    ///
+    /// Exits 0 when covered, 1 when not covered (as `git merge-base --is-ancestor`), 2 on
+    /// usage or IO errors (an id that is not admitted).
     ///
     /// Example: akledger covers --basis ak:event:A…,ak:event:B… ak:event:X… --json
     Covers {
@@ -213,7 +236,7 @@ enum Command {
     },
     /// Re-verify every stored event, rebuild every index and fold, and report differences.
     ///
-    /// Exits 1 when anything differs.
+    /// Exits 0 when nothing differs, 1 when anything differs, 2 on usage or IO errors.
     ///
     /// Example: akledger check --dir ./akledger-data
     Check {
@@ -253,6 +276,41 @@ enum Command {
         /// Also write the keyring (sidecar key) here.
         #[arg(long, value_name = "FILE")]
         keyring_out: Option<PathBuf>,
+    },
+    /// Admitted events, newest first, one line each (id, time, kind, actor), like
+    /// `git log --oneline`.
+    ///
+    /// Example: akledger log --kind ak.sidecar.message --limit 10
+    Log {
+        /// Only events of this kind (e.g. ak.realm.create, ak.sidecar.control).
+        #[arg(long, value_name = "K")]
+        kind: Option<String>,
+        /// Only the newest N.
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// One JSON object per event: {"event_id","kind","actor" (its principal),"created_at"}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the pending events (waiting for dependencies), or explain one.
+    ///
+    /// Each line: the event, how many dependencies it misses, and the events it ultimately
+    /// waits for (through other pending events). `--why ID` explains one: what it needs and
+    /// what became of each event it waits for (never seen, or rejected). Exits 0, or 2
+    /// when ID is not pending.
+    ///
+    /// Example: akledger pending --why ak:event:Ak2d…
+    Pending {
+        /// Explain this pending event.
+        #[arg(long, value_name = "ID")]
+        why: Option<String>,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// One JSON object per event: {"event_id","missing","root_missing","root_rejected"}.
+        #[arg(long)]
+        json: bool,
     },
     /// Drop a pending event (one waiting for dependencies). The drop is recorded in the
     /// log, so every replay agrees; the event may be submitted again later.
@@ -317,6 +375,18 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print a shell completion script.
+    ///
+    /// Example: akledger completions bash > ~/.local/share/bash-completion/completions/akledger
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    ///
+    /// Example: akledger man > akledger.1 && man ./akledger.1
+    Man,
     /// Create an empty ledger and keyring.
     ///
     /// Example: akledger init --dir ./books
@@ -345,7 +415,7 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Edit the keyring file (PROFILE §11).
+    /// List or edit the keyring file (PROFILE §11).
     Keys {
         #[command(subcommand)]
         action: KeysCmd,
@@ -368,7 +438,8 @@ enum Command {
     /// Check each event of a log on its own (id, canonical form, proof), without a ledger.
     ///
     /// Prints one line per event: its id and `ok`, or the PROFILE error code and why.
-    /// Exits 1 when any event is rejected.
+    /// Exits 0 when every event is valid, 1 when any event is rejected, 2 on usage or IO
+    /// errors.
     ///
     /// Example: akledger verify events.jsonl --json
     Verify {
@@ -385,6 +456,17 @@ enum Command {
 
 #[derive(Subcommand, Debug)]
 enum KeysCmd {
+    /// List the keyring: principals with their authorized did:keys, sidecars with the
+    /// epochs it holds keys for. Never prints a secret.
+    ///
+    /// Example: akledger keys list --json
+    List {
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// Print {"keyring","principals":[{"principal","did_keys"}],"sidecars":[{"sidecar_id","epochs"}]}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Authorize a did:key for a principal, or add a sidecar key.
     ///
     /// Examples:
@@ -497,10 +579,11 @@ enum ExchangeCmd {
         /// The exchange id (`^[A-Za-z0-9._~=-]{22,128}$`).
         #[arg(long, value_name = "X")]
         exchange_id: String,
-        /// An addressed agent (repeat for several).
+        /// An addressed agent (repeat for several): `ak:did_core:…`, or a `did:key:z…`
+        /// (converted to its `ak:did_core:key:` principal).
         #[arg(long = "agent", value_name = "AGENT", required = true)]
         agents: Vec<String>,
-        /// The coordinator (required when several agents are addressed).
+        /// The coordinator (required when several agents are addressed); `did:key:` accepted.
         #[arg(long, value_name = "AGENT")]
         coordinator: Option<String>,
         /// The message text.
@@ -676,6 +759,13 @@ pub fn run() -> ExitCode {
             format,
             keyring_out: keyring_out.as_deref(),
         }),
+        Command::Log {
+            kind,
+            limit,
+            ledger,
+            json,
+        } => log::run(&ledger, kind.as_deref(), limit, json),
+        Command::Pending { why, ledger, json } => pending::run(&ledger, why.as_deref(), json),
         Command::DropPending { id, ledger } => io::drop_pending(&ledger, &id),
         Command::Serve {
             ledger,
@@ -709,8 +799,13 @@ pub fn run() -> ExitCode {
             };
             sync::sync(&ledger, &peer, &options, json)
         }),
+        Command::Completions { shell } => shell::completions(shell),
+        Command::Man => shell::man(),
         Command::Init { ledger, json } => keys::init(&ledger, json),
         Command::Keygen { out, force, json } => keys::keygen(&out, force, json),
+        Command::Keys {
+            action: KeysCmd::List { ledger, json },
+        } => keys::list(&ledger, json),
         Command::Keys {
             action:
                 KeysCmd::Add {

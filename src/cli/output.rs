@@ -4,6 +4,7 @@ use std::fmt;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use akledger::canonical::to_canonical;
 use akledger::id::{Id, IdKind};
@@ -53,11 +54,17 @@ pub enum Outcome {
     Findings,
 }
 
+/// Set once stdout's reader has gone (EPIPE): later output is dropped, and the command
+/// carries on to its verdict, so `akledger audit bad.jsonl | head -2` still exits 1.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
 /// Maps a command result to the exit code, printing errors on stderr.
 pub fn finish(result: Result<Outcome, CliError>) -> ExitCode {
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
         Ok(Outcome::Findings) => ExitCode::from(1),
+        // Only output with no verdict (export, gen to stdout) gets here: nothing was wrong
+        // with the input, the reader just stopped reading.
         Err(CliError::Io(_, e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("akledger: {e}");
@@ -128,9 +135,31 @@ pub fn rejection_line(r: &Rejection) -> String {
     format!("{} {}", r.code(), r.message())
 }
 
-/// Writes a line to stdout; a broken pipe surfaces as an IO error that exits quietly.
+/// Writes a line to stdout; once stdout's reader has gone, output is dropped quietly and
+/// the command goes on to its verdict (see [`stdout_result`]).
 pub fn emit(out: &mut impl Write, line: &str) -> Result<(), CliError> {
-    writeln!(out, "{line}").map_err(stdout_error)
+    emit_raw(out, line)?;
+    emit_raw(out, "\n")
+}
+
+/// Writes text to stdout as [`emit`] does, without adding a newline.
+pub fn emit_raw(out: &mut impl Write, text: &str) -> Result<(), CliError> {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    stdout_result(out.write_all(text.as_bytes()))
+}
+
+/// The result of a write (or flush) to stdout: a broken pipe marks stdout closed and is not
+/// an error, so the exit code stays the command's verdict; any other failure is.
+pub fn stdout_result(result: io::Result<()>) -> Result<(), CliError> {
+    match result {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+            STDOUT_CLOSED.store(true, Ordering::Relaxed);
+            Ok(())
+        }
+        other => other.map_err(stdout_error),
+    }
 }
 
 /// Where the ledger lives and which keyring it uses; shared by every ledger command.
@@ -229,7 +258,7 @@ where
     for line in lines {
         emit(&mut out, line.as_ref())?;
     }
-    out.flush().map_err(stdout_error)
+    stdout_result(out.flush())
 }
 
 /// Prints one JSON value as a line on stdout.
@@ -238,7 +267,7 @@ pub fn print_json(value: &Json) -> Result<(), CliError> {
 }
 
 /// An error writing to stdout.
-pub fn stdout_error(e: io::Error) -> CliError {
+fn stdout_error(e: io::Error) -> CliError {
     CliError::Io(PathBuf::from("<stdout>"), e)
 }
 

@@ -58,7 +58,12 @@ pub fn covers(
     } else {
         print_lines([if covered { "covered" } else { "not covered" }])?;
     }
-    Ok(Outcome::Clean)
+    // As `git merge-base --is-ancestor`: the answer is the exit code too.
+    Ok(if covered {
+        Outcome::Clean
+    } else {
+        Outcome::Findings
+    })
 }
 
 /// Every exchange projection and every not-folded event of every sidecar: projections by
@@ -91,6 +96,24 @@ pub fn reasons_text(not_folded: &[NotFolded]) -> String {
         *by_reason.entry(n.reason.as_str()).or_default() += 1;
     }
     by_kind(not_folded.len(), &by_reason)
+}
+
+/// When sidecar events were found but none decrypted (no exchange folded, some events
+/// `not_decryptable`), a hint saying so and how to pass the keys (`how`: the option).
+pub fn decrypt_hint(
+    projections: &[Projection],
+    not_folded: &[NotFolded],
+    how: &str,
+) -> Option<String> {
+    let opaque = not_folded
+        .iter()
+        .filter(|n| n.reason == akledger::exchange::Reason::NotDecryptable)
+        .count();
+    (projections.is_empty() && opaque > 0).then(|| {
+        format!(
+            "hint: {opaque} sidecar events could not be decrypted and no exchange folded: the keyring has no key for them; pass the sidecar keys with {how}"
+        )
+    })
 }
 
 /// One human line per exchange.
@@ -131,6 +154,13 @@ pub fn exchanges(
         }
         None => fold_all(&ledger)?,
     };
+    if let Some(hint) = decrypt_hint(
+        &projections,
+        &not_folded,
+        "--keyring FILE (default DIR/keyring.json)",
+    ) {
+        eprintln!("akledger: {hint}");
+    }
     if let Some(s) = status {
         projections.retain(|p| p.status.as_str() == s);
         not_folded.clear();

@@ -13,7 +13,7 @@ use akledger::limits::MAX_SYNC_SESSIONS;
 use akledger::sync::{Direction, Duplex, SyncOptions, SyncReport, TimedReader};
 use akledger::{Json, Object};
 
-use super::output::{json_text, print_lines, stdout_error, CliError, LedgerArgs, Outcome};
+use super::output::{emit, json_text, print_lines, stdout_result, CliError, LedgerArgs, Outcome};
 
 /// Where `sync` finds its peer.
 pub enum Peer {
@@ -32,9 +32,8 @@ pub fn serve_tcp(ledger: &LedgerArgs, addr: &str, timeout: Duration) -> Result<O
         .local_addr()
         .map_err(|e| CliError::Usage(format!("listen on {addr}: {e}")))?;
     let mut out = io::stdout();
-    writeln!(out, "{bound}")
-        .and_then(|()| out.flush())
-        .map_err(stdout_error)?;
+    emit(&mut out, &bound.to_string())?;
+    stdout_result(out.flush())?;
     let active = Arc::new(AtomicUsize::new(0));
     let options = SyncOptions {
         timeout,

@@ -34,6 +34,7 @@ pub use check::CheckReport;
 pub use config::Config;
 pub use open::OpenReport;
 pub use pipeline::Pipeline;
+pub use queries::{pending_causes, PendingCause};
 
 use std::sync::{Arc, Mutex, RwLock};
 

@@ -2,6 +2,9 @@
 //! positions once at the boundary; every walk runs on positions. Every list is returned in
 //! canonical order (UTF-8 bytes of the id) unless said otherwise.
 
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
 use crate::dag::Pos;
 use crate::error::Error;
 use crate::id::EventId;
@@ -147,5 +150,193 @@ impl Ledger {
                     .collect()
             })
             .unwrap_or_default()
+    }
+}
+
+/// A pending event with what it waits for: `missing`, its dependencies not admitted (some
+/// may be pending themselves), and `root_missing`, the transitive root cause — the events
+/// it waits for, directly or through pending dependencies, that are neither admitted nor
+/// pending (never seen, or rejected). Both in canonical order.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct PendingCause {
+    /// The pending event.
+    pub id: EventId,
+    /// Its dependencies that are not admitted.
+    pub missing: Vec<EventId>,
+    /// What it ultimately waits for: missing events that are not pending themselves.
+    pub root_missing: Vec<EventId>,
+}
+
+impl Ledger {
+    /// The transitive root cause of one pending event (see [`PendingCause::root_missing`]),
+    /// or `None` when `id` is not pending.
+    pub fn pending_root_missing(&self, id: &EventId) -> Option<Vec<EventId>> {
+        let pending = self.pending();
+        let waiting: HashMap<EventId, &[EventId]> =
+            pending.iter().map(|(i, m)| (*i, m.as_slice())).collect();
+        waiting.contains_key(id).then(|| {
+            let mut memo = HashMap::new();
+            root_missing(&waiting, *id, &mut memo).to_vec()
+        })
+    }
+
+    /// Every pending event with its direct and root causes, in canonical order; one walk
+    /// shared by all (a chain of pending events is walked once, not once per member).
+    pub fn pending_causes(&self) -> Vec<PendingCause> {
+        pending_causes(self.pending())
+    }
+}
+
+/// [`PendingCause`]s of a pending list (`(event, its missing dependencies)`, as
+/// [`Ledger::pending`] returns it), computed over that list alone: an audit's replay or a
+/// ledger's pending set.
+pub fn pending_causes(pending: Vec<(EventId, Vec<EventId>)>) -> Vec<PendingCause> {
+    let waiting: HashMap<EventId, &[EventId]> =
+        pending.iter().map(|(i, m)| (*i, m.as_slice())).collect();
+    let mut memo = HashMap::new();
+    let roots: Vec<Arc<[EventId]>> = pending
+        .iter()
+        .map(|(id, _)| root_missing(&waiting, *id, &mut memo))
+        .collect();
+    drop(waiting);
+    pending
+        .into_iter()
+        .zip(roots)
+        .map(|((id, missing), roots)| PendingCause {
+            id,
+            missing,
+            root_missing: roots.to_vec(),
+        })
+        .collect()
+}
+
+/// The root missing events of `start`: a post-order walk over pending events without
+/// recursion (a chain may be as long as the log), memoized in `memo`. A pending event with
+/// one pending dependency and nothing else missing shares that dependency's list. Ids are
+/// content hashes, so the waits cannot form a cycle; should hostile state ever hold one,
+/// the edge back into the walk is skipped rather than followed forever.
+fn root_missing(
+    waiting: &HashMap<EventId, &[EventId]>,
+    start: EventId,
+    memo: &mut HashMap<EventId, Arc<[EventId]>>,
+) -> Arc<[EventId]> {
+    let mut on_path: HashSet<EventId> = HashSet::new();
+    let mut stack = vec![(start, false)];
+    while let Some((node, expanded)) = stack.pop() {
+        if memo.contains_key(&node) {
+            continue;
+        }
+        let deps = waiting.get(&node).copied().unwrap_or_default();
+        if !expanded {
+            on_path.insert(node);
+            stack.push((node, true));
+            for d in deps {
+                if waiting.contains_key(d) && !memo.contains_key(d) && !on_path.contains(d) {
+                    stack.push((*d, false));
+                }
+            }
+            continue;
+        }
+        on_path.remove(&node);
+        let direct: Vec<EventId> = deps
+            .iter()
+            .filter(|d| !waiting.contains_key(d))
+            .copied()
+            .collect();
+        let through: Vec<&Arc<[EventId]>> = deps.iter().filter_map(|d| memo.get(d)).collect();
+        let roots = match (direct.is_empty(), through.as_slice()) {
+            (true, [only]) => Arc::clone(only),
+            _ => {
+                let set: BTreeSet<EventId> = direct
+                    .into_iter()
+                    .chain(through.iter().flat_map(|r| r.iter().copied()))
+                    .collect();
+                set.into_iter().collect()
+            }
+        };
+        memo.insert(node, roots);
+    }
+    memo.get(&start).cloned().unwrap_or_else(|| Arc::from([]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::id::{DigestSuite, Token};
+
+    fn id(n: u8) -> EventId {
+        EventId::from_token(Token::new(DigestSuite::Blake3, &[n; 32]))
+    }
+
+    /// The naive oracle: every missing event reachable through pending ones, by a fresh
+    /// walk per event.
+    fn naive(pending: &[(EventId, Vec<EventId>)], start: EventId) -> Vec<EventId> {
+        let map: HashMap<EventId, Vec<EventId>> = pending.iter().cloned().collect();
+        let (mut seen, mut todo, mut roots) = (HashSet::new(), vec![start], BTreeSet::new());
+        while let Some(x) = todo.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
+            match map.get(&x) {
+                Some(deps) => todo.extend(deps.iter().copied()),
+                None => {
+                    roots.insert(x);
+                }
+            }
+        }
+        roots.into_iter().collect()
+    }
+
+    #[test]
+    fn roots_follow_chains_and_diamonds_like_the_naive_walk() {
+        // 1 <- 2 <- 3 (chain on never-seen 1); 4 waits for 3 and never-seen 5;
+        // 6 waits for 2 and 4 (diamond); 7 waits for never-seen 8 only.
+        let pending = vec![
+            (id(2), vec![id(1)]),
+            (id(3), vec![id(2)]),
+            (id(4), vec![id(3), id(5)]),
+            (id(6), vec![id(2), id(4)]),
+            (id(7), vec![id(8)]),
+        ];
+        let causes = pending_causes(pending.clone());
+        for cause in &causes {
+            assert_eq!(
+                cause.root_missing,
+                naive(&pending, cause.id),
+                "{}",
+                cause.id
+            );
+        }
+        let six = causes
+            .iter()
+            .find(|c| c.id == id(6))
+            .map(|c| &c.root_missing);
+        let mut want = vec![id(1), id(5)];
+        want.sort_unstable();
+        assert_eq!(six, Some(&want));
+    }
+
+    #[test]
+    fn a_long_chain_is_walked_without_recursion() {
+        let n = 200_000u32;
+        let ids: Vec<EventId> = (0..=n)
+            .map(|i| {
+                let mut d = [0u8; 32];
+                d[..4].copy_from_slice(&i.to_be_bytes());
+                EventId::from_token(Token::new(DigestSuite::Blake3, &d))
+            })
+            .collect();
+        let pending: Vec<(EventId, Vec<EventId>)> =
+            ids.windows(2).map(|w| (w[1], vec![w[0]])).collect();
+        let causes = pending_causes(pending);
+        assert!(causes.iter().all(|c| c.root_missing == vec![ids[0]]));
+    }
+
+    #[test]
+    fn a_cycle_in_hostile_state_ends() {
+        let pending = vec![(id(1), vec![id(2), id(9)]), (id(2), vec![id(1)])];
+        let causes = pending_causes(pending);
+        assert_eq!(causes.len(), 2);
+        assert_eq!(causes[0].root_missing, vec![id(9)]);
     }
 }

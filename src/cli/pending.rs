@@ -1,0 +1,99 @@
+//! `akledger pending [--why ID]`: the events waiting for dependencies, and for one of them
+//! the transitive root cause (the events it ultimately waits for, and what became of them).
+
+use std::collections::HashMap;
+
+use akledger::canonical::Object;
+use akledger::{EventId, Json, PendingCause, Rejection};
+
+use super::output::{
+    ids_json, json_text, parse_id, print_lines, rejection_line, CliError, LedgerArgs, Outcome,
+};
+
+/// Runs the command.
+pub fn run(ledger: &LedgerArgs, why: Option<&str>, json: bool) -> Result<Outcome, CliError> {
+    let ledger = ledger.open()?;
+    let causes = ledger.pending_causes();
+    let rejected: HashMap<EventId, Rejection> = ledger.rejected_on_release().into_iter().collect();
+    let Some(why) = why else {
+        let lines = causes.iter().map(|c| {
+            if json {
+                json_text(&cause_json(c, &rejected))
+            } else {
+                let roots: Vec<String> = c.root_missing.iter().map(ToString::to_string).collect();
+                format!(
+                    "{} missing {} (waits for {})",
+                    c.id,
+                    c.missing.len(),
+                    roots.join(" ")
+                )
+            }
+        });
+        print_lines(lines)?;
+        return Ok(Outcome::Clean);
+    };
+    let id: EventId = parse_id(why)?;
+    let Some(cause) = causes.iter().find(|c| c.id == id) else {
+        let state = if ledger.get(&id)?.is_some() {
+            "admitted"
+        } else {
+            "not in this ledger"
+        };
+        return Err(CliError::Usage(format!("{id}: not pending ({state})")));
+    };
+    if json {
+        print_lines([json_text(&cause_json(cause, &rejected))])?;
+        return Ok(Outcome::Clean);
+    }
+    let mut lines = vec![format!("{id} is pending")];
+    for m in &cause.missing {
+        let how = if cause.root_missing.contains(m) {
+            "missing"
+        } else {
+            "pending itself"
+        };
+        lines.push(format!("  needs {m} ({how})"));
+    }
+    for root in &cause.root_missing {
+        lines.push(format!(
+            "  waits for {root}, which was {}",
+            fate(root, &rejected)
+        ));
+    }
+    print_lines(lines)?;
+    Ok(Outcome::Clean)
+}
+
+/// What became of a root missing event in a ledger.
+fn fate(id: &EventId, rejected: &HashMap<EventId, Rejection>) -> String {
+    match rejected.get(id) {
+        Some(r) => format!(
+            "rejected when its own dependencies arrived: {}",
+            rejection_line(r)
+        ),
+        // The ledger keeps no record of events rejected on arrival.
+        None => "never admitted here (never seen, or rejected on arrival)".into(),
+    }
+}
+
+/// `{"event_id","missing","root_missing","root_rejected":[{"event_id","code"}]}`.
+fn cause_json(cause: &PendingCause, rejected: &HashMap<EventId, Rejection>) -> Json {
+    let root_rejected = cause
+        .root_missing
+        .iter()
+        .filter_map(|r| {
+            rejected.get(r).map(|rej| {
+                Object::new()
+                    .with("event_id", r.to_string().into())
+                    .with("code", rej.code().as_str().into())
+                    .into()
+            })
+        })
+        .collect();
+    Object::new()
+        .with("event_id", cause.id.to_string().into())
+        .with("missing", ids_json(&cause.missing))
+        .with("root_missing", ids_json(&cause.root_missing))
+        .with("root_rejected", Json::Array(root_rejected))
+        .into()
+}
