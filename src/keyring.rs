@@ -65,6 +65,21 @@ impl Keyring {
             .insert(epoch, key);
     }
 
+    /// Adds every key of `other` (its sidecar keys replace this keyring's at the same
+    /// sidecar and epoch).
+    pub fn merge(&mut self, other: Keyring) {
+        for (principal, keys) in other.principals {
+            for key in keys {
+                self.authorize(principal.clone(), key);
+            }
+        }
+        for (sidecar, epochs) in other.sidecar_keys {
+            for (epoch, key) in epochs {
+                self.add_sidecar_key(sidecar, epoch, key);
+            }
+        }
+    }
+
     /// The key of `sidecar` at `epoch`.
     pub fn sidecar_key(&self, sidecar: &SidecarId, epoch: u64) -> Option<&SidecarKey> {
         self.sidecar_keys

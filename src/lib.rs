@@ -49,6 +49,25 @@ pub mod store;
 pub mod time;
 pub mod workload;
 
+/// Everything a sidecar program needs in one import: `use akledger::prelude::*;`.
+pub mod prelude {
+    pub use crate::ed25519_dalek::{SigningKey, VerifyingKey};
+    pub use crate::exchange::{
+        ExchangeId, NotFolded, Projection, SidecarAuthor, SidecarFold, SidecarInfo, Status,
+    };
+    pub use crate::rand_core::OsRng;
+    pub use crate::{
+        ActorId, AppendReport, Appended, Config, DidCoreId, Error, Event, EventBuilder, EventId,
+        Json, Keyring, Ledger, Object, RealmId, Rejection, ScopeRef, SidecarId, SidecarKey,
+        StrandId, Timestamp,
+    };
+}
+
+/// The signature crate whose key types the API takes and returns.
+pub use ed25519_dalek;
+/// The randomness traits [`SidecarKey::generate`] and key generation take.
+pub use rand_core;
+
 pub use canonical::{Json, Object};
 pub use did::{ActorId, DidCoreId};
 pub use encrypted::{EncryptedEnvelope, SidecarKey};
@@ -61,6 +80,6 @@ pub use exchange::{
 };
 pub use id::{DigestSuite, EventId, RealmId, SidecarId, StrandId};
 pub use keyring::Keyring;
-pub use ledger::{Appended, CheckReport, Config, Durability, Ledger, OpenReport};
+pub use ledger::{AppendReport, Appended, CheckReport, Config, Durability, Ledger, OpenReport};
 pub use proof::Verifier;
 pub use time::Timestamp;

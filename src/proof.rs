@@ -10,7 +10,7 @@
 //! Keys and signing stay with `ed25519-dalek`.
 
 use std::collections::HashMap;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -85,7 +85,9 @@ struct Resolved {
 /// Verifies producer proofs against a keyring.
 #[derive(Debug, Default)]
 pub struct Verifier {
-    keyring: Keyring,
+    /// Replaced whole (copy on write) when keys are added to a live ledger, so a check
+    /// holds the lock only to clone the `Arc`.
+    keyring: RwLock<Arc<Keyring>>,
     keys: RwLock<HashMap<String, Resolved>>,
 }
 
@@ -93,14 +95,27 @@ impl Verifier {
     /// A verifier that authorizes self-certifying keys and those in `keyring`.
     pub fn new(keyring: Keyring) -> Self {
         Verifier {
-            keyring,
+            keyring: RwLock::new(Arc::new(keyring)),
             keys: RwLock::default(),
         }
     }
 
-    /// The keyring.
-    pub fn keyring(&self) -> &Keyring {
-        &self.keyring
+    /// The keyring as it is now (a snapshot: keys added later are not in it).
+    pub fn keyring(&self) -> Arc<Keyring> {
+        let guard = self
+            .keyring
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(&guard)
+    }
+
+    /// Changes the keyring for every check from now on.
+    pub fn update_keyring(&self, change: impl FnOnce(&mut Keyring)) {
+        let mut guard = self
+            .keyring
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        change(Arc::make_mut(&mut guard));
     }
 
     /// The key named by a verification method (and its `ak:did_core:key:` principal),
@@ -158,7 +173,7 @@ impl Verifier {
             principal: own,
         } = self.key(&proof.verification_method)?;
         let principal = envelope.actor.principal();
-        if *principal != own && !self.keyring.authorizes(principal, &key) {
+        if *principal != own && !self.keyring().authorizes(principal, &key) {
             return Err(invalid("key is not authorized for the actor"));
         }
         let sig_b64 = proof

@@ -92,7 +92,7 @@ fn projections_equal_a_full_refold_and_forgeries_are_refused() {
     let one = &fold.projections[3];
     assert_eq!(
         ledger
-            .exchange(&w.sidecar, one.exchange_id.as_str())
+            .exchange(&w.sidecar, &one.exchange_id)
             .unwrap()
             .as_ref(),
         Some(one)
@@ -197,4 +197,39 @@ fn reopening_refolds_from_the_log() {
         .all(|n| n.reason.as_str() == "not_decryptable"));
     // Realm, sidecar, strand and attach are not exchange events.
     assert_eq!(fold.not_folded.len(), w.events.len() - 4);
+}
+
+#[test]
+fn a_sidecar_key_added_live_refolds_the_sidecar_and_feeds_the_changes() {
+    let w = workload(14, 12);
+    let dir = tempfile::tempdir().unwrap();
+    let keyless =
+        Ledger::open_with(Config::new(dir.path()).durability(Durability::Buffered)).unwrap();
+    for e in &w.events {
+        keyless.append(e.bytes()).unwrap();
+    }
+    let before = keyless.exchanges(&w.sidecar).unwrap();
+    assert!(before.projections.is_empty());
+    assert!(before.nothing_decrypted(), "the missing key is signalled");
+    let feed = keyless.watch_exchanges(&w.sidecar).unwrap();
+    let key = w.keyring.sidecar_key(&w.sidecar, 1).unwrap().clone();
+    keyless.add_sidecar_key(w.sidecar, 1, key).unwrap();
+    let after = keyless.exchanges(&w.sidecar).unwrap();
+    assert!(!after.nothing_decrypted());
+    // Exactly what a ledger opened with the key folds, and the full refold agrees.
+    let keyed_dir = tempfile::tempdir().unwrap();
+    let keyed = open(keyed_dir.path(), &w);
+    for e in &w.events {
+        keyed.append(e.bytes()).unwrap();
+    }
+    assert_eq!(after, keyed.exchanges(&w.sidecar).unwrap());
+    assert!(keyless.check().unwrap().is_clean());
+    let mut announced: Vec<_> = feed.try_iter().map(|p| p.exchange_id).collect();
+    announced.sort();
+    let expected: Vec<_> = after
+        .projections
+        .iter()
+        .map(|p| p.exchange_id.clone())
+        .collect();
+    assert_eq!(announced, expected, "one update per exchange that appeared");
 }

@@ -175,3 +175,52 @@ fn key_files_readable_by_others_are_refused_and_keys_come_from_stdin() {
     assert!(!text(&out.stdout).contains(&secret));
     assert!(ring(&tmp.path().join("data")).sidecar_key(&sc, 4).is_some());
 }
+
+#[test]
+fn a_live_ledger_authorizes_keys_and_saves_them_to_its_keyring_file() {
+    use akledger::{
+        ActorId, Appended, Config, DidCoreId, EventBuilder, Ledger, ScopeRef, Timestamp,
+    };
+    use ed25519_dalek::SigningKey;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("keyring.json");
+    let config = || Config::new(tmp.path().join("ledger")).keyring_file(&file);
+    let ops = DidCoreId::parse("ak:did_core:web:ops.example").unwrap();
+    let key = SigningKey::from_bytes(&[9; 32]);
+    let actor = ActorId::Service {
+        service_id: ops.clone(),
+    };
+    let at = Timestamp::parse("2026-11-30T06:00:00.000Z").unwrap();
+    let realm = EventBuilder::new("ak.realm.create", ScopeRef::RealmGenesis, actor, at)
+        .sign(&key)
+        .unwrap();
+    let ledger = Ledger::open_with(config()).unwrap();
+    let refused = ledger.append(realm.bytes()).unwrap();
+    assert!(matches!(refused, Appended::Rejected { .. }), "{refused:?}");
+    // Key principals are self-certifying: refused, and nothing is written.
+    let own = DidCoreId::for_key(&key.verifying_key());
+    assert!(ledger.authorize(own, key.verifying_key()).is_err());
+    assert!(!file.exists());
+
+    ledger.authorize(ops.clone(), key.verifying_key()).unwrap();
+    assert!(ring(tmp.path()).authorizes(&ops, &key.verifying_key()));
+    let admitted = ledger.append(realm.bytes()).unwrap();
+    assert_eq!(admitted, Appended::Admitted(realm.id()));
+
+    // A sidecar key added live is saved beside the authorization, and both survive a
+    // restart.
+    let sidecar = sidecar(3);
+    let secret = akledger::SidecarKey::generate(&mut rand_core::OsRng);
+    ledger.add_sidecar_key(sidecar, 4, secret.clone()).unwrap();
+    drop(ledger);
+    let saved = ring(tmp.path());
+    assert_eq!(saved.sidecar_key(&sidecar, 4), Some(&secret));
+    assert!(saved.authorizes(&ops, &key.verifying_key()));
+    let ledger = Ledger::open_with(config()).unwrap();
+    assert!(ledger
+        .verifier()
+        .keyring()
+        .authorizes(&ops, &key.verifying_key()));
+    assert_eq!(ledger.len(), 1);
+}

@@ -217,7 +217,7 @@ impl Ledger {
         let entry = state
             .sidecars
             .get(sidecar)
-            .ok_or_else(|| Error::Misuse(format!("{sidecar} is not an admitted sidecar")))?;
+            .ok_or(Error::UnknownSidecar(*sidecar))?;
         let info = SidecarInfo::new(*sidecar, entry.realm, entry.controller.clone());
         let mut sx = SidecarExchanges::new(info);
         let positions = state
@@ -226,6 +226,7 @@ impl Ledger {
             .map(Vec::as_slice)
             .unwrap_or_default();
         let keyring = self.verifier.keyring();
+        let keyring = &*keyring;
         let mut touched = BTreeSet::new();
         for pos in positions {
             let Some(at) = state.at.get(pos.index()) else {
@@ -245,11 +246,12 @@ impl Ledger {
     pub fn exchange(
         &self,
         sidecar: &SidecarId,
-        exchange_id: &str,
+        exchange_id: &ExchangeId,
     ) -> Result<Option<Projection>, Error> {
-        let id = ExchangeId::parse(exchange_id).map_err(Error::Rejected)?;
         self.with_sidecar(sidecar, |sx, _| {
-            sx.outcomes.get(&id).and_then(|o| o.projection.clone())
+            sx.outcomes
+                .get(exchange_id)
+                .and_then(|o| o.projection.clone())
         })
     }
 
@@ -296,6 +298,31 @@ impl Ledger {
         Ok(rx)
     }
 
+    /// Rebuilds `sidecar`'s exchange state with the current keyring (after a key was
+    /// added) and notifies its watchers of every projection that changed. A sidecar not
+    /// built yet is left to be built on first use, with the new key.
+    pub(super) fn refold_sidecar(&self, sidecar: &SidecarId) -> Result<(), Error> {
+        let state = self.read_state()?;
+        let mut exchanges = self.exchanges.lock().map_err(|_| Error::Poisoned)?;
+        let Some(old) = exchanges.sidecars.remove(sidecar) else {
+            return Ok(());
+        };
+        let new = self.build_sidecar(&state, sidecar)?;
+        for (exchange, outcome) in &new.outcomes {
+            let before = old
+                .outcomes
+                .get(exchange)
+                .and_then(|o| o.projection.as_ref());
+            if let Some(projection) = outcome.projection.as_ref().filter(|p| Some(*p) != before) {
+                exchanges
+                    .watchers
+                    .retain(|(s, tx)| s != sidecar || tx.send(projection.clone()).is_ok());
+            }
+        }
+        exchanges.sidecars.insert(*sidecar, new);
+        Ok(())
+    }
+
     /// Compares every maintained sidecar state with a full refold over `fresh`.
     pub(crate) fn compare_exchanges(
         &self,
@@ -318,7 +345,7 @@ impl Ledger {
             let full = fold_sidecar(
                 &sx.info,
                 &events,
-                self.verifier.keyring(),
+                &self.verifier.keyring(),
                 &StateCausality(fresh),
             );
             if full != sx.fold() {

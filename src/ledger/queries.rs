@@ -2,15 +2,18 @@
 //! positions once at the boundary; every walk runs on positions. Every list is returned in
 //! canonical order (UTF-8 bytes of the id) unless said otherwise.
 
+use std::collections::BTreeSet;
+
 use crate::dag::Pos;
 use crate::error::Error;
+use crate::event::Event;
 use crate::id::EventId;
 
 use super::state::State;
 use super::Ledger;
 
 fn unknown(id: &EventId) -> Error {
-    Error::Misuse(format!("{id} is not an admitted event"))
+    Error::NotFound(*id)
 }
 
 impl State {
@@ -125,6 +128,36 @@ impl Ledger {
                 (*id, missing)
             })
             .collect()
+    }
+
+    /// The pending event with this id (`None` when it is admitted, unknown or not pending).
+    pub fn pending_event(&self, id: &EventId) -> Option<Event> {
+        let state = self.read_state().ok()?;
+        state.pending.get(id).map(|p| p.event.clone())
+    }
+
+    /// The root cause of a pending event: the ids it waits for transitively that are
+    /// neither admitted nor pending themselves — what must arrive before `id` can be
+    /// decided. Missing dependencies that are pending are followed to what *they* miss.
+    /// Canonical order; `None` when `id` is not pending.
+    pub fn pending_root_missing(&self, id: &EventId) -> Option<Vec<EventId>> {
+        let state = self.read_state().ok()?;
+        state.pending.get(id)?;
+        let mut roots = BTreeSet::new();
+        let mut seen = BTreeSet::from([*id]);
+        let mut todo = vec![*id];
+        while let Some(next) = todo.pop() {
+            let Some(entry) = state.pending.get(&next) else {
+                roots.insert(next);
+                continue;
+            };
+            for dep in super::admit::dependencies(&entry.event) {
+                if !state.pos_of.contains_key(&dep) && seen.insert(dep) {
+                    todo.push(dep);
+                }
+            }
+        }
+        Some(roots.into_iter().collect())
     }
 
     /// Events that were stored as pending and rejected when their dependencies arrived.
