@@ -4,6 +4,10 @@
 //! index and the Arkret sidecar exchange fold. See `ARCHITECTURE.md` for the code map and
 //! `docs/format.md` for every byte on disk.
 //!
+//! The normative rules ship with the crate as `docs/PROFILE.md` (AK ledger profile v1.1);
+//! every "PROFILE §n" or "§n" in these docs is section n of that file.
+//! `use akledger::prelude::*;` imports what a sidecar program needs.
+//!
 //! The pure core — [`canonical`], [`id`], [`did`], [`time`], [`envelope`], [`proof`],
 //! [`encrypted`], [`event`] — does no IO, reads no clock and draws no randomness.
 //!

@@ -2,13 +2,13 @@
 //!
 //! * The segment log ([`crate::store::log`]) is the truth: every accepted event (admitted or
 //!   pending) is appended there, in batches, before anything acknowledges it.
-//! * sled ([`index`]) holds rebuildable indexes with a high-water mark; on open the gap
+//! * sled (`index`) holds rebuildable indexes with a high-water mark; on open the gap
 //!   between that mark and the log is replayed, and a sled ahead of the log (possible only
 //!   after a machine crash in `Buffered` mode) is rebuilt from the log.
-//! * The in-memory [`State`] (DAG index, id maps, registry, pending set) answers queries.
+//! * The in-memory `State` (DAG index, id maps, registry, pending set) answers queries.
 //!
 //! Concurrency: any number of threads append and read. A batch is verified in parallel
-//! without locks (on the ledger's persistent [`pool`], one signature batch per worker), then
+//! without locks (on the ledger's persistent `pool`, one signature batch per worker), then
 //! one writer at a time decides it against the committed state, writes it to the log (one
 //! fdatasync), updates sled, and swaps the state changes in under a brief write lock — so a
 //! reader sees a batch entirely or not at all. A [`Pipeline`] overlaps the two stages for
