@@ -66,3 +66,8 @@ pub const DEFAULT_MAX_PENDING_BYTES: usize = 256 << 20;
 /// bound keeps a wrong or hostile file from being read whole, and `keys add` refuses to
 /// write a file its readers would refuse.
 pub const MAX_KEYRING_BYTES: usize = 1 << 20;
+
+/// Changes an exchange feed holds for a subscriber that has not read them. A slow (or
+/// forgotten) subscriber must not grow the ledger's memory: past this the feed drops
+/// changes and tells the subscriber it lagged, so it re-reads the projections instead.
+pub const EXCHANGE_FEED_CAPACITY: usize = 1024;

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use akledger::exchange::{fold_sidecar, MemoryGraph, Status};
+use akledger::ledger::ExchangeChange;
 use akledger::workload::{sidecar_workload, SidecarSpec, SidecarWorkload, SplitMix};
 use akledger::{Appended, Config, Durability, Event, Ledger, Verified, Verifier};
 
@@ -149,11 +150,27 @@ fn the_change_feed_announces_projection_changes() {
     ledger
         .append_batch(&head.iter().map(|e| e.bytes()).collect::<Vec<_>>())
         .unwrap();
-    let feed = ledger.watch_exchanges(&w.sidecar).unwrap();
+    let feed = ledger.exchange_feed(&w.sidecar).unwrap();
     for e in tail {
         ledger.append(e.bytes()).unwrap();
     }
-    let updates: Vec<_> = feed.try_iter().collect();
+    let mut previous: std::collections::HashMap<_, Status> = Default::default();
+    let updates: Vec<_> = feed
+        .drain()
+        .into_iter()
+        .map(|c| match c {
+            ExchangeChange::Changed {
+                previous: before,
+                projection,
+            } => {
+                // Each change carries the status the exchange had at the change before.
+                let last = previous.insert(projection.exchange_id.clone(), projection.status);
+                assert_eq!(before, last, "{}", projection.exchange_id);
+                *projection
+            }
+            other => panic!("no lag expected: {other:?}"),
+        })
+        .collect();
     let finals = ledger.exchanges(&w.sidecar).unwrap().projections;
     assert!(
         updates.len() >= finals.len(),
@@ -211,7 +228,7 @@ fn a_sidecar_key_added_live_refolds_the_sidecar_and_feeds_the_changes() {
     let before = keyless.exchanges(&w.sidecar).unwrap();
     assert!(before.projections.is_empty());
     assert!(before.nothing_decrypted(), "the missing key is signalled");
-    let feed = keyless.watch_exchanges(&w.sidecar).unwrap();
+    let feed = keyless.exchange_feed(&w.sidecar).unwrap();
     let key = w.keyring.sidecar_key(&w.sidecar, 1).unwrap().clone();
     keyless.add_sidecar_key(w.sidecar, 1, key).unwrap();
     let after = keyless.exchanges(&w.sidecar).unwrap();
@@ -224,7 +241,14 @@ fn a_sidecar_key_added_live_refolds_the_sidecar_and_feeds_the_changes() {
     }
     assert_eq!(after, keyed.exchanges(&w.sidecar).unwrap());
     assert!(keyless.check().unwrap().is_clean());
-    let mut announced: Vec<_> = feed.try_iter().map(|p| p.exchange_id).collect();
+    let mut announced: Vec<_> = feed
+        .drain()
+        .into_iter()
+        .map(|c| match c {
+            ExchangeChange::Changed { projection, .. } => projection.exchange_id,
+            other => panic!("no lag expected: {other:?}"),
+        })
+        .collect();
     announced.sort();
     let expected: Vec<_> = after
         .projections
@@ -232,4 +256,39 @@ fn a_sidecar_key_added_live_refolds_the_sidecar_and_feeds_the_changes() {
         .map(|p| p.exchange_id.clone())
         .collect();
     assert_eq!(announced, expected, "one update per exchange that appeared");
+}
+
+#[test]
+fn a_feed_opened_before_the_sidecar_exists_sees_its_exchanges() {
+    let w = workload(15, 6);
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = open(dir.path(), &w);
+    let feed = ledger.exchange_feed(&w.sidecar).unwrap();
+    // Send everything but the first two events (the realm and the sidecar): all pending.
+    let (head, tail) = w.events.split_at(2);
+    for e in tail {
+        ledger.append(e.bytes()).unwrap();
+    }
+    assert!(feed.try_next().is_none());
+    let report = ledger
+        .append_batch_report(&head.iter().map(|e| e.bytes()).collect::<Vec<_>>())
+        .unwrap();
+    assert_eq!(report.released.len(), tail.len());
+    let finals = ledger.exchanges(&w.sidecar).unwrap().projections;
+    let mut seen: Vec<_> = feed
+        .drain()
+        .into_iter()
+        .map(|c| match c {
+            ExchangeChange::Changed {
+                previous,
+                projection,
+            } => {
+                assert_eq!(previous, None);
+                *projection
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    seen.sort_by(|a, b| a.exchange_id.cmp(&b.exchange_id));
+    assert_eq!(seen, finals);
 }

@@ -11,18 +11,17 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crossbeam::channel::{Receiver, Sender};
-
 use crate::dag::Pos;
 use crate::error::Error;
 use crate::event::Event;
 use crate::exchange::{
     classify, fold_exchange, fold_sidecar, Causality, Classified, ContextAttach, ExchangeId,
-    ExchangeItem, ExchangeOutcome, NotFolded, Projection, SidecarFold, SidecarInfo,
+    ExchangeItem, ExchangeOutcome, NotFolded, Projection, SidecarFold, SidecarInfo, Status,
 };
 use crate::id::{EventId, SidecarId};
 use crate::keyring::Keyring;
 
+use super::feed::{ExchangeFeed, FeedSender};
 use super::state::State;
 use super::Ledger;
 
@@ -115,22 +114,25 @@ impl SidecarExchanges {
         }
     }
 
-    fn refold(&mut self, exchange: &ExchangeId, causality: &impl Causality) -> Option<Projection> {
+    /// Refolds one exchange; returns its previous status and new projection when the
+    /// projection changed.
+    fn refold(
+        &mut self,
+        exchange: &ExchangeId,
+        causality: &impl Causality,
+    ) -> Option<(Option<Status>, Projection)> {
         let items = self
             .items
             .get(exchange)
             .map(Vec::as_slice)
             .unwrap_or_default();
         let outcome = fold_exchange(&self.info, exchange, items, causality);
-        let changed =
-            self.outcomes.get(exchange).map(|o| &o.projection) != Some(&outcome.projection);
+        let before = self.outcomes.get(exchange).map(|o| &o.projection);
+        let changed = before != Some(&outcome.projection);
+        let previous = before.and_then(|p| p.as_ref()).map(|p| p.status);
         let projection = outcome.projection.clone();
         self.outcomes.insert(exchange.clone(), outcome);
-        if changed {
-            projection
-        } else {
-            None
-        }
+        projection.filter(|_| changed).map(|p| (previous, p))
     }
 
     /// The fold of the whole sidecar, as maintained.
@@ -159,10 +161,16 @@ impl SidecarExchanges {
 #[derive(Default)]
 pub struct Exchanges {
     sidecars: HashMap<SidecarId, SidecarExchanges>,
-    watchers: Vec<(SidecarId, Sender<Projection>)>,
+    watchers: Vec<(SidecarId, FeedSender)>,
 }
 
 impl Exchanges {
+    /// Sends a change to `sidecar`'s feeds, forgetting feeds whose subscriber is gone.
+    fn announce(&mut self, sidecar: &SidecarId, previous: Option<Status>, projection: &Projection) {
+        self.watchers
+            .retain(|(s, tx)| s != sidecar || tx.send(previous, projection));
+    }
+
     /// Classifies freshly admitted events of built sidecars and refolds what they touch,
     /// notifying watchers of changed projections.
     pub fn on_admitted(&mut self, events: &[Event], state: &State, keyring: &Keyring) {
@@ -182,9 +190,8 @@ impl Exchanges {
             let Some(sx) = self.sidecars.get_mut(&sidecar) else {
                 continue;
             };
-            if let Some(projection) = sx.refold(&exchange, &causality) {
-                self.watchers
-                    .retain(|(s, tx)| *s != sidecar || tx.send(projection.clone()).is_ok());
+            if let Some((previous, projection)) = sx.refold(&exchange, &causality) {
+                self.announce(&sidecar, previous, &projection);
             }
         }
     }
@@ -290,12 +297,65 @@ impl Ledger {
         ids
     }
 
-    /// A change feed: every projection of `sidecar` that changes from now on is sent on the
-    /// returned channel (the receiver may be dropped at any time).
-    pub fn watch_exchanges(&self, sidecar: &SidecarId) -> Result<Receiver<Projection>, Error> {
-        let (tx, rx) = crossbeam::channel::unbounded();
-        self.with_sidecar(sidecar, |_, all| all.watchers.push((*sidecar, tx)))?;
+    /// A change feed of `sidecar`'s exchanges: every projection that changes from now on,
+    /// with the status it had before (see [`ExchangeFeed`] for the subscribe-then-read
+    /// order and the bound). The sidecar need not exist yet: once its create event is
+    /// admitted, its exchanges arrive on the feed. The feed may be dropped at any time.
+    ///
+    /// ```
+    /// use akledger::ledger::ExchangeChange;
+    /// use akledger::workload::{sidecar_workload, SidecarSpec};
+    /// use akledger::{Config, Ledger};
+    ///
+    /// let w = sidecar_workload(5, SidecarSpec { exchanges: 2, agents: 1, forgeries: false })?;
+    /// let dir = tempfile::tempdir()?;
+    /// let ledger = Ledger::open_with(Config::new(dir.path()).keyring(w.keyring.clone()))?;
+    /// let feed = ledger.exchange_feed(&w.sidecar)?; // before the sidecar exists
+    /// for event in &w.events {
+    ///     ledger.append(event.bytes())?;
+    /// }
+    /// let mut seen = 0;
+    /// while let Some(change) = feed.try_next() {
+    ///     match change {
+    ///         ExchangeChange::Changed { previous, projection } => {
+    ///             seen += 1;
+    ///             assert_ne!(previous, Some(projection.status));
+    ///         }
+    ///         // Fell behind: re-read `ledger.exchanges(..)` and carry on.
+    ///         ExchangeChange::Lagged => seen = 0,
+    ///         _ => {}
+    ///     }
+    /// }
+    /// assert!(seen >= 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn exchange_feed(&self, sidecar: &SidecarId) -> Result<ExchangeFeed, Error> {
+        let (tx, rx) = super::feed::feed();
+        let state = self.read_state()?;
+        let mut exchanges = self.exchanges.lock().map_err(|_| Error::Poisoned)?;
+        if state.sidecars.contains_key(sidecar) && !exchanges.sidecars.contains_key(sidecar) {
+            let built = self.build_sidecar(&state, sidecar)?;
+            exchanges.sidecars.insert(*sidecar, built);
+        }
+        exchanges.watchers.push((*sidecar, tx));
         Ok(rx)
+    }
+
+    /// Builds the watched sidecars that the last commit created (their feeds were opened
+    /// before they existed) and announces their exchanges. Called under the state lock.
+    pub(super) fn build_watched(&self, state: &State, exchanges: &mut Exchanges) {
+        let waiting: BTreeSet<SidecarId> = exchanges
+            .watchers
+            .iter()
+            .map(|(s, _)| *s)
+            .filter(|s| state.sidecars.contains_key(s) && !exchanges.sidecars.contains_key(s))
+            .collect();
+        for sidecar in waiting {
+            if let Ok(built) = self.build_sidecar(state, &sidecar) {
+                announce_differences(exchanges, &sidecar, None, &built);
+                exchanges.sidecars.insert(sidecar, built);
+            }
+        }
     }
 
     /// Rebuilds `sidecar`'s exchange state with the current keyring (after a key was
@@ -308,17 +368,7 @@ impl Ledger {
             return Ok(());
         };
         let new = self.build_sidecar(&state, sidecar)?;
-        for (exchange, outcome) in &new.outcomes {
-            let before = old
-                .outcomes
-                .get(exchange)
-                .and_then(|o| o.projection.as_ref());
-            if let Some(projection) = outcome.projection.as_ref().filter(|p| Some(*p) != before) {
-                exchanges
-                    .watchers
-                    .retain(|(s, tx)| s != sidecar || tx.send(projection.clone()).is_ok());
-            }
-        }
+        announce_differences(&mut exchanges, sidecar, Some(&old), &new);
         exchanges.sidecars.insert(*sidecar, new);
         Ok(())
     }
@@ -355,6 +405,23 @@ impl Ledger {
             }
         }
         Ok(())
+    }
+}
+
+/// Announces every projection of `new` that differs from `old`'s.
+fn announce_differences(
+    exchanges: &mut Exchanges,
+    sidecar: &SidecarId,
+    old: Option<&SidecarExchanges>,
+    new: &SidecarExchanges,
+) {
+    for (exchange, outcome) in &new.outcomes {
+        let before = old
+            .and_then(|o| o.outcomes.get(exchange))
+            .and_then(|o| o.projection.as_ref());
+        if let Some(projection) = outcome.projection.as_ref().filter(|p| Some(*p) != before) {
+            exchanges.announce(sidecar, before.map(|p| p.status), projection);
+        }
     }
 }
 

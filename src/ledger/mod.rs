@@ -21,6 +21,7 @@ mod clock;
 mod config;
 mod drop_pending;
 mod exchanges;
+mod feed;
 mod index;
 pub mod keyring_file;
 mod live_keys;
@@ -37,6 +38,7 @@ pub use admit::Appended;
 pub use append_report::AppendReport;
 pub use check::CheckReport;
 pub use config::Config;
+pub use feed::{ExchangeChange, ExchangeFeed};
 pub use open::OpenReport;
 pub use pipeline::Pipeline;
 
@@ -260,6 +262,7 @@ impl Ledger {
             .map_err(|e| Error::Misuse(e.to_string()))?;
         if let Ok(mut exchanges) = self.exchanges.lock() {
             exchanges.on_admitted(&admitted, &state, &self.verifier.keyring());
+            self.build_watched(&state, &mut exchanges);
         }
         drop(state);
         match &self.index {
