@@ -9,6 +9,9 @@ use crate::canonical::{Json, Object};
 use crate::error::{schema, Rejection};
 use crate::limits::MAX_DID_CORE_ID_BYTES;
 
+/// The prefix of the self-certifying `key` method (PROFILE §1).
+const SELF_CERTIFYING_PREFIX: &str = "ak:did_core:key:";
+
 /// Multicodec prefix of an Ed25519 public key (`ed25519-pub`, varint 0xed).
 const ED25519_MULTICODEC: [u8; 2] = [0xED, 0x01];
 
@@ -45,13 +48,19 @@ impl DidCoreId {
 
     /// The `ak:did_core:key:` principal of an Ed25519 key.
     pub fn for_key(key: &VerifyingKey) -> Self {
-        DidCoreId(format!("ak:did_core:key:{}", multibase_of(key)))
+        DidCoreId(format!("{SELF_CERTIFYING_PREFIX}{}", multibase_of(key)))
+    }
+
+    /// True for a `key`-method principal: self-certifying, bound to its own key alone
+    /// (PROFILE §4, §11), so no keyring entry may widen it.
+    pub fn is_self_certifying(&self) -> bool {
+        self.0.starts_with(SELF_CERTIFYING_PREFIX)
     }
 
     /// The Ed25519 key of a `key`-method principal, if this is one.
     pub fn key(&self) -> Option<VerifyingKey> {
         self.0
-            .strip_prefix("ak:did_core:key:")
+            .strip_prefix(SELF_CERTIFYING_PREFIX)
             .and_then(|mb| key_of_multibase(mb).ok())
     }
 

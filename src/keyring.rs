@@ -14,11 +14,8 @@ use crate::canonical::{parse_value, to_canonical, Json, Object};
 use crate::did::{did_key, key_of_did_key, DidCoreId};
 use crate::encrypted::SidecarKey;
 use crate::error::{schema, Code, Rejection};
-use crate::limits::MAX_KEYRING_BYTES;
-
-/// Prefix of self-certifying principals, which a keyring may not authorize keys for.
-const KEY_PRINCIPAL_PREFIX: &str = "ak:did_core:key:";
 use crate::id::SidecarId;
+use crate::limits::MAX_KEYRING_BYTES;
 
 /// Keys authorized per principal, and sidecar keys per (sidecar, epoch).
 #[derive(Clone, Default)]
@@ -42,12 +39,16 @@ impl Keyring {
         Keyring::default()
     }
 
-    /// Authorizes `key` to sign for `principal`.
-    pub fn authorize(&mut self, principal: DidCoreId, key: VerifyingKey) {
+    /// Authorizes `key` to sign for `principal`. A self-certifying (`ak:did_core:key:`)
+    /// principal is refused with `schema_violation`: only its own key signs for it, and no
+    /// configuration widens it (PROFILE §4, §11).
+    pub fn authorize(&mut self, principal: DidCoreId, key: VerifyingKey) -> Result<(), Rejection> {
+        widenable(&principal)?;
         let keys = self.principals.entry(principal).or_default();
         if !keys.contains(&key) {
             keys.push(key);
         }
+        Ok(())
     }
 
     /// True when `key` may sign for `principal` by this keyring's configuration.
@@ -68,9 +69,13 @@ impl Keyring {
     /// Adds every key of `other` (its sidecar keys replace this keyring's at the same
     /// sidecar and epoch).
     pub fn merge(&mut self, other: Keyring) {
+        // `other`'s principals passed its own `authorize`, so they need no second check.
         for (principal, keys) in other.principals {
+            let mine = self.principals.entry(principal).or_default();
             for key in keys {
-                self.authorize(principal.clone(), key);
+                if !mine.contains(&key) {
+                    mine.push(key);
+                }
             }
         }
         for (sidecar, epochs) in other.sidecar_keys {
@@ -112,11 +117,8 @@ impl Keyring {
                 .ok_or_else(|| schema("keyring.principals must be an object"))?;
             for (principal, keys) in p.iter() {
                 let principal = DidCoreId::parse(principal)?;
-                if principal.as_str().starts_with(KEY_PRINCIPAL_PREFIX) {
-                    return Err(schema(format!(
-                        "keyring: principals entry {principal} refused: a key principal is self-certifying, only its own key signs for it (PROFILE §11)"
-                    )));
-                }
+                // Refused even with no keys listed: the entry itself is the mistake.
+                widenable(&principal)?;
                 let keys = keys
                     .as_array()
                     .ok_or_else(|| schema("keyring.principals values must be arrays of did:key"))?;
@@ -124,7 +126,7 @@ impl Keyring {
                     let text = key
                         .as_str()
                         .ok_or_else(|| schema("keyring: did:key must be a string"))?;
-                    ring.authorize(principal.clone(), key_of_did_key(text)?);
+                    ring.authorize(principal.clone(), key_of_did_key(text)?)?;
                 }
             }
         }
@@ -188,4 +190,14 @@ impl Keyring {
             .with("sidecar_keys", sidecars.into());
         to_canonical(&doc.into())
     }
+}
+
+/// Refuses a self-certifying principal as a keyring entry (PROFILE §11).
+fn widenable(principal: &DidCoreId) -> Result<(), Rejection> {
+    if principal.is_self_certifying() {
+        return Err(schema(format!(
+            "keyring: principals entry {principal} refused: a key principal is self-certifying, only its own key signs for it (PROFILE §11)"
+        )));
+    }
+    Ok(())
 }

@@ -109,13 +109,13 @@ impl Verifier {
         Arc::clone(&guard)
     }
 
-    /// Changes the keyring for every check from now on.
-    pub fn update_keyring(&self, change: impl FnOnce(&mut Keyring)) {
+    /// Changes the keyring for every check from now on; returns what `change` returns.
+    pub fn update_keyring<T>(&self, change: impl FnOnce(&mut Keyring) -> T) -> T {
         let mut guard = self
             .keyring
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        change(Arc::make_mut(&mut guard));
+        change(Arc::make_mut(&mut guard))
     }
 
     /// The key named by a verification method (and its `ak:did_core:key:` principal),
@@ -173,7 +173,11 @@ impl Verifier {
             principal: own,
         } = self.key(&proof.verification_method)?;
         let principal = envelope.actor.principal();
-        if *principal != own && !self.keyring().authorizes(principal, &key) {
+        // A self-certifying principal is bound to its own key; only other principals may be
+        // widened by the keyring (PROFILE §4).
+        if *principal != own
+            && (principal.is_self_certifying() || !self.keyring().authorizes(principal, &key))
+        {
             return Err(invalid("key is not authorized for the actor"));
         }
         let sig_b64 = proof

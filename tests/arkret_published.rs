@@ -285,8 +285,12 @@ fn same_id_other_bytes_is_not_a_duplicate() {
     let principal = DidCoreId::parse("ak:did_core:web:example.org").expect("principal");
     let (k1, k2) = (common::key(41), common::key(42));
     let mut keyring = Keyring::new();
-    keyring.authorize(principal.clone(), k1.verifying_key());
-    keyring.authorize(principal.clone(), k2.verifying_key());
+    keyring
+        .authorize(principal.clone(), k1.verifying_key())
+        .expect("a web principal may be widened");
+    keyring
+        .authorize(principal.clone(), k2.verifying_key())
+        .expect("a web principal may be widened");
     let dir = tempfile::tempdir().expect("dir");
     let ledger = Ledger::open_with(Config::new(dir.path()).keyring(keyring)).expect("ledger");
     let actor = ActorId::Service {

@@ -8,7 +8,8 @@ use std::collections::BTreeSet;
 
 use akledger::limits::MAX_EVENT_BYTES;
 use akledger::{
-    Code, DidCoreId, DigestSuite, Event, EventId, Json, Keyring, Object, SemanticRef, Verifier,
+    ActorId, Code, DidCoreId, DigestSuite, Event, EventId, Json, Keyring, Object, SemanticRef,
+    Verifier,
 };
 use common::*;
 
@@ -631,39 +632,76 @@ fn signature_checks_are_not_parse_checks() {
 }
 
 #[test]
-fn another_key_is_accepted_when_the_keyring_authorizes_it() {
+fn the_keyring_cannot_widen_a_self_certifying_principal() {
     let w = World::new();
     let a = key(1);
     let b = key(2);
     for event in [w.note(), w.realm.clone()] {
+        // B signs for A's `ak:did_core:key:` principal: nothing can authorize that (§4, §11).
         let by_b = mutate(&event, &b, |_| {});
         assert_eq!(rejection(&by_b, &verifier()), Code::SignatureInvalid);
         let mut ring = Keyring::new();
-        ring.authorize(DidCoreId::for_key(&a.verifying_key()), b.verifying_key());
-        let ok = Event::from_bytes(&by_b, &Verifier::new(ring)).expect("authorized by keyring");
-        assert_eq!(ok.id(), event.id(), "the proof is not part of the id");
-        // Authorizing B for some other principal does not help.
-        let mut elsewhere = Keyring::new();
-        elsewhere.authorize(
-            DidCoreId::for_key(&key(3).verifying_key()),
-            b.verifying_key(),
-        );
+        let refused = ring
+            .authorize(DidCoreId::for_key(&a.verifying_key()), b.verifying_key())
+            .expect_err("a key principal is self-certifying");
+        assert_eq!(refused.code(), Code::SchemaViolation);
         assert_eq!(
-            rejection(&by_b, &Verifier::new(elsewhere)),
+            rejection(&by_b, &Verifier::new(ring)),
             Code::SignatureInvalid
         );
     }
+    // Nor can a keyring file.
+    let file = format!(
+        r#"{{"principals":{{"{}":["{}"]}}}}"#,
+        DidCoreId::for_key(&a.verifying_key()),
+        akledger::did::did_key(&b.verifying_key())
+    );
+    let refused = Keyring::from_json_bytes(file.as_bytes()).expect_err("refused");
+    assert_eq!(refused.code(), Code::SchemaViolation);
+}
+
+#[test]
+fn another_key_is_accepted_when_the_keyring_authorizes_it() {
+    let w = World::new();
+    let b = key(2);
+    let web = DidCoreId::parse("ak:did_core:web:example.org").expect("principal");
+    let service = ActorId::Service {
+        service_id: web.clone(),
+    };
+    let by_b = mutate(&w.note(), &b, |o| set(o, "actor_id", service.to_json()));
+    assert_eq!(rejection(&by_b, &verifier()), Code::SignatureInvalid);
+    let mut ring = Keyring::new();
+    ring.authorize(web, b.verifying_key())
+        .expect("web principal");
+    assert!(Event::from_bytes(&by_b, &Verifier::new(ring)).is_ok());
+    // Authorizing B for some other principal does not help.
+    let mut elsewhere = Keyring::new();
+    elsewhere
+        .authorize(
+            DidCoreId::parse("ak:did_core:web:other.example").expect("principal"),
+            b.verifying_key(),
+        )
+        .expect("web principal");
+    assert_eq!(
+        rejection(&by_b, &Verifier::new(elsewhere)),
+        Code::SignatureInvalid
+    );
 }
 
 #[test]
 fn account_actor_with_a_foreign_key_needs_the_keyring() {
     let w = World::new();
-    let a = key(1);
     let b = key(2);
-    let bytes = mutate(&w.note(), &b, |o| set(o, "actor_id", account(&a).to_json()));
+    let web = DidCoreId::parse("ak:did_core:web:example.org").expect("principal");
+    let actor = ActorId::Account {
+        principal_id: web.clone(),
+        station_id: DidCoreId::parse("ak:did_core:web:station.example").expect("station"),
+    };
+    let bytes = mutate(&w.note(), &b, |o| set(o, "actor_id", actor.to_json()));
     assert_eq!(rejection(&bytes, &verifier()), Code::SignatureInvalid);
     let mut ring = Keyring::new();
-    ring.authorize(DidCoreId::for_key(&a.verifying_key()), b.verifying_key());
+    ring.authorize(web, b.verifying_key())
+        .expect("web principal");
     assert!(Event::from_bytes(&bytes, &Verifier::new(ring)).is_ok());
 }
 

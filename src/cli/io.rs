@@ -93,7 +93,6 @@ pub fn feed(
     if !batch.is_empty() {
         push(&mut batch, &mut committing, &mut on)?;
     }
-    drop(push);
     report(&committing, pipeline.finish()?.unwrap_or_default(), &mut on)
 }
 

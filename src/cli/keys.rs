@@ -169,14 +169,16 @@ pub fn add(ledger: &LedgerArgs, what: KeyToAdd, json: bool) -> Result<Outcome, C
         KeyToAdd::Principal { principal, did_key } => {
             let principal = DidCoreId::parse(&principal)
                 .map_err(|r| CliError::Usage(format!("--principal {principal:?}: {r}")))?;
-            if principal.as_str().starts_with("ak:did_core:key:") {
+            if principal.is_self_certifying() {
                 return Err(CliError::Usage(format!(
                     "--principal {principal}: a key principal is self-certifying (only its own key signs for it); the keyring cannot authorize other keys for it (PROFILE §11)"
                 )));
             }
             let key = key_of_did_key(&did_key)
                 .map_err(|r| CliError::Usage(format!("--did-key {did_key:?}: {r}")))?;
-            keyring.authorize(principal.clone(), key);
+            keyring
+                .authorize(principal.clone(), key)
+                .map_err(|r| CliError::Usage(format!("--principal {principal}: {r}")))?;
             format!("{did_key} may sign for {principal}")
         }
         KeyToAdd::Sidecar {

@@ -79,13 +79,16 @@ pub fn save(path: &Path, keyring: &Keyring) -> Result<(), Error> {
     write_private(path, &bytes)
 }
 
-/// Reads, changes and rewrites the keyring file under its lock; returns the new keyring.
-pub fn update(path: &Path, change: impl FnOnce(&mut Keyring)) -> Result<Keyring, Error> {
+/// Reads, changes and rewrites the keyring file under its lock; a change that fails
+/// writes nothing.
+pub fn update(
+    path: &Path,
+    change: impl FnOnce(&mut Keyring) -> Result<(), Rejection>,
+) -> Result<(), Error> {
     let _lock = lock(path)?;
     let mut keyring = load_or_new(path)?;
-    change(&mut keyring);
-    save(path, &keyring)?;
-    Ok(keyring)
+    change(&mut keyring)?;
+    save(path, &keyring)
 }
 
 /// Writes a secret file atomically with mode 0600: a temporary file in the same directory,

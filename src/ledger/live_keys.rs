@@ -7,14 +7,11 @@ use ed25519_dalek::VerifyingKey;
 
 use crate::did::DidCoreId;
 use crate::encrypted::SidecarKey;
-use crate::error::Error;
+use crate::error::{Error, Rejection};
 use crate::id::SidecarId;
 use crate::keyring::Keyring;
 
 use super::{keyring_file, Ledger};
-
-/// Prefix of self-certifying principals (PROFILE §11).
-const KEY_PRINCIPAL_PREFIX: &str = "ak:did_core:key:";
 
 impl Ledger {
     /// Adds (or replaces) the key of `sidecar` at `epoch` and refolds that sidecar's
@@ -50,7 +47,10 @@ impl Ledger {
         epoch: u64,
         key: SidecarKey,
     ) -> Result<(), Error> {
-        self.save_keys(|k| k.add_sidecar_key(sidecar, epoch, key.clone()))?;
+        self.save_keys(|k| {
+            k.add_sidecar_key(sidecar, epoch, key.clone());
+            Ok(())
+        })?;
         self.verifier
             .update_keyring(|k| k.add_sidecar_key(sidecar, epoch, key));
         self.refold_sidecar(&sidecar)
@@ -59,23 +59,21 @@ impl Ledger {
     /// Authorizes `key` to sign for `principal` from now on. Nothing stored changes: an
     /// event signed by the key was refused before, so it is not in the ledger; send it
     /// again. A self-certifying `ak:did_core:key:` principal is refused (only its own key
-    /// signs for it, PROFILE §11).
+    /// signs for it, PROFILE §11) with `schema_violation`, and nothing is written.
     pub fn authorize(&self, principal: DidCoreId, key: VerifyingKey) -> Result<(), Error> {
-        if principal.as_str().starts_with(KEY_PRINCIPAL_PREFIX) {
-            return Err(Error::Misuse(format!(
-                "{principal} is a key principal: it is self-certifying, only its own key signs for it (PROFILE §11)"
-            )));
-        }
         self.save_keys(|k| k.authorize(principal.clone(), key))?;
-        self.verifier
-            .update_keyring(|k| k.authorize(principal, key));
-        Ok(())
+        Ok(self
+            .verifier
+            .update_keyring(|k| k.authorize(principal, key))?)
     }
 
     /// Applies `change` to the keyring file, when there is one and the ledger may write.
-    fn save_keys(&self, change: impl FnOnce(&mut Keyring)) -> Result<(), Error> {
+    fn save_keys(
+        &self,
+        change: impl FnOnce(&mut Keyring) -> Result<(), Rejection>,
+    ) -> Result<(), Error> {
         match &self.config.keyring_file {
-            Some(path) if !self.config.read_only => keyring_file::update(path, change).map(drop),
+            Some(path) if !self.config.read_only => keyring_file::update(path, change),
             _ => Ok(()),
         }
     }

@@ -51,14 +51,18 @@ fn build_pool() -> Pool {
     let c = key(1); // controller of sidecar S
     let a = key(2); // agent; controls its own sidecar S3
     let k = key(3); // another writer
-    let acct_key = key(5); // account actor; key 6 is also authorized for its principal
+    let acct_key = key(5); // account actor with a web principal; keys 5 and 6 are authorized for it
     let alt_key = key(6);
     let acct = ActorId::Account {
-        principal_id: DidCoreId::for_key(&acct_key.verifying_key()),
+        principal_id: DidCoreId::parse("ak:did_core:web:account.example").expect("principal"),
         station_id: DidCoreId::parse("ak:did_core:web:station.example").expect("station"),
     };
     let mut keyring = Keyring::new();
-    keyring.authorize(acct.principal().clone(), alt_key.verifying_key());
+    for signer in [&acct_key, &alt_key] {
+        keyring
+            .authorize(acct.principal().clone(), signer.verifying_key())
+            .expect("a web principal may be widened");
+    }
     let mut rng = xof_rng(b"admission pool");
     let mut items: Vec<(Event<Unverified>, Verdict)> = Vec::new();
     let mut raw: Vec<(Vec<u8>, Verdict)> = Vec::new();
