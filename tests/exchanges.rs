@@ -292,3 +292,60 @@ fn a_feed_opened_before_the_sidecar_exists_sees_its_exchanges() {
     seen.sort_by(|a, b| a.exchange_id.cmp(&b.exchange_id));
     assert_eq!(seen, finals);
 }
+
+#[test]
+fn a_live_ledger_authorizes_keys_and_saves_them_to_its_keyring_file() {
+    // Here rather than beside the CLI keyring tests: those spawn processes, and a child
+    // forked while this test holds the ledger's lock briefly inherits it, so the reopen
+    // below could see `AlreadyOpen`.
+    let saved_ring = |file: &std::path::Path| {
+        akledger::Keyring::from_json_bytes(&std::fs::read(file).unwrap()).unwrap()
+    };
+    use akledger::{
+        ActorId, Appended, Config, DidCoreId, EventBuilder, Ledger, ScopeRef, Timestamp,
+    };
+    use ed25519_dalek::SigningKey;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("keyring.json");
+    let config = || Config::new(tmp.path().join("ledger")).keyring_file(&file);
+    let ops = DidCoreId::parse("ak:did_core:web:ops.example").unwrap();
+    let key = SigningKey::from_bytes(&[9; 32]);
+    let actor = ActorId::Service {
+        service_id: ops.clone(),
+    };
+    let at = Timestamp::parse("2026-11-30T06:00:00.000Z").unwrap();
+    let realm = EventBuilder::new("ak.realm.create", ScopeRef::RealmGenesis, actor, at)
+        .sign(&key)
+        .unwrap();
+    let ledger = Ledger::open_with(config()).unwrap();
+    let refused = ledger.append(realm.bytes()).unwrap();
+    assert!(matches!(refused, Appended::Rejected { .. }), "{refused:?}");
+    // Key principals are self-certifying: refused, and nothing is written.
+    let own = DidCoreId::for_key(&key.verifying_key());
+    assert!(ledger.authorize(own, key.verifying_key()).is_err());
+    assert!(!file.exists());
+
+    ledger.authorize(ops.clone(), key.verifying_key()).unwrap();
+    assert!(saved_ring(&file).authorizes(&ops, &key.verifying_key()));
+    let admitted = ledger.append(realm.bytes()).unwrap();
+    assert_eq!(admitted, Appended::Admitted(realm.id()));
+
+    // A sidecar key added live is saved beside the authorization, and both survive a
+    // restart.
+    let sidecar: akledger::SidecarId = akledger::workload::realm_dag(3, 1, 1, 8).unwrap()[0]
+        .id()
+        .retype();
+    let secret = akledger::SidecarKey::generate(&mut rand_core::OsRng);
+    ledger.add_sidecar_key(sidecar, 4, secret.clone()).unwrap();
+    drop(ledger);
+    let saved = saved_ring(&file);
+    assert_eq!(saved.sidecar_key(&sidecar, 4), Some(&secret));
+    assert!(saved.authorizes(&ops, &key.verifying_key()));
+    let ledger = Ledger::open_with(config()).unwrap();
+    assert!(ledger
+        .verifier()
+        .keyring()
+        .authorizes(&ops, &key.verifying_key()));
+    assert_eq!(ledger.len(), 1);
+}
