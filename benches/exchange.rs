@@ -1,14 +1,16 @@
 //! Exchange fold costs: one exchange with 1 / 100 / 1000 responses, a full refold of a
 //! sidecar with 10 000 exchanges, and the incremental unit (classify one more control and
-//! refold its exchange). Events are signed once, outside the timed loops.
+//! refold its exchange), and one more response in a 1000-response exchange folded in
+//! incrementally next to a full refold of that exchange. Events are signed once, outside the
+//! timed loops.
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use ed25519_dalek::SigningKey;
 use rand_core::OsRng;
 
 use akledger::exchange::{
-    classify, create_private_sidecar, create_realm, Act, Binding, Classified, ExchangeItem,
-    ExchangeView, RequestContext, Role, TrackRef,
+    classify, create_private_sidecar, create_realm, fold_added_message, Act, Binding, Classified,
+    ExchangeItem, ExchangeView, RequestContext, Role, TrackRef,
 };
 use akledger::{
     fold_exchange, fold_sidecar, ActorId, Event, EventId, ExchangeId, Keyring, MemoryGraph,
@@ -206,8 +208,40 @@ fn one_more_control(c: &mut Criterion) -> Res<()> {
     Ok(())
 }
 
+/// Issue #12 row "incremental fold cost per response": the 1001st response of an exchange
+/// folded into the outcome of the first 1000 ([`fold_added_message`]) against a full refold
+/// of all 1001, measured in one run.
+fn one_more_response(c: &mut Criterion) -> Res<()> {
+    let mut b = Bench::new()?;
+    let view = b.exchange(0, 1001, false)?;
+    let items = b.items();
+    let before = items.get(..items.len() - 1).unwrap_or_default();
+    let outcome = fold_exchange(&b.sidecar, &view.exchange_id, before, &b.graph);
+    let mut group = c.benchmark_group("fold_one_more_response_of_1000");
+    group.bench_function("incremental", |bench| {
+        bench.iter_batched(
+            || outcome.clone(),
+            |mut o| {
+                fold_added_message(&b.sidecar, &items, &mut o, &b.graph);
+                o
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("full_refold", |bench| {
+        bench.iter(|| fold_exchange(&b.sidecar, &view.exchange_id, &items, &b.graph))
+    });
+    group.finish();
+    Ok(())
+}
+
 fn benches(c: &mut Criterion) {
-    for run in [one_exchange, one_more_control, whole_sidecar] {
+    for run in [
+        one_exchange,
+        one_more_control,
+        one_more_response,
+        whole_sidecar,
+    ] {
         if let Err(e) = run(c) {
             eprintln!("bench setup failed: {e}");
         }

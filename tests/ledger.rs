@@ -10,8 +10,8 @@ use std::path::Path;
 use akledger::exchange::{create_private_sidecar, create_realm};
 use akledger::workload::{realm_dag, writer_key, SplitMix};
 use akledger::{
-    ActorId, Appended, Code, Config, DidCoreId, Durability, Event, EventBuilder, EventId, Keyring,
-    Ledger, ScopeRef, Timestamp, Unverified,
+    ActorId, Appended, Code, Config, DidCoreId, Durability, Event, EventBuilder, EventId, Ledger,
+    ScopeRef, Timestamp, Unverified,
 };
 use ed25519_dalek::SigningKey;
 
@@ -315,13 +315,7 @@ fn every_admission_rejection_writes_nothing() {
     // Same id, other bytes: one envelope signed by two keys authorized for one principal.
     let principal = DidCoreId::parse("ak:did_core:web:example.org").unwrap();
     let (k1, k2) = (writer_key(4, 200), writer_key(4, 201));
-    let mut keyring = Keyring::new();
-    keyring
-        .authorize(principal.clone(), k1.verifying_key())
-        .expect("a web principal may be widened");
-    keyring
-        .authorize(principal.clone(), k2.verifying_key())
-        .expect("a web principal may be widened");
+    let keyring = common::keyring_authorizing(&principal, &[&k1, &k2]);
     let dir2 = tempfile::tempdir().unwrap();
     let ledger2 = Ledger::open_with(Config::new(dir2.path()).keyring(keyring)).unwrap();
     let actor = ActorId::Service {

@@ -23,10 +23,10 @@ pub struct ExchangeOutcome {
 }
 
 /// An agent message that passed its checks (§8.1).
-struct AgentMessage {
-    id: EventId,
-    author: DidCoreId,
-    response: bool,
+pub(super) struct AgentMessage {
+    pub id: EventId,
+    pub author: DidCoreId,
+    pub response: bool,
 }
 
 /// Folds the items of `exchange_id` (items of other exchanges are skipped).
@@ -160,7 +160,7 @@ fn canonical_request<'a>(
 /// §8.1 checks of an agent message; `Ok(None)` for items that are not agent messages.
 /// Responses need all seven checks; `internal` messages only checks 1–4 and a
 /// non-controller author (so an internal by a non-addressed agent still participates).
-fn check_message(
+pub(super) fn check_message(
     item: &ExchangeItem,
     request: &Request<'_>,
 ) -> Result<Option<AgentMessage>, Reason> {

@@ -5,8 +5,10 @@
 //! built on first use (classifying its events from the log with the configured keyring —
 //! projections depend on keys, which are configuration, so they are derived rather than
 //! persisted) and from then on maintained incrementally: an admitted event is classified,
-//! and only the exchange it names is refolded. This is exact because a fold reads only its
-//! exchange's items and ancestry, which later admissions never change.
+//! and only the exchange it names is refolded — and an agent message is folded into that
+//! exchange's outcome ([`crate::exchange::incremental`]) rather than refolding it. This is
+//! exact because a fold reads only its exchange's items and ancestry, which later
+//! admissions never change, and admission is in causal order.
 //! [`Ledger::check`] proves it by comparing with a full refold.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -15,8 +17,9 @@ use crate::dag::Pos;
 use crate::error::Error;
 use crate::event::Event;
 use crate::exchange::{
-    classify, fold_exchange, fold_sidecar, Causality, Classified, ContextAttach, ExchangeId,
-    ExchangeItem, ExchangeOutcome, NotFolded, Projection, SidecarFold, SidecarInfo, Status,
+    classify, fold_added_message, fold_exchange, fold_sidecar, Added, Causality, Classified,
+    ContextAttach, ExchangeId, ExchangeItem, ExchangeOutcome, NotFolded, Projection, SidecarFold,
+    SidecarInfo, Status,
 };
 use crate::id::{EventId, SidecarId};
 use crate::keyring::Keyring;
@@ -62,15 +65,17 @@ impl Causality for StateCausality<'_> {
 
     fn covered_among(&self, basis: &[EventId], candidates: &[EventId]) -> Vec<EventId> {
         let basis = self.positions(basis);
-        candidates
+        let known: Vec<(EventId, Pos)> = candidates
             .iter()
-            .filter(|x| {
-                self.0
-                    .pos_of
-                    .get(x)
-                    .is_some_and(|p| self.0.dag.covers(&basis, *p))
-            })
-            .copied()
+            .filter_map(|x| self.0.pos_of.get(x).map(|p| (*x, *p)))
+            .collect();
+        let at: Vec<Pos> = known.iter().map(|(_, p)| *p).collect();
+        // One closure of the basis answers every candidate (see `DagIndex::covers_all`).
+        known
+            .iter()
+            .zip(self.0.dag.covers_all(&basis, &at))
+            .filter(|(_, covered)| *covered)
+            .map(|((x, _), _)| *x)
             .collect()
     }
 }
@@ -81,7 +86,14 @@ pub struct SidecarExchanges {
     info: SidecarInfo,
     items: BTreeMap<ExchangeId, Vec<ExchangeItem>>,
     unbound: BTreeSet<NotFolded>,
-    outcomes: BTreeMap<ExchangeId, ExchangeOutcome>,
+    outcomes: BTreeMap<ExchangeId, Folded>,
+}
+
+/// An exchange's fold outcome and how many of its items (a prefix) it has folded.
+#[derive(Debug, Default)]
+struct Folded {
+    outcome: ExchangeOutcome,
+    items: usize,
 }
 
 impl SidecarExchanges {
@@ -114,25 +126,36 @@ impl SidecarExchanges {
         }
     }
 
-    /// Refolds one exchange; returns its previous status and new projection when the
-    /// projection changed.
-    fn refold(
-        &mut self,
-        exchange: &ExchangeId,
-        causality: &impl Causality,
-    ) -> Option<(Option<Status>, Projection)> {
+    /// Brings `exchange`'s outcome up to its items: agent messages added since the last
+    /// fold are folded in one by one where the shortcut applies, otherwise the exchange is
+    /// refolded. Returns true when the projection changed.
+    fn refold(&mut self, exchange: &ExchangeId, causality: &impl Causality) -> bool {
         let items = self
             .items
             .get(exchange)
             .map(Vec::as_slice)
             .unwrap_or_default();
+        let folded = self.outcomes.entry(exchange.clone()).or_default();
+        let mut changed = false;
+        while folded.items > 0 && folded.items < items.len() {
+            let upto = items.get(..=folded.items).unwrap_or_default();
+            match fold_added_message(&self.info, upto, &mut folded.outcome, causality) {
+                Added::Refold => break,
+                Added::Unchanged => {}
+                Added::Changed => changed = true,
+            }
+            folded.items += 1;
+        }
+        if folded.items == items.len() {
+            return changed;
+        }
         let outcome = fold_exchange(&self.info, exchange, items, causality);
-        let before = self.outcomes.get(exchange).map(|o| &o.projection);
-        let changed = before != Some(&outcome.projection);
-        let previous = before.and_then(|p| p.as_ref()).map(|p| p.status);
-        let projection = outcome.projection.clone();
-        self.outcomes.insert(exchange.clone(), outcome);
-        projection.filter(|_| changed).map(|p| (previous, p))
+        changed |= folded.outcome.projection != outcome.projection;
+        *folded = Folded {
+            outcome,
+            items: items.len(),
+        };
+        changed
     }
 
     /// The fold of the whole sidecar, as maintained.
@@ -140,13 +163,13 @@ impl SidecarExchanges {
         let projections = self
             .outcomes
             .values()
-            .filter_map(|o| o.projection.clone())
+            .filter_map(|f| f.outcome.projection.clone())
             .collect();
         let mut not_folded: Vec<NotFolded> = self.unbound.iter().cloned().collect();
         not_folded.extend(
             self.outcomes
                 .values()
-                .flat_map(|o| o.not_folded.iter().cloned()),
+                .flat_map(|f| f.outcome.not_folded.iter().cloned()),
         );
         not_folded.sort();
         not_folded.dedup();
@@ -190,9 +213,24 @@ impl Exchanges {
             let Some(sx) = self.sidecars.get_mut(&sidecar) else {
                 continue;
             };
-            if let Some((previous, projection)) = sx.refold(&exchange, &causality) {
-                self.announce(&sidecar, previous, &projection);
+            let previous = sx
+                .outcomes
+                .get(&exchange)
+                .and_then(|f| f.outcome.projection.as_ref())
+                .map(|p| p.status);
+            if !sx.refold(&exchange, &causality)
+                || !self.watchers.iter().any(|(s, _)| *s == sidecar)
+            {
+                continue;
             }
+            let Some(projection) = sx
+                .outcomes
+                .get(&exchange)
+                .and_then(|f| f.outcome.projection.clone())
+            else {
+                continue;
+            };
+            self.announce(&sidecar, previous, &projection);
         }
     }
 }
@@ -258,7 +296,7 @@ impl Ledger {
         self.with_sidecar(sidecar, |sx, _| {
             sx.outcomes
                 .get(exchange_id)
-                .and_then(|o| o.projection.clone())
+                .and_then(|f| f.outcome.projection.clone())
         })
     }
 
@@ -415,11 +453,12 @@ fn announce_differences(
     old: Option<&SidecarExchanges>,
     new: &SidecarExchanges,
 ) {
-    for (exchange, outcome) in &new.outcomes {
+    for (exchange, folded) in &new.outcomes {
         let before = old
             .and_then(|o| o.outcomes.get(exchange))
-            .and_then(|o| o.projection.as_ref());
-        if let Some(projection) = outcome.projection.as_ref().filter(|p| Some(*p) != before) {
+            .and_then(|f| f.outcome.projection.as_ref());
+        let now = folded.outcome.projection.as_ref();
+        if let Some(projection) = now.filter(|p| Some(*p) != before) {
             exchanges.announce(sidecar, before.map(|p| p.status), projection);
         }
     }

@@ -383,3 +383,17 @@ pub fn assert_readers_see_whole_batches(
         assert!(observed > 0);
     });
 }
+
+/// A keyring authorizing each of `keys` for the (not self-certifying) `principal`.
+pub fn keyring_authorizing(
+    principal: &akledger::DidCoreId,
+    keys: &[&SigningKey],
+) -> akledger::Keyring {
+    let mut keyring = akledger::Keyring::new();
+    for key in keys {
+        keyring
+            .authorize(principal.clone(), key.verifying_key())
+            .expect("a principal of another method may be widened");
+    }
+    keyring
+}

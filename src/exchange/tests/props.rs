@@ -1,6 +1,8 @@
 //! Property: the fold is a pure function of the event set (any order, bit-identical
 //! output), and projections keep the status invariants of arkret-facts §4.4.
 
+use std::collections::BTreeMap;
+
 use proptest::prelude::*;
 use rand_core::OsRng;
 
@@ -244,4 +246,85 @@ proptest! {
             prop_assert_eq!(&again.to_json().to_bytes(), &reference);
         }
     }
+}
+
+/// Follows `w`'s events in admission order as the ledger does — the graph growing with
+/// them, each exchange's outcome kept and an added agent message folded in by
+/// [`fold_added_message`] where it applies — and compares every step with a full refold.
+/// Returns how many messages took the shortcut.
+fn follow_incrementally(w: &World) -> usize {
+    let mut graph = MemoryGraph::new();
+    let mut sidecar = w.sidecar.clone();
+    sidecar.attaches.clear();
+    let mut items: BTreeMap<ExchangeId, Vec<ExchangeItem>> = BTreeMap::new();
+    let mut outcomes: BTreeMap<ExchangeId, ExchangeOutcome> = BTreeMap::new();
+    let mut shortcuts = 0;
+    for e in &w.events {
+        graph.insert(e);
+        let item = match classify(&sidecar, e, &w.keyring) {
+            Some(Classified::Exchange(item)) => *item,
+            Some(Classified::Attach(a)) => {
+                sidecar.attaches.push(a);
+                continue;
+            }
+            _ => continue,
+        };
+        let x = item.exchange_id.clone();
+        let list = items.entry(x.clone()).or_default();
+        list.push(item);
+        let full = fold_exchange(&sidecar, &x, list, &graph);
+        let kept = outcomes.entry(x).or_default();
+        let before = kept.projection.clone();
+        match fold_added_message(&sidecar, list, kept, &graph) {
+            Added::Refold => *kept = full.clone(),
+            added => {
+                shortcuts += 1;
+                assert_eq!(added == Added::Changed, before != kept.projection);
+            }
+        }
+        assert_eq!(*kept, full, "incremental fold differs after {}", e.id());
+    }
+    shortcuts
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn incremental_fold_equals_full_refold(ops in prop::collection::vec(op(), 1..40)) {
+        let mut sim = Sim { w: World::new(), open: Vec::new(), saved: Vec::new() };
+        sim.step(&Op::Open(0b11));
+        for op in &ops {
+            sim.step(op);
+        }
+        follow_incrementally(&sim.w);
+    }
+}
+
+/// The shortcut is taken (so the property above tests it, not only the fallback): responses,
+/// an internal, a response after the terminal and one by an agent that was not addressed.
+#[test]
+fn agent_messages_take_the_shortcut() {
+    let mut sim = Sim {
+        w: World::new(),
+        open: Vec::new(),
+        saved: Vec::new(),
+    };
+    sim.step(&Op::Open(0b01));
+    for op in [
+        Op::Respond(0, 0),
+        Op::Respond(0, 0),
+        Op::Respond(1, 0),
+        Op::Internal(0, 0),
+        Op::Control {
+            exchange: 0,
+            act: 0,
+            agents: 0,
+            stale: false,
+        },
+        Op::Respond(0, 0),
+    ] {
+        sim.step(&op);
+    }
+    assert_eq!(follow_incrementally(&sim.w), 5);
 }
