@@ -70,6 +70,14 @@ impl DidCoreId {
     }
 }
 
+impl std::str::FromStr for DidCoreId {
+    type Err = Rejection;
+
+    fn from_str(s: &str) -> Result<Self, Rejection> {
+        DidCoreId::parse(s)
+    }
+}
+
 impl fmt::Display for DidCoreId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)

@@ -38,6 +38,14 @@ impl SidecarKey {
         SidecarKey(bytes)
     }
 
+    /// A fresh random key drawn from `rng` (the caller supplies the randomness, e.g.
+    /// `rand_core::OsRng`; the core draws none itself).
+    pub fn generate<R: rand_core::RngCore + rand_core::CryptoRng>(rng: &mut R) -> Self {
+        let mut bytes = [0u8; 32];
+        rng.fill_bytes(&mut bytes);
+        SidecarKey(bytes)
+    }
+
     /// The key bytes (for writing a keyring file).
     pub fn expose(&self) -> &[u8; 32] {
         &self.0

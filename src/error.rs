@@ -199,6 +199,12 @@ pub enum Error {
     /// message is a sentence for people; [`Error::fault`] carries the classification.
     #[error("{0}")]
     Misuse(String),
+    /// The caller named an event that is not admitted here.
+    #[error("{0} is not an admitted event")]
+    NotFound(crate::id::EventId),
+    /// The caller named a sidecar that no admitted `ak.sidecar.create` event made.
+    #[error("{0} is not a sidecar of this ledger")]
+    UnknownSidecar(crate::id::SidecarId),
     /// An earlier write failure stopped the ledger; reopen it to recover.
     #[error("ledger is poisoned by an earlier write failure; reopen it")]
     Poisoned,
@@ -234,7 +240,7 @@ impl Error {
             Error::Rejected(r) => r.fault(),
             Error::Io { .. } => Fault::Io,
             Error::Corrupt { .. } => Fault::Corruption,
-            Error::Misuse(_) => Fault::CallerMisuse,
+            Error::Misuse(_) | Error::NotFound(_) | Error::UnknownSidecar(_) => Fault::CallerMisuse,
             Error::Poisoned => Fault::Io,
             Error::AlreadyOpen { .. } => Fault::Io,
             Error::ReadOnly { .. } => Fault::CallerMisuse,

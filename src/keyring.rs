@@ -66,6 +66,25 @@ impl Keyring {
             .insert(epoch, key);
     }
 
+    /// Adds every key of `other` (its sidecar keys replace this keyring's at the same
+    /// sidecar and epoch).
+    pub fn merge(&mut self, other: Keyring) {
+        // `other`'s principals passed its own `authorize`, so they need no second check.
+        for (principal, keys) in other.principals {
+            let mine = self.principals.entry(principal).or_default();
+            for key in keys {
+                if !mine.contains(&key) {
+                    mine.push(key);
+                }
+            }
+        }
+        for (sidecar, epochs) in other.sidecar_keys {
+            for (epoch, key) in epochs {
+                self.add_sidecar_key(sidecar, epoch, key);
+            }
+        }
+    }
+
     /// The key of `sidecar` at `epoch`.
     pub fn sidecar_key(&self, sidecar: &SidecarId, epoch: u64) -> Option<&SidecarKey> {
         self.sidecar_keys

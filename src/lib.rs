@@ -4,6 +4,10 @@
 //! index and the Arkret sidecar exchange fold. See `ARCHITECTURE.md` for the code map and
 //! `docs/format.md` for every byte on disk.
 //!
+//! The normative rules ship with the crate as `docs/PROFILE.md` (AK ledger profile v1.1);
+//! every "PROFILE §n" or "§n" in these docs is section n of that file.
+//! `use akledger::prelude::*;` imports what a sidecar program needs.
+//!
 //! The pure core — [`canonical`], [`id`], [`did`], [`time`], [`envelope`], [`proof`],
 //! [`encrypted`], [`event`] — does no IO, reads no clock and draws no randomness.
 //!
@@ -50,6 +54,25 @@ pub mod sync;
 pub mod time;
 pub mod workload;
 
+/// Everything a sidecar program needs in one import: `use akledger::prelude::*;`.
+pub mod prelude {
+    pub use crate::ed25519_dalek::{SigningKey, VerifyingKey};
+    pub use crate::exchange::{
+        ExchangeId, NotFolded, Projection, SidecarAuthor, SidecarFold, SidecarInfo, Status,
+    };
+    pub use crate::rand_core::OsRng;
+    pub use crate::{
+        ActorId, AppendReport, Appended, Config, DidCoreId, Error, Event, EventBuilder, EventId,
+        Json, Keyring, Ledger, Object, RealmId, Rejection, ScopeRef, SidecarId, SidecarKey,
+        StrandId, Timestamp,
+    };
+}
+
+/// The signature crate whose key types the API takes and returns.
+pub use ed25519_dalek;
+/// The randomness traits [`SidecarKey::generate`] and key generation take.
+pub use rand_core;
+
 pub use canonical::{Json, Object};
 pub use did::{ActorId, DidCoreId};
 pub use encrypted::{EncryptedEnvelope, SidecarKey};
@@ -62,6 +85,8 @@ pub use exchange::{
 };
 pub use id::{DigestSuite, EventId, RealmId, SidecarId, StrandId};
 pub use keyring::Keyring;
-pub use ledger::{Appended, CheckReport, Config, Durability, Ledger, OpenReport, PendingCause};
+pub use ledger::{
+    AppendReport, Appended, CheckReport, Config, Durability, Ledger, OpenReport, PendingCause,
+};
 pub use proof::Verifier;
 pub use time::Timestamp;

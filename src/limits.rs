@@ -98,3 +98,8 @@ pub const MAX_SYNC_SESSIONS: usize = 64;
 /// Default seconds a sync peer may stay silent (or refuse our bytes) before the session
 /// fails with a timeout.
 pub const SYNC_TIMEOUT_SECS: u64 = 30;
+
+/// Changes an exchange feed holds for a subscriber that has not read them. A slow (or
+/// forgotten) subscriber must not grow the ledger's memory: past this the feed drops
+/// changes and tells the subscriber it lagged, so it re-reads the projections instead.
+pub const EXCHANGE_FEED_CAPACITY: usize = 1024;

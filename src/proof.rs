@@ -10,7 +10,7 @@
 //! Keys and signing stay with `ed25519-dalek`.
 
 use std::collections::HashMap;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -85,7 +85,9 @@ struct Resolved {
 /// Verifies producer proofs against a keyring.
 #[derive(Debug, Default)]
 pub struct Verifier {
-    keyring: Keyring,
+    /// Replaced whole (copy on write) when keys are added to a live ledger, so a check
+    /// holds the lock only to clone the `Arc`.
+    keyring: RwLock<Arc<Keyring>>,
     keys: RwLock<HashMap<String, Resolved>>,
 }
 
@@ -93,14 +95,27 @@ impl Verifier {
     /// A verifier that authorizes self-certifying keys and those in `keyring`.
     pub fn new(keyring: Keyring) -> Self {
         Verifier {
-            keyring,
+            keyring: RwLock::new(Arc::new(keyring)),
             keys: RwLock::default(),
         }
     }
 
-    /// The keyring.
-    pub fn keyring(&self) -> &Keyring {
-        &self.keyring
+    /// The keyring as it is now (a snapshot: keys added later are not in it).
+    pub fn keyring(&self) -> Arc<Keyring> {
+        let guard = self
+            .keyring
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(&guard)
+    }
+
+    /// Changes the keyring for every check from now on; returns what `change` returns.
+    pub fn update_keyring<T>(&self, change: impl FnOnce(&mut Keyring) -> T) -> T {
+        let mut guard = self
+            .keyring
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        change(Arc::make_mut(&mut guard))
     }
 
     /// The key named by a verification method (and its `ak:did_core:key:` principal),
@@ -161,7 +176,7 @@ impl Verifier {
         // A self-certifying principal is bound to its own key; only other principals may be
         // widened by the keyring (PROFILE §4).
         if *principal != own
-            && (principal.is_self_certifying() || !self.keyring.authorizes(principal, &key))
+            && (principal.is_self_certifying() || !self.keyring().authorizes(principal, &key))
         {
             return Err(invalid("key is not authorized for the actor"));
         }

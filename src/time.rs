@@ -1,6 +1,7 @@
 //! Timestamps (PROFILE §1): exactly `YYYY-MM-DDTHH:MM:SS.sssZ`, UTC, millisecond precision.
 //!
-//! Pure: the engine never reads the clock; authors pass the time in.
+//! Pure: the engine never reads the clock; authors pass the time in (the shell's
+//! [`Timestamp::now`] reads it for them).
 
 use std::fmt;
 
@@ -11,11 +12,12 @@ use crate::error::{schema, Rejection};
 pub struct Timestamp(u64);
 
 impl Timestamp {
+    /// The last representable timestamp, 9999-12-31T23:59:59.999Z.
+    pub const MAX: Timestamp = Timestamp(253_402_300_799_999);
+
     /// The timestamp `millis` milliseconds after the epoch (years 1970..=9999).
     pub fn from_millis(millis: u64) -> Result<Self, Rejection> {
-        // 9999-12-31T23:59:59.999Z
-        const MAX: u64 = 253_402_300_799_999;
-        if millis > MAX {
+        if millis > Timestamp::MAX.0 {
             return Err(schema("timestamp after year 9999"));
         }
         Ok(Timestamp(millis))

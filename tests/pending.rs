@@ -104,3 +104,92 @@ fn a_dropped_pending_event_stays_dropped_through_every_replay() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("no such pending event"));
     assert_eq!(Ledger::open(tmp.path()).unwrap().pending().len(), 2);
 }
+
+/// Naive oracle for the root cause of a pending event: walk its dependencies through every
+/// event that was submitted (so is pending) and collect the ones never submitted.
+fn oracle_roots(
+    id: akledger::EventId,
+    all: &std::collections::HashMap<akledger::EventId, &akledger::Event<akledger::Unverified>>,
+    submitted: &std::collections::HashSet<akledger::EventId>,
+) -> Vec<akledger::EventId> {
+    let mut roots = std::collections::BTreeSet::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut todo = vec![id];
+    while let Some(next) = todo.pop() {
+        if !seen.insert(next) {
+            continue;
+        }
+        if !submitted.contains(&next) {
+            roots.insert(next);
+            continue;
+        }
+        todo.extend(all[&next].dependencies());
+    }
+    roots.into_iter().collect()
+}
+
+#[test]
+fn the_root_cause_of_a_pending_event_is_what_never_arrived_and_a_batch_reports_releases() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = realm_dag(33, 60, 3, 8).unwrap();
+    let all: std::collections::HashMap<_, _> = events.iter().map(|e| (e.id(), e)).collect();
+    // Hold back the realm create and two later events; send everything else.
+    let held = [0usize, 17, 41];
+    let sent: Vec<&akledger::Event<akledger::Unverified>> = events
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !held.contains(i))
+        .map(|(_, e)| e)
+        .collect();
+    let submitted: std::collections::HashSet<_> = sent.iter().map(|e| e.id()).collect();
+    let ledger = Ledger::open(tmp.path()).unwrap();
+    let bytes: Vec<&[u8]> = sent.iter().map(|e| e.bytes()).collect();
+    ledger.append_batch(&bytes).unwrap();
+    let pending = ledger.pending();
+    assert_eq!(
+        pending.len(),
+        sent.len(),
+        "nothing can be admitted without the realm"
+    );
+    let mut deeper = 0;
+    for (id, direct) in &pending {
+        let roots = ledger.pending_root_missing(id).unwrap();
+        assert_eq!(roots, oracle_roots(*id, &all, &submitted), "{id}");
+        assert!(roots.windows(2).all(|w| w[0] < w[1]), "canonical order");
+        deeper += usize::from(roots != *direct);
+        let stored = ledger.pending_event(id).unwrap();
+        assert_eq!(stored.bytes(), all[id].bytes());
+    }
+    assert!(
+        deeper > 0,
+        "some pending event waits on another pending event"
+    );
+    // Re-sending a pending event reports it pending, not duplicate.
+    let again = ledger.append(sent[3].bytes()).unwrap();
+    assert!(matches!(again, Appended::Pending { .. }), "{again:?}");
+
+    // Sending the held events releases every pending one, reported in admission order.
+    let held_bytes: Vec<&[u8]> = held.iter().map(|&i| events[i].bytes()).collect();
+    let report = ledger.append_batch_report(&held_bytes).unwrap();
+    assert!(report
+        .outcomes
+        .iter()
+        .all(|o| matches!(o, Appended::Admitted(_))));
+    assert!(report.rejected_on_release.is_empty());
+    let mut released = report.released.clone();
+    released.sort_unstable();
+    let mut expected: Vec<_> = submitted.iter().copied().collect();
+    expected.sort_unstable();
+    assert_eq!(released, expected);
+    let order: Vec<_> = ledger.iter().map(|e| e.unwrap().id()).collect();
+    let released_order: Vec<_> = order
+        .iter()
+        .filter(|id| submitted.contains(id))
+        .copied()
+        .collect();
+    assert_eq!(report.released, released_order);
+    // Admitted, unknown: not pending.
+    assert_eq!(ledger.pending_root_missing(&events[5].id()), None);
+    assert!(ledger.pending_event(&events[5].id()).is_none());
+    assert_eq!(ledger.pending().len(), 0);
+}

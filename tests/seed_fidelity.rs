@@ -219,7 +219,7 @@ impl Seed {
 
     fn status(&self, x: &ExchangeId) -> Option<Status> {
         self.ledger
-            .exchange(&self.sidecar, x.as_str())
+            .exchange(&self.sidecar, x)
             .expect("exchange")
             .map(|p| p.status)
     }
@@ -612,7 +612,7 @@ fn a_close_over_4100_responses_folds() {
     s.admit(&close);
     let p = s
         .ledger
-        .exchange(&s.sidecar, x.as_str())
+        .exchange(&s.sidecar, &x)
         .expect("fold")
         .expect("projection");
     assert_eq!(p.status, Status::Complete);
@@ -651,7 +651,7 @@ fn the_control_helper_closes_over_at_most_128_heads() {
         .expect("append");
     let p = s
         .ledger
-        .exchange(&s.sidecar, x.as_str())
+        .exchange(&s.sidecar, &x)
         .expect("fold")
         .expect("projection");
     assert_eq!(p.user_facing_response_event_ids.len(), 130);
@@ -669,7 +669,7 @@ fn the_control_helper_closes_over_at_most_128_heads() {
     s.admit(&close);
     let p = s
         .ledger
-        .exchange(&s.sidecar, x.as_str())
+        .exchange(&s.sidecar, &x)
         .expect("fold")
         .expect("projection");
     assert_eq!(p.status, Status::Complete);

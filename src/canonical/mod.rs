@@ -12,6 +12,7 @@
 //! integers, depth, NFC and byte-order marks are rejected while the value is built.
 
 mod parse;
+mod serde_bridge;
 mod strict;
 mod value;
 mod write;

@@ -103,7 +103,7 @@ impl Signer {
             self.key.clone(),
             self.actor.clone(),
             info,
-            self.ledger.verifier().keyring(),
+            &self.ledger.verifier().keyring(),
             epoch,
         )
         .ok_or_else(|| {
@@ -178,7 +178,7 @@ impl Signer {
     }
 
     fn projection(&self, sidecar: SidecarId, exchange: &str) -> Result<Projection, CliError> {
-        self.ledger.exchange(&sidecar, exchange)?.ok_or_else(|| {
+        self.ledger.exchange(&sidecar, &exchange_id(exchange)?)?.ok_or_else(|| {
             CliError::Usage(format!(
                 "{exchange}: no exchange with a canonical request in {sidecar} (is the keyring's sidecar key right?)"
             ))

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use akledger::canonical::to_canonical;
 use akledger::id::{Id, IdKind};
-use akledger::limits::MAX_KEYRING_BYTES;
+use akledger::ledger::keyring_file;
 use akledger::log_format::{LogFormat, LogReader};
 use akledger::{Config, EventId, Json, Keyring, Ledger, Rejection};
 
@@ -87,9 +87,17 @@ pub fn load_keyring(path: Option<&Path>) -> Result<Keyring, CliError> {
     let Some(path) = path else {
         return Ok(Keyring::new());
     };
-    let bytes = read_bounded(path, MAX_KEYRING_BYTES as u64)?;
-    Keyring::from_json_bytes(&bytes)
-        .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))
+    keyring_file::load(path).map_err(|e| keyring_error(path, e))
+}
+
+/// A keyring-file failure as the CLI reports it: IO as IO, a bad or oversized keyring as a
+/// usage error naming the file.
+fn keyring_error(path: &Path, e: akledger::Error) -> CliError {
+    match e {
+        akledger::Error::Io { path, source } => CliError::Io(path, source),
+        akledger::Error::Rejected(r) => CliError::Usage(format!("{}: {r}", path.display())),
+        other => CliError::Ledger(other),
+    }
 }
 
 /// Reads a whole file of at most `limit` bytes, refusing a larger one without reading it.
@@ -112,22 +120,7 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, CliError> {
 /// Holds `<keyring>.lock` exclusively (waiting for it) while a keyring is read, changed
 /// and written, so concurrent writers never lose each other's keys.
 pub fn lock_keyring(path: &Path) -> Result<std::fs::File, CliError> {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".lock");
-    let lock_path = path.with_file_name(name);
-    let io_err = |e| CliError::Io(lock_path.clone(), e);
-    if let Some(dir) = lock_path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(io_err)?;
-    }
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&lock_path)
-        .map_err(io_err)?;
-    fs2::FileExt::lock_exclusive(&file).map_err(io_err)?;
-    Ok(file)
+    keyring_file::lock(path).map_err(|e| keyring_error(path, e))
 }
 
 /// A rejection as the one-line text the CLI prints.
@@ -273,51 +266,17 @@ fn stdout_error(e: io::Error) -> CliError {
 
 /// Writes a file readable only by its owner (keys, keyrings), replacing it atomically.
 pub fn write_secret(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    let io_err = |e| CliError::Io(path.to_owned(), e);
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io_err)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io_err)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(io_err)?;
-    }
-    tmp.write_all(bytes).map_err(io_err)?;
-    tmp.as_file().sync_all().map_err(io_err)?;
-    tmp.persist(path).map_err(|e| io_err(e.error))?;
-    // The rename is durable only once the directory is.
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io_err)?;
-    Ok(())
+    keyring_file::write_private(path, bytes).map_err(|e| keyring_error(path, e))
 }
 
 /// Reads a keyring file when it exists, else an empty keyring (for commands adding keys).
 pub fn load_keyring_or_new(path: &Path) -> Result<Keyring, CliError> {
-    if path.exists() {
-        load_keyring(Some(path))
-    } else {
-        Ok(Keyring::new())
-    }
+    keyring_file::load_or_new(path).map_err(|e| keyring_error(path, e))
 }
 
 /// Writes a keyring file (mode 0600).
 pub fn save_keyring(path: &Path, keyring: &Keyring) -> Result<(), CliError> {
-    let mut bytes = keyring.to_json_bytes();
-    bytes.push(b'\n');
-    if bytes.len() > MAX_KEYRING_BYTES {
-        return Err(CliError::Usage(format!(
-            "{}: the keyring would be {} bytes, over the {MAX_KEYRING_BYTES}-byte bound every reader enforces; not written",
-            path.display(),
-            bytes.len()
-        )));
-    }
-    write_secret(path, &bytes)
+    keyring_file::save(path, keyring).map_err(|e| keyring_error(path, e))
 }
 
 /// A log encoding on the command line.

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use akledger::canonical::Object;
-use akledger::{EventId, Json, Ledger, NotFolded, Projection, SidecarId};
+use akledger::{EventId, ExchangeId, Json, Ledger, NotFolded, Projection, SidecarId};
 
 use super::io::by_kind;
 use super::output::{
@@ -199,7 +199,7 @@ pub fn exchange(
     let sidecar: SidecarId = parse_id(sidecar)?;
     let projection = ledger
         .open()?
-        .exchange(&sidecar, exchange_id)?
+        .exchange(&sidecar, &ExchangeId::parse(exchange_id)?)?
         .ok_or_else(|| {
             CliError::Usage(format!(
                 "{exchange_id}: no exchange with a canonical request in {sidecar}"

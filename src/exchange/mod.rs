@@ -4,7 +4,7 @@
 //!
 //! - [`causality`]: the coverage / heads questions the fold asks, and an in-memory graph.
 //! - [`plaintext`]: binding, request context, message and control plaintexts.
-//! - [`classify`]: decrypt and read one event (the cacheable per-event step).
+//! - [`classify()`]: decrypt and read one event (the cacheable per-event step).
 //! - [`fold`]: one exchange; [`sidecar`]: every exchange of a sidecar.
 //! - [`incremental`]: one more agent message folded in without refolding its exchange.
 //! - `controls`: static validity, conflicts, chain order and transitions of controls.

@@ -40,6 +40,14 @@ impl ExchangeId {
     }
 }
 
+impl std::str::FromStr for ExchangeId {
+    type Err = Rejection;
+
+    fn from_str(s: &str) -> Result<Self, Rejection> {
+        ExchangeId::parse(s)
+    }
+}
+
 impl std::fmt::Display for ExchangeId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)

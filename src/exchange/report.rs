@@ -180,6 +180,13 @@ pub enum Status {
     Failed,
 }
 
+impl std::fmt::Display for Status {
+    /// The wire name.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl Status {
     /// The wire name.
     pub const fn as_str(self) -> &'static str {
@@ -282,5 +289,19 @@ impl Projection {
             obj.insert("terminal_event_id", t.to_string().into());
         }
         obj.into()
+    }
+}
+
+/// Serializes as its [`Projection::to_json`] object (PROFILE §8.6).
+impl serde::Serialize for Projection {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_json().serialize(s)
+    }
+}
+
+/// Serializes as its [`NotFolded::to_json`] object (PROFILE §12 `not_folded` item).
+impl serde::Serialize for NotFolded {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_json().serialize(s)
     }
 }

@@ -58,6 +58,18 @@ pub fn fold_sidecar(
 }
 
 impl SidecarFold {
+    /// True when the sidecar has exchange events but not one of them decrypted: the
+    /// keyring has no (or the wrong) key for the sidecar's epochs. Without this check an
+    /// empty fold looks like a sidecar with no exchanges.
+    pub fn nothing_decrypted(&self) -> bool {
+        self.projections.is_empty()
+            && !self.not_folded.is_empty()
+            && self
+                .not_folded
+                .iter()
+                .all(|n| n.reason == super::report::Reason::NotDecryptable)
+    }
+
     /// `{"exchanges": [...], "not_folded": [...]}` as in the §12 report.
     pub fn to_json(&self) -> crate::canonical::Json {
         crate::canonical::Object::new()
@@ -78,5 +90,13 @@ impl SidecarFold {
                     .into(),
             )
             .into()
+    }
+}
+
+/// Serializes as `{"exchanges": [§8.6 projections], "not_folded": [...]}`
+/// ([`SidecarFold::to_json`]).
+impl serde::Serialize for SidecarFold {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_json().serialize(s)
     }
 }

@@ -26,7 +26,8 @@ use super::state::{Admission, AttachEntry, SidecarEntry, Staged, State, Where};
 pub enum Appended {
     /// Admitted now.
     Admitted(EventId),
-    /// Already stored with the same bytes (admitted or pending): nothing changed.
+    /// Already admitted with the same bytes: nothing changed. (Re-sending an event that is
+    /// still pending returns [`Appended::Pending`] again, with what it still misses.)
     Duplicate(EventId),
     /// Stored durably; waits for these dependencies (`dependency_missing`).
     Pending {

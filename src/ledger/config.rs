@@ -12,6 +12,7 @@ pub struct Config {
     pub(crate) dir: PathBuf,
     pub(crate) durability: Durability,
     pub(crate) keyring: Keyring,
+    pub(crate) keyring_file: Option<PathBuf>,
     pub(crate) segment_size: u64,
     pub(crate) verify_threads: usize,
     pub(crate) read_only: bool,
@@ -27,6 +28,7 @@ impl Config {
             dir: dir.as_ref().to_owned(),
             durability: Durability::Sync,
             keyring: Keyring::new(),
+            keyring_file: None,
             segment_size: DEFAULT_SEGMENT_SIZE,
             verify_threads: std::thread::available_parallelism().map_or(1, usize::from),
             read_only: false,
@@ -68,6 +70,16 @@ impl Config {
     /// Keys authorized for non-self-certifying principals, and sidecar keys for the fold.
     pub fn keyring(mut self, keyring: Keyring) -> Self {
         self.keyring = keyring;
+        self
+    }
+
+    /// A keyring file (PROFILE §11; the CLI's `DIR/keyring.json`) the ledger loads at open,
+    /// adding its keys to [`Config::keyring`]'s, and rewrites — atomically, under the file's
+    /// lock ([`crate::ledger::keyring_file`]) — whenever [`crate::Ledger::add_sidecar_key`]
+    /// or [`crate::Ledger::authorize`] adds a key. A missing file reads as empty and is
+    /// created on the first added key. A read-only ledger never writes it.
+    pub fn keyring_file(mut self, path: impl AsRef<Path>) -> Self {
+        self.keyring_file = Some(path.as_ref().to_owned());
         self
     }
 

@@ -13,19 +13,18 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crossbeam::channel::{Receiver, Sender};
-
 use crate::dag::Pos;
 use crate::error::Error;
 use crate::event::Event;
 use crate::exchange::{
     classify, fold_added_message, fold_exchange, fold_sidecar, Added, Causality, Classified,
     ContextAttach, ExchangeId, ExchangeItem, ExchangeOutcome, NotFolded, Projection, SidecarFold,
-    SidecarInfo,
+    SidecarInfo, Status,
 };
 use crate::id::{EventId, SidecarId};
 use crate::keyring::Keyring;
 
+use super::feed::{ExchangeFeed, FeedSender};
 use super::state::State;
 use super::Ledger;
 
@@ -185,10 +184,16 @@ impl SidecarExchanges {
 #[derive(Default)]
 pub struct Exchanges {
     sidecars: HashMap<SidecarId, SidecarExchanges>,
-    watchers: Vec<(SidecarId, Sender<Projection>)>,
+    watchers: Vec<(SidecarId, FeedSender)>,
 }
 
 impl Exchanges {
+    /// Sends a change to `sidecar`'s feeds, forgetting feeds whose subscriber is gone.
+    fn announce(&mut self, sidecar: &SidecarId, previous: Option<Status>, projection: &Projection) {
+        self.watchers
+            .retain(|(s, tx)| s != sidecar || tx.send(previous, projection));
+    }
+
     /// Classifies freshly admitted events of built sidecars and refolds what they touch,
     /// notifying watchers of changed projections.
     pub fn on_admitted(&mut self, events: &[Event], state: &State, keyring: &Keyring) {
@@ -208,6 +213,11 @@ impl Exchanges {
             let Some(sx) = self.sidecars.get_mut(&sidecar) else {
                 continue;
             };
+            let previous = sx
+                .outcomes
+                .get(&exchange)
+                .and_then(|f| f.outcome.projection.as_ref())
+                .map(|p| p.status);
             if !sx.refold(&exchange, &causality)
                 || !self.watchers.iter().any(|(s, _)| *s == sidecar)
             {
@@ -220,8 +230,7 @@ impl Exchanges {
             else {
                 continue;
             };
-            self.watchers
-                .retain(|(s, tx)| *s != sidecar || tx.send(projection.clone()).is_ok());
+            self.announce(&sidecar, previous, &projection);
         }
     }
 }
@@ -253,7 +262,7 @@ impl Ledger {
         let entry = state
             .sidecars
             .get(sidecar)
-            .ok_or_else(|| Error::Misuse(format!("{sidecar} is not an admitted sidecar")))?;
+            .ok_or(Error::UnknownSidecar(*sidecar))?;
         let info = SidecarInfo::new(*sidecar, entry.realm, entry.controller.clone());
         let mut sx = SidecarExchanges::new(info);
         let positions = state
@@ -262,6 +271,7 @@ impl Ledger {
             .map(Vec::as_slice)
             .unwrap_or_default();
         let keyring = self.verifier.keyring();
+        let keyring = &*keyring;
         let mut touched = BTreeSet::new();
         for pos in positions {
             let Some(at) = state.at.get(pos.index()) else {
@@ -281,12 +291,11 @@ impl Ledger {
     pub fn exchange(
         &self,
         sidecar: &SidecarId,
-        exchange_id: &str,
+        exchange_id: &ExchangeId,
     ) -> Result<Option<Projection>, Error> {
-        let id = ExchangeId::parse(exchange_id).map_err(Error::Rejected)?;
         self.with_sidecar(sidecar, |sx, _| {
             sx.outcomes
-                .get(&id)
+                .get(exchange_id)
                 .and_then(|f| f.outcome.projection.clone())
         })
     }
@@ -326,12 +335,80 @@ impl Ledger {
         ids
     }
 
-    /// A change feed: every projection of `sidecar` that changes from now on is sent on the
-    /// returned channel (the receiver may be dropped at any time).
-    pub fn watch_exchanges(&self, sidecar: &SidecarId) -> Result<Receiver<Projection>, Error> {
-        let (tx, rx) = crossbeam::channel::unbounded();
-        self.with_sidecar(sidecar, |_, all| all.watchers.push((*sidecar, tx)))?;
+    /// A change feed of `sidecar`'s exchanges: every projection that changes from now on,
+    /// with the status it had before (see [`ExchangeFeed`] for the subscribe-then-read
+    /// order and the bound). The sidecar need not exist yet: once its create event is
+    /// admitted, its exchanges arrive on the feed. The feed may be dropped at any time.
+    ///
+    /// ```
+    /// use akledger::ledger::ExchangeChange;
+    /// use akledger::workload::{sidecar_workload, SidecarSpec};
+    /// use akledger::{Config, Ledger};
+    ///
+    /// let w = sidecar_workload(5, SidecarSpec { exchanges: 2, agents: 1, forgeries: false })?;
+    /// let dir = tempfile::tempdir()?;
+    /// let ledger = Ledger::open_with(Config::new(dir.path()).keyring(w.keyring.clone()))?;
+    /// let feed = ledger.exchange_feed(&w.sidecar)?; // before the sidecar exists
+    /// for event in &w.events {
+    ///     ledger.append(event.bytes())?;
+    /// }
+    /// let mut seen = 0;
+    /// while let Some(change) = feed.try_next() {
+    ///     match change {
+    ///         ExchangeChange::Changed { previous, projection } => {
+    ///             seen += 1;
+    ///             assert_ne!(previous, Some(projection.status));
+    ///         }
+    ///         // Fell behind: re-read `ledger.exchanges(..)` and carry on.
+    ///         ExchangeChange::Lagged => seen = 0,
+    ///         _ => {}
+    ///     }
+    /// }
+    /// assert!(seen >= 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn exchange_feed(&self, sidecar: &SidecarId) -> Result<ExchangeFeed, Error> {
+        let (tx, rx) = super::feed::feed();
+        let state = self.read_state()?;
+        let mut exchanges = self.exchanges.lock().map_err(|_| Error::Poisoned)?;
+        if state.sidecars.contains_key(sidecar) && !exchanges.sidecars.contains_key(sidecar) {
+            let built = self.build_sidecar(&state, sidecar)?;
+            exchanges.sidecars.insert(*sidecar, built);
+        }
+        exchanges.watchers.push((*sidecar, tx));
         Ok(rx)
+    }
+
+    /// Builds the watched sidecars that the last commit created (their feeds were opened
+    /// before they existed) and announces their exchanges. Called under the state lock.
+    pub(super) fn build_watched(&self, state: &State, exchanges: &mut Exchanges) {
+        let waiting: BTreeSet<SidecarId> = exchanges
+            .watchers
+            .iter()
+            .map(|(s, _)| *s)
+            .filter(|s| state.sidecars.contains_key(s) && !exchanges.sidecars.contains_key(s))
+            .collect();
+        for sidecar in waiting {
+            if let Ok(built) = self.build_sidecar(state, &sidecar) {
+                announce_differences(exchanges, &sidecar, None, &built);
+                exchanges.sidecars.insert(sidecar, built);
+            }
+        }
+    }
+
+    /// Rebuilds `sidecar`'s exchange state with the current keyring (after a key was
+    /// added) and notifies its watchers of every projection that changed. A sidecar not
+    /// built yet is left to be built on first use, with the new key.
+    pub(super) fn refold_sidecar(&self, sidecar: &SidecarId) -> Result<(), Error> {
+        let state = self.read_state()?;
+        let mut exchanges = self.exchanges.lock().map_err(|_| Error::Poisoned)?;
+        let Some(old) = exchanges.sidecars.remove(sidecar) else {
+            return Ok(());
+        };
+        let new = self.build_sidecar(&state, sidecar)?;
+        announce_differences(&mut exchanges, sidecar, Some(&old), &new);
+        exchanges.sidecars.insert(*sidecar, new);
+        Ok(())
     }
 
     /// Compares every maintained sidecar state with a full refold over `fresh`.
@@ -356,7 +433,7 @@ impl Ledger {
             let full = fold_sidecar(
                 &sx.info,
                 &events,
-                self.verifier.keyring(),
+                &self.verifier.keyring(),
                 &StateCausality(fresh),
             );
             if full != sx.fold() {
@@ -366,6 +443,24 @@ impl Ledger {
             }
         }
         Ok(())
+    }
+}
+
+/// Announces every projection of `new` that differs from `old`'s.
+fn announce_differences(
+    exchanges: &mut Exchanges,
+    sidecar: &SidecarId,
+    old: Option<&SidecarExchanges>,
+    new: &SidecarExchanges,
+) {
+    for (exchange, folded) in &new.outcomes {
+        let before = old
+            .and_then(|o| o.outcomes.get(exchange))
+            .and_then(|f| f.outcome.projection.as_ref());
+        let now = folded.outcome.projection.as_ref();
+        if let Some(projection) = now.filter(|p| Some(*p) != before) {
+            exchanges.announce(sidecar, before.map(|p| p.status), projection);
+        }
     }
 }
 

@@ -2,24 +2,29 @@
 //!
 //! * The segment log ([`crate::store::log`]) is the truth: every accepted event (admitted or
 //!   pending) is appended there, in batches, before anything acknowledges it.
-//! * sled ([`index`]) holds rebuildable indexes with a high-water mark; on open the gap
+//! * sled (`index`) holds rebuildable indexes with a high-water mark; on open the gap
 //!   between that mark and the log is replayed, and a sled ahead of the log (possible only
 //!   after a machine crash in `Buffered` mode) is rebuilt from the log.
-//! * The in-memory [`State`] (DAG index, id maps, registry, pending set) answers queries.
+//! * The in-memory `State` (DAG index, id maps, registry, pending set) answers queries.
 //!
 //! Concurrency: any number of threads append and read. A batch is verified in parallel
-//! without locks (on the ledger's persistent [`pool`], one signature batch per worker), then
+//! without locks (on the ledger's persistent `pool`, one signature batch per worker), then
 //! one writer at a time decides it against the committed state, writes it to the log (one
 //! fdatasync), updates sled, and swaps the state changes in under a brief write lock — so a
 //! reader sees a batch entirely or not at all. A [`Pipeline`] overlaps the two stages for
 //! one caller: batch n+1 is verified while batch n is committed.
 
 mod admit;
+mod append_report;
 mod check;
+mod clock;
 mod config;
 mod drop_pending;
 mod exchanges;
+mod feed;
 mod index;
+pub mod keyring_file;
+mod live_keys;
 mod open;
 mod pipeline;
 mod pool;
@@ -30,8 +35,10 @@ mod verify_batch;
 
 pub use crate::store::log::Durability;
 pub use admit::Appended;
+pub use append_report::AppendReport;
 pub use check::CheckReport;
 pub use config::Config;
+pub use feed::{ExchangeChange, ExchangeFeed};
 pub use open::OpenReport;
 pub use pipeline::Pipeline;
 pub use queries::{pending_causes, PendingCause};
@@ -121,7 +128,11 @@ impl Ledger {
     }
 
     /// Opens (or creates) a ledger.
-    pub fn open_with(config: Config) -> Result<Ledger, Error> {
+    pub fn open_with(mut config: Config) -> Result<Ledger, Error> {
+        if let Some(path) = &config.keyring_file {
+            let stored = keyring_file::load_or_new(path)?;
+            config.keyring.merge(stored);
+        }
         open::open(config)
     }
 
@@ -152,6 +163,17 @@ impl Ledger {
     /// visible at once. Returns one outcome per input, in order. Rejected events write
     /// nothing; an `Err` means nothing of the batch is acknowledged.
     pub fn append_batch<B: AsRef<[u8]> + Sync>(&self, items: &[B]) -> Result<Vec<Appended>, Error> {
+        self.append_batch_report(items)
+            .map(|report| report.outcomes)
+    }
+
+    /// [`Ledger::append_batch`], also reporting what the batch did beyond its own items: the
+    /// pending events it released (admitted now, in admission order) and those rejected on
+    /// release.
+    pub fn append_batch_report<B: AsRef<[u8]> + Sync>(
+        &self,
+        items: &[B],
+    ) -> Result<AppendReport, Error> {
         check_batch_bounds(items.len(), items.iter().map(|b| b.as_ref().len()).sum())?;
         self.check_writable()?;
         let verified = if items.len() < 2 {
@@ -183,7 +205,7 @@ impl Ledger {
     fn decide_and_commit(
         &self,
         verified: Vec<Result<Event, crate::error::Rejection>>,
-    ) -> Result<Vec<Appended>, Error> {
+    ) -> Result<AppendReport, Error> {
         let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
         if writer.poisoned {
             return Err(Error::Poisoned);
@@ -208,11 +230,12 @@ impl Ledger {
                 .collect();
             (outcomes, decider.finish())
         };
+        let report = AppendReport::of(outcomes, &staged);
         let result = self.commit(&mut writer, staged);
         if result.is_err() {
             writer.poisoned = true;
         }
-        result.map(|()| outcomes)
+        result.map(|()| report)
     }
 
     /// Writes a decided batch: log (durable), then sled, then the in-memory state.
@@ -239,7 +262,8 @@ impl Ledger {
             .apply(staged, &entry_at)
             .map_err(|e| Error::Misuse(e.to_string()))?;
         if let Ok(mut exchanges) = self.exchanges.lock() {
-            exchanges.on_admitted(&admitted, &state, self.verifier.keyring());
+            exchanges.on_admitted(&admitted, &state, &self.verifier.keyring());
+            self.build_watched(&state, &mut exchanges);
         }
         drop(state);
         match &self.index {

@@ -51,6 +51,7 @@ impl<'l> Pipeline<'l> {
         self.verifying
             .replace(ticket)
             .map(|previous| self.ledger.decide_and_commit(previous.wait()))
+            .map(|r| r.map(|report| report.outcomes))
             .transpose()
     }
 
@@ -60,6 +61,7 @@ impl<'l> Pipeline<'l> {
         self.verifying
             .take()
             .map(|last| self.ledger.decide_and_commit(last.wait()))
+            .map(|r| r.map(|report| report.outcomes))
             .transpose()
     }
 }

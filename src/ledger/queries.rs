@@ -7,13 +7,14 @@ use std::sync::Arc;
 
 use crate::dag::Pos;
 use crate::error::Error;
+use crate::event::Event;
 use crate::id::EventId;
 
 use super::state::State;
 use super::Ledger;
 
 fn unknown(id: &EventId) -> Error {
-    Error::Misuse(format!("{id} is not an admitted event"))
+    Error::NotFound(*id)
 }
 
 impl State {
@@ -140,6 +141,36 @@ impl Ledger {
             .collect()
     }
 
+    /// The pending event with this id (`None` when it is admitted, unknown or not pending).
+    pub fn pending_event(&self, id: &EventId) -> Option<Event> {
+        let state = self.read_state().ok()?;
+        state.pending.get(id).map(|p| p.event.clone())
+    }
+
+    /// The root cause of a pending event: the ids it waits for transitively that are
+    /// neither admitted nor pending themselves — what must arrive before `id` can be
+    /// decided (see [`PendingCause::root_missing`]). Missing dependencies that are pending
+    /// are followed to what *they* miss. Canonical order; `None` when `id` is not pending.
+    pub fn pending_root_missing(&self, id: &EventId) -> Option<Vec<EventId>> {
+        let state = self.read_state().ok()?;
+        state.pending.get(id)?;
+        let mut roots = BTreeSet::new();
+        let mut seen = BTreeSet::from([*id]);
+        let mut todo = vec![*id];
+        while let Some(next) = todo.pop() {
+            let Some(entry) = state.pending.get(&next) else {
+                roots.insert(next);
+                continue;
+            };
+            for dep in super::admit::dependencies(&entry.event) {
+                if !state.pos_of.contains_key(&dep) && seen.insert(dep) {
+                    todo.push(dep);
+                }
+            }
+        }
+        Some(roots.into_iter().collect())
+    }
+
     /// Events that were stored as pending and rejected when their dependencies arrived.
     pub fn rejected_on_release(&self) -> Vec<(EventId, crate::error::Rejection)> {
         self.read_state()
@@ -168,18 +199,6 @@ pub struct PendingCause {
 }
 
 impl Ledger {
-    /// The transitive root cause of one pending event (see [`PendingCause::root_missing`]),
-    /// or `None` when `id` is not pending.
-    pub fn pending_root_missing(&self, id: &EventId) -> Option<Vec<EventId>> {
-        let pending = self.pending();
-        let waiting: HashMap<EventId, &[EventId]> =
-            pending.iter().map(|(i, m)| (*i, m.as_slice())).collect();
-        waiting.contains_key(id).then(|| {
-            let mut memo = HashMap::new();
-            root_missing(&waiting, *id, &mut memo).to_vec()
-        })
-    }
-
     /// Every pending event with its direct and root causes, in canonical order; one walk
     /// shared by all (a chain of pending events is walked once, not once per member).
     pub fn pending_causes(&self) -> Vec<PendingCause> {

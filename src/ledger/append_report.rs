@@ -1,0 +1,39 @@
+//! [`AppendReport`]: everything one appended batch did — its own items' outcomes and the
+//! pending events it released.
+
+use crate::error::Rejection;
+use crate::id::EventId;
+
+use super::admit::Appended;
+use super::state::Staged;
+
+/// What one batch did (returned by [`super::Ledger::append_batch_report`]).
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+#[non_exhaustive]
+pub struct AppendReport {
+    /// One outcome per input item, in input order.
+    pub outcomes: Vec<Appended>,
+    /// Pending events (stored earlier, or earlier in this batch) admitted because this
+    /// batch supplied their last missing dependency, in admission order.
+    pub released: Vec<EventId>,
+    /// Pending events whose dependencies arrived in this batch but which then failed
+    /// their admission checks; they are no longer pending.
+    pub rejected_on_release: Vec<(EventId, Rejection)>,
+}
+
+impl AppendReport {
+    /// The report of a decided batch, read off its staged changes.
+    pub(super) fn of(outcomes: Vec<Appended>, staged: &Staged) -> Self {
+        let released = staged
+            .admitted
+            .iter()
+            .map(|a| a.event.id())
+            .filter(|id| staged.released.contains(id))
+            .collect();
+        AppendReport {
+            outcomes,
+            released,
+            rejected_on_release: staged.rejected_on_release.clone(),
+        }
+    }
+}
