@@ -1,7 +1,8 @@
 //! Sync: two ledgers exchange exactly the events the other lacks, over any byte stream.
 //!
 //! The IO shell's network end (it touches no file; it reads and writes a stream). One side
-//! drives ([`Ledger::sync`], the client), the other answers ([`Ledger::serve_session`]):
+//! drives ([`Ledger::sync`](crate::Ledger::sync), the client), the other answers
+//! ([`Ledger::serve_session`](crate::Ledger::serve_session)):
 //!
 //! 1. **hello** — both send their heads.
 //! 2. **have rounds** — the client finds the common set C (the events both hold; it is
