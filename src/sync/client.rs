@@ -9,11 +9,13 @@ use super::frame::Frame;
 use super::negotiate::common_heads;
 use super::stream::{unexpected, Wire};
 use super::{Direction, SyncError, SyncOptions, SyncReport};
+use crate::limits::MAX_SYNC_ROUNDS;
 
 impl Ledger {
     /// Syncs with the peer at the other end of `stream` (which runs
     /// [`Ledger::serve_session`]): hello, have rounds when needed, pull, then push (so events the pull
-    /// released from pending here are sent too). Timeouts are
+    /// released from pending here are sent too), pulling and pushing again while a push
+    /// releases pending events on the peer. Timeouts are
     /// the stream's (see [`SyncOptions::timeout`]). Each received batch is admitted as it
     /// arrives, so what was admitted stays when the session fails later.
     pub fn sync<S: Read + Write>(
@@ -61,24 +63,41 @@ fn drive<S: Read + Write>(
         check_delivered(ledger, &theirs)?;
     }
     if direction != Direction::PullOnly {
-        // After a pull the peer also holds its own heads; the pulled events are not sent back.
-        let mut base = common;
-        base.extend(theirs.iter().filter(|h| ledger.contains(h)));
-        let missing = ledger.difference(&ledger.heads(), &base)?;
-        if !missing.is_empty() {
+        // What the peer holds: the common set, its heads, and everything it sent.
+        let mut peer_has = common;
+        peer_has.extend(theirs.iter().copied());
+        // Push what the peer lacks; when that releases pending events there, pull them, and
+        // push again what they release here, until a round releases nothing (pending chains
+        // may alternate between the two ledgers).
+        for _ in 0..MAX_SYNC_ROUNDS {
+            peer_has.append(&mut wire.received_ids);
+            let base: Vec<EventId> = peer_has
+                .iter()
+                .filter(|id| ledger.contains(id))
+                .copied()
+                .collect();
+            let missing = ledger.difference(&ledger.heads(), &base)?;
+            if missing.is_empty() {
+                break;
+            }
             wire.send_events(ledger, &missing)?;
             wire.report.rounds += 1;
             let released = match wire.recv(0)? {
                 Frame::Done(released) => released,
                 other => return Err(unexpected(&other, "done")),
             };
-            if released > 0 && direction == Direction::Both {
-                // The push released pending events on the peer: fetch them too.
-                base.extend(missing);
-                wire.send(&Frame::Pull(ledger.heads_of(&base)?))?;
-                wire.report.rounds += 1;
-                wire.receive_events(ledger)?;
+            peer_has.extend(missing);
+            if released == 0 || direction != Direction::Both {
+                break;
             }
+            let base: Vec<EventId> = peer_has
+                .iter()
+                .filter(|id| ledger.contains(id))
+                .copied()
+                .collect();
+            wire.send(&Frame::Pull(ledger.heads_of(&base)?))?;
+            wire.report.rounds += 1;
+            wire.receive_events(ledger)?;
         }
     }
     wire.send(&Frame::Bye)

@@ -15,6 +15,8 @@ pub(super) struct Wire<'s, S: Read + Write> {
     stream: &'s mut S,
     /// What moved so far.
     pub report: SyncReport,
+    /// Ids of the events the peer sent (so it holds them), in arrival order.
+    pub received_ids: Vec<EventId>,
 }
 
 impl<'s, S: Read + Write> Wire<'s, S> {
@@ -22,6 +24,7 @@ impl<'s, S: Read + Write> Wire<'s, S> {
         Wire {
             stream,
             report: SyncReport::default(),
+            received_ids: Vec::new(),
         }
     }
 
@@ -102,9 +105,18 @@ impl<'s, S: Read + Write> Wire<'s, S> {
         self.report.event_bytes += events.iter().map(|e| e.len() as u64).sum::<u64>();
         for outcome in ledger.append_batch(events)? {
             match outcome {
-                Appended::Admitted(_) => self.report.admitted += 1,
-                Appended::Duplicate(_) => self.report.duplicates += 1,
-                Appended::Pending { .. } => self.report.pending += 1,
+                Appended::Admitted(id) => {
+                    self.report.admitted += 1;
+                    self.received_ids.push(id);
+                }
+                Appended::Duplicate(id) => {
+                    self.report.duplicates += 1;
+                    self.received_ids.push(id);
+                }
+                Appended::Pending { id, .. } => {
+                    self.report.pending += 1;
+                    self.received_ids.push(id);
+                }
                 _ => self.report.rejected += 1,
             }
         }
