@@ -1,49 +1,15 @@
 //! The `akledger` binary, run for real: exit codes, JSON shapes, files, round trips.
 
+mod common;
+
+use common::cli::*;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 
 use akledger::error::Code;
 use akledger::workload::{sidecar_workload, SidecarSpec};
 use serde_json::Value;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_akledger"))
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("run akledger")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Runs and requires exit code `code`.
-fn run_ok(args: &[&str], code: i32) -> Output {
-    let o = run(args);
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "akledger {args:?}\nstdout: {}\nstderr: {}",
-        stdout(&o),
-        stderr(&o)
-    );
-    o
-}
-
-fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(o)))
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().expect("utf-8 path")
-}
 
 /// A demo ledger in a fresh temp dir (fewer exchanges, to stay quick).
 fn demo(exchanges: &str) -> tempfile::TempDir {

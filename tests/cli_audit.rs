@@ -3,35 +3,17 @@
 //! down to their root cause, positions as `line N (byte B)`, and the hint when nothing
 //! decrypts.
 
+mod common;
+
+use common::cli::*;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use serde_json::Value;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_akledger"))
-}
-
-/// Runs and requires exit code `code`.
-fn run_ok(args: &[&str], code: i32) -> Output {
-    let o = bin().args(args).output().expect("run akledger");
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "akledger {args:?}\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().expect("utf-8 path")
 }
 
 /// A generated log (realm notes + one sidecar) and its keyring.

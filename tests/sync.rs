@@ -3,11 +3,14 @@
 //! orders, a peer killed mid-transfer, malicious peers; and a property test that two random
 //! subsets of one DAG converge to the union (library sessions over loopback TCP).
 
+mod common;
+
+use common::cli::*;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Stdio};
 
 use akledger::sync::SyncOptions;
 use akledger::workload::realm_dag;
@@ -15,36 +18,8 @@ use akledger::{EventId, Ledger};
 use proptest::prelude::*;
 use serde_json::Value;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_akledger"))
-}
-
 fn exe() -> &'static str {
     env!("CARGO_BIN_EXE_akledger")
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("run akledger")
-}
-
-fn run_ok(args: &[&str], code: i32) -> Output {
-    let o = run(args);
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "akledger {args:?}\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).expect("JSON output")
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().expect("utf-8 path")
 }
 
 /// A generated log (realm create + `events` notes by 4 writers), as lines.

@@ -3,6 +3,8 @@
 //! that a test isolates exactly the rule it is about.
 #![allow(dead_code)]
 
+pub mod cli;
+
 use akledger::canonical::{parse_canonical, to_canonical};
 use akledger::encrypted::{AadContext, CONTROL_CONTENT_TYPE, MESSAGE_CONTENT_TYPE};
 use akledger::id::Id;

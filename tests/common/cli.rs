@@ -1,0 +1,50 @@
+//! Running the real `akledger` binary from CLI tests: the command, its output as text or
+//! JSON, and required exit codes.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// The built `akledger` binary, ready for arguments.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_akledger"))
+}
+
+/// Runs `akledger args…` to completion.
+pub fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run akledger")
+}
+
+/// Its stdout as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Its stderr as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs and requires exit code `code`.
+pub fn run_ok(args: &[&str], code: i32) -> Output {
+    let o = run(args);
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "akledger {args:?}\nstdout: {}\nstderr: {}",
+        stdout(&o),
+        stderr(&o)
+    );
+    o
+}
+
+/// Its stdout parsed as one JSON value.
+pub fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(o)))
+}
+
+/// A path as a command-line argument.
+pub fn p(path: &Path) -> &str {
+    path.to_str().expect("utf-8 path")
+}
