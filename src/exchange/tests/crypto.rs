@@ -172,15 +172,7 @@ fn control_content_type_is_the_profile_one() {
     assert_eq!(sealed.content_type, CONTROL_CONTENT_TYPE);
     assert_eq!(w.reason(good), None);
     // The same plaintext sealed as a message: not a control plaintext.
-    let plaintext = ControlPlaintext {
-        exchange_id: x.clone(),
-        request_event_id: r,
-        basis_event_ids: vec![r],
-        action: Action::Terminal {
-            kind: TerminalKind::Cancel,
-            response_event_ids: vec![],
-        },
-    };
+    let plaintext = empty_cancel(&x, r);
     let (key, actor) = signer(1);
     let scope = ScopeRef::Sidecar {
         realm_id: w.sidecar.realm_id,

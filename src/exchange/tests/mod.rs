@@ -37,6 +37,19 @@ pub(super) fn xid(n: u32) -> ExchangeId {
     ExchangeId::parse(&format!("exchange-{n:016}")).unwrap()
 }
 
+/// A cancel with no responses whose basis is the request alone.
+pub(super) fn empty_cancel(x: &ExchangeId, request: EventId) -> ControlPlaintext {
+    ControlPlaintext {
+        exchange_id: x.clone(),
+        request_event_id: request,
+        basis_event_ids: vec![request],
+        action: Action::Terminal {
+            kind: TerminalKind::Cancel,
+            response_event_ids: vec![],
+        },
+    }
+}
+
 pub(super) fn verify(e: Result<Event<Unverified>, Rejection>) -> Event<Verified> {
     e.unwrap().verify(&Verifier::new(Keyring::new())).unwrap()
 }

@@ -261,15 +261,7 @@ fn close_with_inexact_responses_is_ignored() {
 #[test]
 fn control_by_an_agent_is_reported() {
     let (mut w, x, r) = setup();
-    let p = ControlPlaintext {
-        exchange_id: x.clone(),
-        request_event_id: r,
-        basis_event_ids: vec![r],
-        action: Action::Terminal {
-            kind: TerminalKind::Cancel,
-            response_event_ids: vec![],
-        },
-    };
+    let p = empty_cancel(&x, r);
     let e = w.agents[0].control_raw(w.strand, &p.to_json(), &[r], at(), &mut OsRng);
     let c = w.add(e);
     assert_eq!(w.reason(c), Some(Reason::ControlNotByController));
