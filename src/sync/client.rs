@@ -71,11 +71,7 @@ fn drive<S: Read + Write>(
         // may alternate between the two ledgers).
         for _ in 0..MAX_SYNC_ROUNDS {
             peer_has.append(&mut wire.received_ids);
-            let base: Vec<EventId> = peer_has
-                .iter()
-                .filter(|id| ledger.contains(id))
-                .copied()
-                .collect();
+            let base = admitted_here(ledger, &peer_has);
             let missing = ledger.difference(&ledger.heads(), &base)?;
             if missing.is_empty() {
                 break;
@@ -90,17 +86,22 @@ fn drive<S: Read + Write>(
             if released == 0 || direction != Direction::Both {
                 break;
             }
-            let base: Vec<EventId> = peer_has
-                .iter()
-                .filter(|id| ledger.contains(id))
-                .copied()
-                .collect();
+            let base = admitted_here(ledger, &peer_has);
             wire.send(&Frame::Pull(ledger.heads_of(&base)?))?;
             wire.report.rounds += 1;
             wire.receive_events(ledger)?;
         }
     }
     wire.send(&Frame::Bye)
+}
+
+/// The ids of `ids` admitted here (coverage is asked only of those; the peer may also hold
+/// events still pending here).
+fn admitted_here(ledger: &Ledger, ids: &[EventId]) -> Vec<EventId> {
+    ids.iter()
+        .filter(|id| ledger.contains(id))
+        .copied()
+        .collect()
 }
 
 /// After a pull, every head the peer advertised must be here (admitted, or pending on
