@@ -103,3 +103,9 @@ pub const SYNC_TIMEOUT_SECS: u64 = 30;
 /// forgotten) subscriber must not grow the ledger's memory: past this the feed drops
 /// changes and tells the subscriber it lagged, so it re-reads the projections instead.
 pub const EXCHANGE_FEED_CAPACITY: usize = 1024;
+
+/// How long opening a ledger waits for its root lock before reporting it held. A child
+/// process forked by the ledger's own process holds the lock's open file until it execs
+/// (microseconds to milliseconds); one second covers that on a loaded machine, and a real
+/// second writer is told no later than that.
+pub const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);

@@ -14,6 +14,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::log::{HighWater, LogPos};
+use crate::limits::LOCK_PATIENCE;
 
 /// File name of the lock at the ledger root.
 pub const LOCK_FILE: &str = "lock";
@@ -45,7 +46,7 @@ impl RootLock {
     pub fn exclusive(dir: &Path) -> Result<RootLock, LockError> {
         let path = dir.join(LOCK_FILE);
         let file = open_or_create(&path).map_err(|e| LockError::Io(path.clone(), e))?;
-        fs2::FileExt::try_lock_exclusive(&file).map_err(|e| contended(path, e))?;
+        with_patience(|| fs2::FileExt::try_lock_exclusive(&file).map_err(|e| contended(&path, e)))?;
         Ok(RootLock { _file: Some(file) })
     }
 
@@ -58,7 +59,7 @@ impl RootLock {
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(RootLock { _file: None }),
             Err(e) => return Err(LockError::Io(path, e)),
         };
-        fs2::FileExt::try_lock_shared(&file).map_err(|e| contended(path, e))?;
+        with_patience(|| fs2::FileExt::try_lock_shared(&file).map_err(|e| contended(&path, e)))?;
         Ok(RootLock { _file: Some(file) })
     }
 }
@@ -73,11 +74,27 @@ fn open_or_create(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
-fn contended(path: PathBuf, e: std::io::Error) -> LockError {
+fn contended(path: &Path, e: std::io::Error) -> LockError {
     if e.kind() == fs2::lock_contended_error().kind() || e.kind() == ErrorKind::WouldBlock {
         LockError::Held
     } else {
-        LockError::Io(path, e)
+        LockError::Io(path.to_owned(), e)
+    }
+}
+
+/// Tries `take` until it is not `Held`, for at most [`LOCK_PATIENCE`]: a lock can be held
+/// for a moment by a process that did not open the ledger — a child forked by the process
+/// that did keeps the lock's open file until it execs — and that must not look like a
+/// second writer. A real second writer still gets `Held` once the patience is spent.
+fn with_patience(mut take: impl FnMut() -> Result<(), LockError>) -> Result<(), LockError> {
+    let deadline = std::time::Instant::now() + LOCK_PATIENCE;
+    loop {
+        match take() {
+            Err(LockError::Held) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other,
+        }
     }
 }
 
