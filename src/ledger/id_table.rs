@@ -12,7 +12,7 @@ use std::hash::{BuildHasher, RandomState};
 use hashbrown::HashTable;
 
 use crate::dag::Pos;
-use crate::id::EventId;
+use crate::id::{DigestSuite, EventId};
 
 /// Ids by position, and positions by id.
 #[derive(Clone, Default)]
@@ -38,7 +38,10 @@ impl IdTable {
 
     /// The position of `id`, if it is in the table.
     pub fn get(&self, id: &EventId) -> Option<Pos> {
-        let raw = id.bytes();
+        self.find(id.bytes())
+    }
+
+    fn find(&self, raw: &[u8; 33]) -> Option<Pos> {
         let ids = &self.ids;
         self.index
             .find(Self::hash(&self.hasher, raw), |&p| {
@@ -91,8 +94,11 @@ impl IdTable {
         table.ids.reserve_exact(ids.len());
         table.index.reserve(ids.len(), |_| 0);
         for raw in ids {
-            let id = EventId::from_bytes(&raw).ok()?;
-            table.push(&id)?;
+            DigestSuite::from_header(*raw.first()?).ok()?;
+            if table.find(&raw).is_some() {
+                return None;
+            }
+            table.push_raw(raw)?;
         }
         Some(table)
     }
@@ -117,7 +123,6 @@ impl std::fmt::Debug for IdTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::id::DigestSuite;
     use std::collections::HashMap;
 
     fn id(n: u32) -> EventId {
