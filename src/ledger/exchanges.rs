@@ -17,9 +17,9 @@ use crate::dag::Pos;
 use crate::error::Error;
 use crate::event::Event;
 use crate::exchange::{
-    classify, fold_added_message, fold_exchange, fold_sidecar, Added, Causality, Classified,
-    ContextAttach, ExchangeId, ExchangeItem, ExchangeOutcome, NotFolded, Projection, SidecarFold,
-    SidecarInfo, Status,
+    classify, fold_added_message, fold_exchange, fold_sidecar, preview, Added, Causality,
+    Classified, ContextAttach, ExchangeId, ExchangeItem, ExchangeOutcome, NotFolded, Preview,
+    Projection, SidecarFold, SidecarInfo, Status,
 };
 use crate::id::{EventId, SidecarId};
 use crate::keyring::Keyring;
@@ -240,7 +240,7 @@ impl Ledger {
     fn with_sidecar<T>(
         &self,
         sidecar: &SidecarId,
-        f: impl FnOnce(&SidecarExchanges, &mut Exchanges) -> T,
+        f: impl FnOnce(&State, &SidecarExchanges, &mut Exchanges) -> T,
     ) -> Result<T, Error> {
         let state = self.read_state()?;
         let mut exchanges = self.exchanges.lock().map_err(|_| Error::Poisoned)?;
@@ -252,7 +252,7 @@ impl Ledger {
             .sidecars
             .remove(sidecar)
             .ok_or_else(|| Error::Misuse("sidecar state vanished".into()))?;
-        let out = f(&sx, &mut exchanges);
+        let out = f(&state, &sx, &mut exchanges);
         exchanges.sidecars.insert(*sidecar, sx);
         Ok(out)
     }
@@ -293,7 +293,7 @@ impl Ledger {
         sidecar: &SidecarId,
         exchange_id: &ExchangeId,
     ) -> Result<Option<Projection>, Error> {
-        self.with_sidecar(sidecar, |sx, _| {
+        self.with_sidecar(sidecar, |_, sx, _| {
             sx.outcomes
                 .get(exchange_id)
                 .and_then(|f| f.outcome.projection.clone())
@@ -302,7 +302,28 @@ impl Ledger {
 
     /// Every exchange projection of `sidecar` and every exchange event that did not fold.
     pub fn exchanges(&self, sidecar: &SidecarId) -> Result<SidecarFold, Error> {
-        self.with_sidecar(sidecar, |sx, _| sx.fold())
+        self.with_sidecar(sidecar, |_, sx, _| sx.fold())
+    }
+
+    /// What the fold would do with `candidate`, an event of `sidecar` not appended yet
+    /// whose dependencies are admitted ([`crate::exchange::preview`]).
+    pub(super) fn preview(&self, sidecar: &SidecarId, candidate: &Event) -> Result<Preview, Error> {
+        let keyring = self.verifier.keyring();
+        self.with_sidecar(sidecar, |state, sx, _| {
+            let items_of = |exchange: &ExchangeId| {
+                sx.items
+                    .get(exchange)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default()
+            };
+            preview(
+                &sx.info,
+                items_of,
+                candidate,
+                &keyring,
+                &StateCausality(state),
+            )
+        })
     }
 
     /// The sidecar as the fold and the authoring helpers see it: realm, controller and every

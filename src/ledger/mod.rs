@@ -30,6 +30,7 @@ mod pipeline;
 mod pool;
 mod queries;
 mod record;
+mod sidecar_handle;
 mod state;
 mod verify_batch;
 
@@ -42,6 +43,7 @@ pub use feed::{ExchangeChange, ExchangeFeed};
 pub use open::OpenReport;
 pub use pipeline::Pipeline;
 pub use queries::{pending_causes, PendingCause};
+pub use sidecar_handle::SidecarHandle;
 
 use std::sync::{Arc, Mutex, RwLock};
 
