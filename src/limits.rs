@@ -104,6 +104,15 @@ pub const SYNC_TIMEOUT_SECS: u64 = 30;
 /// changes and tells the subscriber it lagged, so it re-reads the projections instead.
 pub const EXCHANGE_FEED_CAPACITY: usize = 1024;
 
+/// Events an event feed ([`crate::Ledger::watch_events`]) holds for a subscriber that has not
+/// read them: the same reasoning as [`EXCHANGE_FEED_CAPACITY`].
+pub const EVENT_FEED_CAPACITY: usize = 1024;
+
+/// Bytes of events an event feed holds for a subscriber that has not read them. Events are
+/// up to [`MAX_EVENT_BYTES`] each, so the count bound alone would let one slow subscriber
+/// pin a gigabyte; past this the feed lags as it does past its count.
+pub const EVENT_FEED_BYTES: usize = 64 << 20;
+
 /// How long opening a ledger waits for its root lock before reporting it held. A child
 /// process forked by the ledger's own process holds the lock's open file until it execs
 /// (microseconds to milliseconds); one second covers that on a loaded machine, and a real

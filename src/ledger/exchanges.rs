@@ -24,7 +24,7 @@ use crate::exchange::{
 use crate::id::{EventId, SidecarId};
 use crate::keyring::Keyring;
 
-use super::feed::{ExchangeFeed, FeedSender};
+use super::feed::{ExchangeFeed, ExchangeSender};
 use super::state::State;
 use super::Ledger;
 
@@ -184,14 +184,14 @@ impl SidecarExchanges {
 #[derive(Default)]
 pub struct Exchanges {
     sidecars: HashMap<SidecarId, SidecarExchanges>,
-    watchers: Vec<(SidecarId, FeedSender)>,
+    watchers: Vec<(SidecarId, ExchangeSender)>,
 }
 
 impl Exchanges {
     /// Sends a change to `sidecar`'s feeds, forgetting feeds whose subscriber is gone.
     fn announce(&mut self, sidecar: &SidecarId, previous: Option<Status>, projection: &Projection) {
         self.watchers
-            .retain(|(s, tx)| s != sidecar || tx.send(previous, projection));
+            .retain(|(s, tx)| s != sidecar || tx.announce(previous, projection));
     }
 
     /// Classifies freshly admitted events of built sidecars and refolds what they touch,
@@ -389,7 +389,7 @@ impl Ledger {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn exchange_feed(&self, sidecar: &SidecarId) -> Result<ExchangeFeed, Error> {
-        let (tx, rx) = super::feed::feed();
+        let (tx, rx) = super::feed::exchange_feed();
         let state = self.read_state()?;
         let mut exchanges = self.exchanges.lock().map_err(|_| Error::Poisoned)?;
         if state.sidecars.contains_key(sidecar) && !exchanges.sidecars.contains_key(sidecar) {

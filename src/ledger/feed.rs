@@ -1,12 +1,16 @@
-//! The exchange feed: a bounded, per-subscriber stream of projection changes.
+//! Bounded per-subscriber feeds, and the exchange feed built on them.
 //!
-//! A subscriber that falls [`EXCHANGE_FEED_CAPACITY`] changes behind stops receiving them
-//! and, once it has read what was queued, gets one [`ExchangeChange::Lagged`]: it then
-//! re-reads [`Ledger::exchanges`](super::Ledger::exchanges), which already holds every
-//! dropped change, and continues with the changes after the marker. Memory per subscriber
-//! is bounded whatever the subscriber does.
+//! A [`Subscription`] holds at most a fixed number of items (and bytes) its subscriber has
+//! not read. Past that the ledger drops items and, once the subscriber has read what was
+//! queued, hands it one lag marker: it then re-reads what it follows from the ledger (which
+//! already holds every dropped item) and continues with the items after the marker.
+//! Memory per subscriber is bounded whatever the subscriber does. Both feed types use it:
+//! the exchange feed here ([`ExchangeFeed`]: a subscriber that falls
+//! [`EXCHANGE_FEED_CAPACITY`] changes behind gets [`ExchangeChange::Lagged`] and re-reads
+//! [`Ledger::exchanges`](super::Ledger::exchanges)) and the event feed
+//! ([`super::EventFeed`]).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,83 +43,160 @@ pub enum ExchangeChange {
 /// whole states, so applying one again is harmless).
 #[derive(Debug)]
 pub struct ExchangeFeed {
-    rx: Receiver<Item>,
-    lagged: Arc<AtomicBool>,
+    rx: Subscription<(Option<Status>, Projection)>,
 }
 
-/// What travels on the channel: the previous status and the new projection.
-type Item = (Option<Status>, Projection);
+/// The ledger's end of one exchange feed.
+pub(super) type ExchangeSender = FeedSender<(Option<Status>, Projection)>;
 
-/// The ledger's end of one feed.
-#[derive(Debug)]
-pub(super) struct FeedSender {
-    tx: Sender<Item>,
-    lagged: Arc<AtomicBool>,
+/// A connected exchange feed, its two ends.
+pub(super) fn exchange_feed() -> (ExchangeSender, ExchangeFeed) {
+    let (tx, rx) = bounded(EXCHANGE_FEED_CAPACITY, usize::MAX);
+    (tx, ExchangeFeed { rx })
 }
 
-/// A connected feed, its two ends.
-pub(super) fn feed() -> (FeedSender, ExchangeFeed) {
-    let (tx, rx) = crossbeam::channel::bounded(EXCHANGE_FEED_CAPACITY);
-    let lagged = Arc::new(AtomicBool::new(false));
-    (
-        FeedSender {
-            tx,
-            lagged: Arc::clone(&lagged),
-        },
-        ExchangeFeed { rx, lagged },
-    )
-}
-
-impl FeedSender {
+impl ExchangeSender {
     /// Offers a change; `false` when the subscriber is gone (the sender is then dropped).
-    pub(super) fn send(&self, previous: Option<Status>, projection: &Projection) -> bool {
-        // Sent even while lagged: a change queued before the marker is subsumed by the
-        // re-read the marker asks for.
-        match self.tx.try_send((previous, projection.clone())) {
-            Ok(()) => true,
-            Err(TrySendError::Full(_)) => {
-                self.lagged.store(true, Ordering::Release);
-                true
-            }
-            Err(TrySendError::Disconnected(_)) => false,
-        }
+    pub(super) fn announce(&self, previous: Option<Status>, projection: &Projection) -> bool {
+        self.send((previous, projection.clone()), 0)
     }
 }
 
 impl ExchangeFeed {
     /// The next change if one is ready (or the lag marker once the queue is drained).
     pub fn try_next(&self) -> Option<ExchangeChange> {
-        match self.rx.try_recv() {
-            Ok(item) => Some(changed(item)),
-            Err(TryRecvError::Empty | TryRecvError::Disconnected) => self.take_lag(),
-        }
+        self.rx.try_next().map(changed)
     }
 
     /// Waits up to `timeout` for the next change; `None` when none came (or the ledger is
     /// gone).
     pub fn next_timeout(&self, timeout: Duration) -> Option<ExchangeChange> {
-        if let Some(change) = self.try_next() {
-            return Some(change);
-        }
-        self.rx.recv_timeout(timeout).ok().map(changed)
+        self.rx.next_timeout(timeout).map(changed)
     }
 
     /// Every change ready now, in order, without waiting.
     pub fn drain(&self) -> Vec<ExchangeChange> {
         std::iter::from_fn(|| self.try_next()).collect()
     }
+}
 
-    fn take_lag(&self) -> Option<ExchangeChange> {
-        self.lagged
-            .swap(false, Ordering::AcqRel)
-            .then_some(ExchangeChange::Lagged)
+fn changed(next: Next<(Option<Status>, Projection)>) -> ExchangeChange {
+    match next {
+        Next::Item((previous, projection)) => ExchangeChange::Changed {
+            previous,
+            projection: Box::new(projection),
+        },
+        Next::Lagged => ExchangeChange::Lagged,
     }
 }
 
-fn changed((previous, projection): Item) -> ExchangeChange {
-    ExchangeChange::Changed {
-        previous,
-        projection: Box::new(projection),
+/// What a [`Subscription`] yields: an item, or the marker that items were dropped.
+#[derive(Debug)]
+pub(super) enum Next<T> {
+    Item(T),
+    Lagged,
+}
+
+/// The subscriber's end of a bounded feed (shared by every feed type).
+#[derive(Debug)]
+pub(super) struct Subscription<T> {
+    rx: Receiver<(T, usize)>,
+    shared: Arc<Shared>,
+}
+
+/// The ledger's end of a bounded feed.
+#[derive(Debug)]
+pub(super) struct FeedSender<T> {
+    tx: Sender<(T, usize)>,
+    shared: Arc<Shared>,
+}
+
+/// What both ends share: the lag flag and the bytes queued, against their bound.
+#[derive(Debug)]
+struct Shared {
+    lagged: AtomicBool,
+    queued_bytes: AtomicUsize,
+    max_bytes: usize,
+}
+
+/// A connected bounded feed holding at most `capacity` items and `max_bytes` bytes (as
+/// weighed by the sender) for its subscriber.
+pub(super) fn bounded<T>(capacity: usize, max_bytes: usize) -> (FeedSender<T>, Subscription<T>) {
+    let (tx, rx) = crossbeam::channel::bounded(capacity);
+    let shared = Arc::new(Shared {
+        lagged: AtomicBool::new(false),
+        queued_bytes: AtomicUsize::new(0),
+        max_bytes,
+    });
+    (
+        FeedSender {
+            tx,
+            shared: Arc::clone(&shared),
+        },
+        Subscription { rx, shared },
+    )
+}
+
+impl<T> FeedSender<T> {
+    /// Offers `item` weighing `bytes`; `false` when the subscriber is gone (the sender is
+    /// then dropped). A full feed drops the item and marks the subscriber lagged.
+    pub(super) fn send(&self, item: T, bytes: usize) -> bool {
+        // Sent even while lagged: an item queued before the marker is subsumed by the
+        // re-read the marker asks for.
+        let queued = self.shared.queued_bytes.load(Ordering::Acquire);
+        if queued.saturating_add(bytes) > self.shared.max_bytes {
+            self.shared.lagged.store(true, Ordering::Release);
+            return !self.disconnected();
+        }
+        self.shared.queued_bytes.fetch_add(bytes, Ordering::AcqRel);
+        match self.tx.try_send((item, bytes)) {
+            Ok(()) => true,
+            Err(TrySendError::Full(_)) => {
+                self.shared.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
+                self.shared.lagged.store(true, Ordering::Release);
+                true
+            }
+            Err(TrySendError::Disconnected(_)) => false,
+        }
+    }
+
+    /// True when the subscriber dropped its end.
+    fn disconnected(&self) -> bool {
+        Arc::strong_count(&self.shared) < 2
+    }
+}
+
+impl<T> Subscription<T> {
+    /// The next item if one is ready (or the lag marker once the queue is drained).
+    pub(super) fn try_next(&self) -> Option<Next<T>> {
+        match self.rx.try_recv() {
+            Ok(item) => Some(self.received(item)),
+            Err(TryRecvError::Empty | TryRecvError::Disconnected) => self.take_lag(),
+        }
+    }
+
+    /// Waits up to `timeout` for the next item; `None` when none came (or the ledger is
+    /// gone).
+    pub(super) fn next_timeout(&self, timeout: Duration) -> Option<Next<T>> {
+        if let Some(next) = self.try_next() {
+            return Some(next);
+        }
+        self.rx
+            .recv_timeout(timeout)
+            .ok()
+            .map(|item| self.received(item))
+    }
+
+    fn received(&self, (item, bytes): (T, usize)) -> Next<T> {
+        self.shared.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
+        Next::Item(item)
+    }
+
+    fn take_lag(&self) -> Option<Next<T>> {
+        self.shared
+            .lagged
+            .swap(false, Ordering::AcqRel)
+            .then_some(Next::Lagged)
     }
 }
 
@@ -148,9 +229,9 @@ mod tests {
     #[test]
     fn a_slow_subscriber_gets_a_bounded_queue_then_one_lag_marker() {
         let p = projection();
-        let (tx, feed) = feed();
+        let (tx, feed) = exchange_feed();
         for _ in 0..EXCHANGE_FEED_CAPACITY + 5 {
-            assert!(tx.send(None, &p));
+            assert!(tx.announce(None, &p));
         }
         let got = feed.drain();
         assert_eq!(
@@ -163,7 +244,7 @@ mod tests {
             .iter()
             .all(|c| matches!(c, ExchangeChange::Changed { previous: None, .. })));
         // After the marker the feed flows again, and a dropped feed is forgotten.
-        assert!(tx.send(Some(Status::Delivered), &p));
+        assert!(tx.announce(Some(Status::Delivered), &p));
         assert_eq!(
             feed.try_next(),
             Some(ExchangeChange::Changed {
@@ -173,6 +254,27 @@ mod tests {
         );
         assert_eq!(feed.try_next(), None);
         drop(feed);
-        assert!(!tx.send(None, &p));
+        assert!(!tx.announce(None, &p));
+    }
+
+    #[test]
+    fn a_feed_is_bounded_by_bytes_too() {
+        let (tx, rx) = bounded::<u32>(100, 10);
+        assert!(tx.send(1, 6));
+        assert!(
+            tx.send(2, 6),
+            "dropped for bytes, the subscriber is still there"
+        );
+        assert!(tx.send(3, 4));
+        let got: Vec<String> = std::iter::from_fn(|| rx.try_next())
+            .map(|n| format!("{n:?}"))
+            .collect();
+        assert_eq!(got, ["Item(1)", "Item(3)", "Lagged"]);
+        // Reading freed the bytes.
+        assert!(tx.send(4, 10));
+        assert!(matches!(rx.try_next(), Some(Next::Item(4))));
+        drop(rx);
+        assert!(!tx.send(5, 1));
+        assert!(!tx.send(6, 100));
     }
 }

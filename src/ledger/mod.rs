@@ -33,6 +33,7 @@ mod record;
 mod sidecar_handle;
 mod state;
 mod verify_batch;
+mod watch;
 
 pub use crate::store::log::Durability;
 pub use admit::Appended;
@@ -44,6 +45,7 @@ pub use open::OpenReport;
 pub use pipeline::Pipeline;
 pub use queries::{pending_causes, PendingCause};
 pub use sidecar_handle::SidecarHandle;
+pub use watch::{EventFeed, WatchedEvent};
 
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -73,6 +75,8 @@ pub struct Ledger {
     /// `None` when opened read-only.
     index: Option<Index>,
     exchanges: Mutex<exchanges::Exchanges>,
+    /// The [`Ledger::watch_events`] subscribers.
+    event_watchers: Mutex<watch::EventWatchers>,
     opened: OpenReport,
     /// The root lock, held while the ledger is open.
     _lock: RootLock,
@@ -267,6 +271,7 @@ impl Ledger {
             exchanges.on_admitted(&admitted, &state, &self.verifier.keyring());
             self.build_watched(&state, &mut exchanges);
         }
+        self.announce_admitted(first, &admitted);
         drop(state);
         match &self.index {
             Some(index) => index.persist(first, &records, &changes, high_water),
