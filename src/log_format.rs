@@ -78,6 +78,11 @@ impl<R: BufRead> LogReader<R> {
         self.format
     }
 
+    /// Bytes consumed so far: where the next item starts.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
     fn next_line(&mut self) -> io::Result<Option<Result<Vec<u8>, Rejection>>> {
         let mut line = Vec::new();
         let limit = (MAX_EVENT_BYTES + 2) as u64;

@@ -15,6 +15,7 @@
 //! one caller: batch n+1 is verified while batch n is committed.
 
 mod admit;
+mod append_log;
 mod append_report;
 mod check;
 mod clock;
@@ -37,6 +38,7 @@ mod watch;
 
 pub use crate::store::log::Durability;
 pub use admit::Appended;
+pub use append_log::{AppendedItem, LogOutcome, LogPosition, LogReport, LogSummary};
 pub use append_report::AppendReport;
 pub use check::CheckReport;
 pub use config::Config;
