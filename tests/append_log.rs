@@ -27,7 +27,7 @@ fn events(n: usize, size: usize) -> Vec<Event<Unverified>> {
     let mut out = vec![realm];
     for i in 0..n {
         let text = format!("{i:06}{}", "x".repeat(size));
-        let note = EventBuilder::new("ak.note.create", scope.clone(), me.clone(), t0)
+        let note = EventBuilder::new("ak.note.create", scope, me.clone(), t0)
             .payload(Object::new().with("text", text.as_str().into()).into())
             .sign(&key)
             .unwrap();
