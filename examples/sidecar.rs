@@ -110,7 +110,11 @@ fn main() -> Result<()> {
     let fold = ledger.exchanges(&sidecar)?;
     for p in &fold.projections {
         let why = p.failure_reason_code.as_deref().unwrap_or("-");
-        println!("{:<32} {:<9} {why}", p.exchange_id.as_str(), p.status.as_str());
+        println!(
+            "{:<32} {:<9} {why}",
+            p.exchange_id.as_str(),
+            p.status.as_str()
+        );
     }
     let ended: Vec<_> = fold
         .projections

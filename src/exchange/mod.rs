@@ -8,7 +8,7 @@
 //! - [`fold`]: one exchange; [`sidecar`]: every exchange of a sidecar.
 //! - [`incremental`]: one more agent message folded in without refolding its exchange.
 //! - `controls`: static validity, conflicts, chain order and transitions of controls.
-//! - [`preview`]: what the fold would do with one more event, before it is appended.
+//! - [`mod@preview`]: what the fold would do with one more event, before it is appended.
 //! - [`report`]: projections and the not-folded list with its closed reasons.
 //! - [`author`]: producer helpers.
 

@@ -149,6 +149,8 @@ impl Ledger {
     /// `Err` only when the input cannot be read or is neither format
     /// (`schema_violation`), or the ledger fails; batches committed before stay committed.
     ///
+    /// # Examples
+    ///
     /// ```
     /// use akledger::log_format::{write_item, LogFormat};
     /// use akledger::workload::{sidecar_workload, SidecarSpec};

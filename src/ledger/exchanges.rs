@@ -361,6 +361,8 @@ impl Ledger {
     /// order and the bound). The sidecar need not exist yet: once its create event is
     /// admitted, its exchanges arrive on the feed. The feed may be dropped at any time.
     ///
+    /// # Examples
+    ///
     /// ```
     /// use akledger::ledger::ExchangeChange;
     /// use akledger::workload::{sidecar_workload, SidecarSpec};

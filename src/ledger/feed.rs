@@ -41,6 +41,10 @@ pub enum ExchangeChange {
 /// subscription arrives on the feed, so nothing falls between the read and the feed (a
 /// change may be seen twice, once in the read and once on the feed; projections are
 /// whole states, so applying one again is harmless).
+///
+/// # Examples
+///
+/// See [`Ledger::exchange_feed`](super::Ledger::exchange_feed).
 #[derive(Debug)]
 pub struct ExchangeFeed {
     rx: Subscription<(Option<Status>, Projection)>,

@@ -67,6 +67,38 @@ use state::State;
 const ENTRY_EVENT: u8 = 1;
 
 /// An embedded, durable, concurrent event ledger. `Send + Sync`.
+///
+/// Open a directory, append signed events (one, a batch, or a whole log with
+/// [`Ledger::append_log`]), and query them; sidecar exchanges fold as events arrive
+/// ([`Ledger::exchanges`], [`Ledger::exchange_feed`]) and a [`SidecarHandle`] authors them.
+///
+/// # Examples
+///
+/// ```
+/// use akledger::{ActorId, Appended, EventBuilder, Ledger, ScopeRef, Timestamp};
+///
+/// let dir = tempfile::tempdir()?;
+/// let ledger = Ledger::open(dir.path())?;
+/// let key = ed25519_dalek::SigningKey::from_bytes(&[1; 32]);
+/// let me = ActorId::service_for_key(&key.verifying_key());
+/// let realm = EventBuilder::new("ak.realm.create", ScopeRef::RealmGenesis, me.clone(), Timestamp::now())
+///     .sign(&key)?;
+/// let scope = ScopeRef::Realm { realm_id: realm.id().retype() };
+/// let note = EventBuilder::new("ak.note.create", scope, me, Timestamp::now_after([realm.created_at()]))
+///     .sign(&key)?;
+///
+/// // The note waits for its realm, and is released when the realm arrives.
+/// assert!(matches!(ledger.append(note.bytes())?, Appended::Pending { .. }));
+/// let report = ledger.append_batch_report(&[realm.bytes()])?;
+/// assert_eq!(report.released, vec![note.id()]);
+/// assert_eq!(ledger.len(), 2);
+/// assert_eq!(ledger.heads(), vec![note.id()]);
+///
+/// // Reopened, it holds the same.
+/// drop(ledger);
+/// assert_eq!(Ledger::open(dir.path())?.get(&note.id())?.map(|e| e.id()), Some(note.id()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Ledger {
     config: Config,
     verifier: Arc<Verifier>,

@@ -34,6 +34,8 @@ use super::{Appended, Ledger};
 
 /// One author bound to one sidecar of a ledger; made by [`Ledger::sidecar`].
 ///
+/// # Examples
+///
 /// ```
 /// use akledger::exchange::{create_private_sidecar, create_realm, ExchangeId};
 /// use akledger::prelude::*;

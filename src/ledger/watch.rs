@@ -36,6 +36,10 @@ pub enum WatchedEvent {
 /// Subscribe, then read what came before: the feed delivers exactly the events at
 /// positions [`EventFeed::start`] and later, and [`Ledger::iter`] (or `iter_from`) holds
 /// those before it, so nothing is missed and nothing is seen twice.
+///
+/// # Examples
+///
+/// See [`Ledger::watch_events`].
 #[derive(Debug)]
 pub struct EventFeed {
     rx: Subscription<(u64, Event)>,
@@ -80,6 +84,8 @@ impl Ledger {
     /// A feed of every event admitted from now on, in admission order, released pending
     /// events included (see [`EventFeed`] for the subscribe-then-read order and the bound).
     /// The feed may be dropped at any time.
+    ///
+    /// # Examples
     ///
     /// ```
     /// use akledger::ledger::WatchedEvent;
