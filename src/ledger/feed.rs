@@ -1,6 +1,6 @@
 //! Bounded per-subscriber feeds, and the exchange feed built on them.
 //!
-//! A [`Subscription`] holds at most a fixed number of items (and bytes) its subscriber has
+//! A [`Feed`] holds at most a fixed number of items (and bytes) its subscriber has
 //! not read. Past that the ledger drops items and, once the subscriber has read what was
 //! queued, hands it one lag marker: it then re-reads what it follows from the ledger (which
 //! already holds every dropped item) and continues with the items after the marker.
@@ -45,67 +45,48 @@ pub enum ExchangeChange {
 /// # Examples
 ///
 /// See [`Ledger::exchange_feed`](super::Ledger::exchange_feed).
-#[derive(Debug)]
-pub struct ExchangeFeed {
-    rx: Subscription<(Option<Status>, Projection)>,
-}
+pub type ExchangeFeed = Feed<ExchangeChange>;
 
 /// The ledger's end of one exchange feed.
-pub(super) type ExchangeSender = FeedSender<(Option<Status>, Projection)>;
+pub(super) type ExchangeSender = FeedSender<ExchangeChange>;
 
 /// A connected exchange feed, its two ends.
 pub(super) fn exchange_feed() -> (ExchangeSender, ExchangeFeed) {
-    let (tx, rx) = bounded(EXCHANGE_FEED_CAPACITY, usize::MAX);
-    (tx, ExchangeFeed { rx })
+    bounded(EXCHANGE_FEED_CAPACITY, usize::MAX, 0)
 }
 
 impl ExchangeSender {
     /// Offers a change; `false` when the subscriber is gone (the sender is then dropped).
     pub(super) fn announce(&self, previous: Option<Status>, projection: &Projection) -> bool {
-        self.send((previous, projection.clone()), 0)
-    }
-}
-
-impl ExchangeFeed {
-    /// The next change if one is ready (or the lag marker once the queue is drained).
-    pub fn try_next(&self) -> Option<ExchangeChange> {
-        self.rx.try_next().map(changed)
-    }
-
-    /// Waits up to `timeout` for the next change; `None` when none came (or the ledger is
-    /// gone).
-    pub fn next_timeout(&self, timeout: Duration) -> Option<ExchangeChange> {
-        self.rx.next_timeout(timeout).map(changed)
-    }
-
-    /// Every change ready now, in order, without waiting.
-    pub fn drain(&self) -> Vec<ExchangeChange> {
-        std::iter::from_fn(|| self.try_next()).collect()
-    }
-}
-
-fn changed(next: Next<(Option<Status>, Projection)>) -> ExchangeChange {
-    match next {
-        Next::Item((previous, projection)) => ExchangeChange::Changed {
+        let change = ExchangeChange::Changed {
             previous,
-            projection: Box::new(projection),
-        },
-        Next::Lagged => ExchangeChange::Lagged,
+            projection: Box::new(projection.clone()),
+        };
+        self.send(change, 0)
     }
 }
 
-/// What a [`Subscription`] yields: an item, or the marker that items were dropped.
-#[derive(Debug)]
-pub(super) enum Next<T> {
-    Item(T),
-    Lagged,
+/// An item type of a [`Feed`]: it has a lag marker.
+pub trait FeedItem: Sized {
+    /// The marker a subscriber gets once it has read what was queued before items were
+    /// dropped.
+    fn lagged() -> Self;
 }
 
-/// The subscriber's end of a bounded feed (shared by every feed type).
+impl FeedItem for ExchangeChange {
+    fn lagged() -> Self {
+        ExchangeChange::Lagged
+    }
+}
+
+/// The subscriber's end of a bounded feed: [`ExchangeFeed`] and
+/// [`EventFeed`](super::EventFeed) are this type.
 #[derive(Debug)]
-pub(super) struct Subscription<T> {
+pub struct Feed<T> {
     rx: Receiver<(T, usize)>,
     shared: Arc<Shared>,
+    /// Where the feed starts, for feeds whose items have positions.
+    pub(super) start: u64,
 }
 
 /// The ledger's end of a bounded feed.
@@ -125,7 +106,11 @@ struct Shared {
 
 /// A connected bounded feed holding at most `capacity` items and `max_bytes` bytes (as
 /// weighed by the sender) for its subscriber.
-pub(super) fn bounded<T>(capacity: usize, max_bytes: usize) -> (FeedSender<T>, Subscription<T>) {
+pub(super) fn bounded<T>(
+    capacity: usize,
+    max_bytes: usize,
+    start: u64,
+) -> (FeedSender<T>, Feed<T>) {
     let (tx, rx) = crossbeam::channel::bounded(capacity);
     let shared = Arc::new(Shared {
         lagged: AtomicBool::new(false),
@@ -137,7 +122,7 @@ pub(super) fn bounded<T>(capacity: usize, max_bytes: usize) -> (FeedSender<T>, S
             tx,
             shared: Arc::clone(&shared),
         },
-        Subscription { rx, shared },
+        Feed { rx, shared, start },
     )
 }
 
@@ -170,9 +155,9 @@ impl<T> FeedSender<T> {
     }
 }
 
-impl<T> Subscription<T> {
+impl<T: FeedItem> Feed<T> {
     /// The next item if one is ready (or the lag marker once the queue is drained).
-    pub(super) fn try_next(&self) -> Option<Next<T>> {
+    pub fn try_next(&self) -> Option<T> {
         match self.rx.try_recv() {
             Ok(item) => Some(self.received(item)),
             Err(TryRecvError::Empty | TryRecvError::Disconnected) => self.take_lag(),
@@ -181,7 +166,7 @@ impl<T> Subscription<T> {
 
     /// Waits up to `timeout` for the next item; `None` when none came (or the ledger is
     /// gone).
-    pub(super) fn next_timeout(&self, timeout: Duration) -> Option<Next<T>> {
+    pub fn next_timeout(&self, timeout: Duration) -> Option<T> {
         if let Some(next) = self.try_next() {
             return Some(next);
         }
@@ -191,16 +176,21 @@ impl<T> Subscription<T> {
             .map(|item| self.received(item))
     }
 
-    fn received(&self, (item, bytes): (T, usize)) -> Next<T> {
-        self.shared.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
-        Next::Item(item)
+    /// Every item ready now, in order, without waiting.
+    pub fn drain(&self) -> Vec<T> {
+        std::iter::from_fn(|| self.try_next()).collect()
     }
 
-    fn take_lag(&self) -> Option<Next<T>> {
+    fn received(&self, (item, bytes): (T, usize)) -> T {
+        self.shared.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
+        item
+    }
+
+    fn take_lag(&self) -> Option<T> {
         self.shared
             .lagged
             .swap(false, Ordering::AcqRel)
-            .then_some(Next::Lagged)
+            .then(T::lagged)
     }
 }
 
@@ -261,24 +251,28 @@ mod tests {
         assert!(!tx.announce(None, &p));
     }
 
+    /// A number, or the lag marker.
+    impl FeedItem for Option<u32> {
+        fn lagged() -> Self {
+            None
+        }
+    }
+
     #[test]
     fn a_feed_is_bounded_by_bytes_too() {
-        let (tx, rx) = bounded::<u32>(100, 10);
-        assert!(tx.send(1, 6));
+        let (tx, rx) = bounded::<Option<u32>>(100, 10, 0);
+        assert!(tx.send(Some(1), 6));
         assert!(
-            tx.send(2, 6),
+            tx.send(Some(2), 6),
             "dropped for bytes, the subscriber is still there"
         );
-        assert!(tx.send(3, 4));
-        let got: Vec<String> = std::iter::from_fn(|| rx.try_next())
-            .map(|n| format!("{n:?}"))
-            .collect();
-        assert_eq!(got, ["Item(1)", "Item(3)", "Lagged"]);
+        assert!(tx.send(Some(3), 4));
+        assert_eq!(rx.drain(), [Some(1), Some(3), None]);
         // Reading freed the bytes.
-        assert!(tx.send(4, 10));
-        assert!(matches!(rx.try_next(), Some(Next::Item(4))));
+        assert!(tx.send(Some(4), 10));
+        assert_eq!(rx.try_next(), Some(Some(4)));
         drop(rx);
-        assert!(!tx.send(5, 1));
-        assert!(!tx.send(6, 100));
+        assert!(!tx.send(Some(5), 1));
+        assert!(!tx.send(Some(6), 100));
     }
 }

@@ -42,7 +42,7 @@ pub use append_log::{AppendedItem, LogOutcome, LogPosition, LogReport, LogSummar
 pub use append_report::AppendReport;
 pub use check::CheckReport;
 pub use config::Config;
-pub use feed::{ExchangeChange, ExchangeFeed};
+pub use feed::{ExchangeChange, ExchangeFeed, Feed, FeedItem};
 pub use open::OpenReport;
 pub use pipeline::Pipeline;
 pub use queries::{pending_causes, PendingCause};

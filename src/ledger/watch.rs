@@ -6,13 +6,11 @@
 //! bytes; a subscriber that falls behind gets [`WatchedEvent::Lagged`] and re-reads the
 //! gap with [`Ledger::iter_from`] (the machinery is the exchange feed's, `feed.rs`).
 
-use std::time::Duration;
-
 use crate::error::Error;
 use crate::event::Event;
 use crate::limits::{EVENT_FEED_BYTES, EVENT_FEED_CAPACITY};
 
-use super::feed::{bounded, FeedSender, Next, Subscription};
+use super::feed::{bounded, Feed, FeedItem, FeedSender};
 use super::Ledger;
 
 /// One item of an [`EventFeed`].
@@ -40,43 +38,22 @@ pub enum WatchedEvent {
 /// # Examples
 ///
 /// See [`Ledger::watch_events`].
-#[derive(Debug)]
-pub struct EventFeed {
-    rx: Subscription<(u64, Event)>,
-    start: u64,
+pub type EventFeed = Feed<WatchedEvent>;
+
+impl FeedItem for WatchedEvent {
+    fn lagged() -> Self {
+        WatchedEvent::Lagged
+    }
 }
 
 /// The ledger's event subscribers.
-pub(super) type EventWatchers = Vec<FeedSender<(u64, Event)>>;
+pub(super) type EventWatchers = Vec<FeedSender<WatchedEvent>>;
 
 impl EventFeed {
     /// The position of the first event this feed delivers: the number of events admitted
     /// when it subscribed.
     pub fn start(&self) -> u64 {
         self.start
-    }
-
-    /// The next event if one is ready (or the lag marker once the queue is drained).
-    pub fn try_next(&self) -> Option<WatchedEvent> {
-        self.rx.try_next().map(watched)
-    }
-
-    /// Waits up to `timeout` for the next event; `None` when none came (or the ledger is
-    /// gone).
-    pub fn next_timeout(&self, timeout: Duration) -> Option<WatchedEvent> {
-        self.rx.next_timeout(timeout).map(watched)
-    }
-
-    /// Every event ready now, in order, without waiting.
-    pub fn drain(&self) -> Vec<WatchedEvent> {
-        std::iter::from_fn(|| self.try_next()).collect()
-    }
-}
-
-fn watched(next: Next<(u64, Event)>) -> WatchedEvent {
-    match next {
-        Next::Item((position, event)) => WatchedEvent::Admitted { position, event },
-        Next::Lagged => WatchedEvent::Lagged,
     }
 }
 
@@ -120,15 +97,15 @@ impl Ledger {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn watch_events(&self) -> EventFeed {
-        let (tx, rx) = bounded(EVENT_FEED_CAPACITY, EVENT_FEED_BYTES);
         // Under the state lock, so no commit falls between the count and the subscription.
         let state = self.state.read();
         let start = state.as_ref().map_or(0, |s| s.len()) as u64;
+        let (tx, rx) = bounded(EVENT_FEED_CAPACITY, EVENT_FEED_BYTES, start);
         if let Ok(mut watchers) = self.event_watchers.lock() {
             watchers.push(tx);
         }
         drop(state);
-        EventFeed { rx, start }
+        rx
     }
 
     /// Admitted events from admission position `from` on (0-based), in admission order.
@@ -156,7 +133,11 @@ impl Ledger {
         watchers.retain(|tx| {
             admitted.iter().enumerate().all(|(i, event)| {
                 let position = (first + i) as u64;
-                tx.send((position, event.clone()), event.bytes().len())
+                let item = WatchedEvent::Admitted {
+                    position,
+                    event: event.clone(),
+                };
+                tx.send(item, event.bytes().len())
             })
         });
     }
