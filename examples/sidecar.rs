@@ -67,35 +67,43 @@ fn main() -> Result<()> {
             .collect();
         let watcher = s.spawn(|| watch(&ledger, &events, &done));
 
-        let handle = ledger.sidecar(&ledger.sidecar_author(boss_key.clone(), sidecar, 1)?);
-        let ask = |id: &ExchangeId, to: Vec<DidCoreId>, coordinator| -> Result<EventId> {
-            let context = handle.request_context("orders", id.as_str(), to, coordinator)?;
-            Ok(handle.request(id, context, Json::from("please handle this order"))?)
-        };
-        let [answered_x, cancelled_x, failed_x, handed_x] =
-            ["ask-close", "cancel", "fail", "handover"].map(exchange_id);
-        ask(&answered_x, vec![a1.clone()], None)?;
-        ask(&cancelled_x, vec![a2.clone()], None)?;
-        ask(&failed_x, vec![a1.clone()], None)?;
-        ask(&handed_x, vec![a1.clone(), a2.clone()], Some(a1.clone()))?;
-        handle.cancel(&cancelled_x)?;
-        handle.fail(&failed_x, "out_of_stock")?;
-        handle.reassign(&handed_x, a2.clone())?;
-        // Close each answered exchange once its response is folded.
-        let mut open: HashSet<ExchangeId> = [answered_x, handed_x].into();
-        while !open.is_empty() {
-            for p in changes(&ledger, sidecar, &boss_feed)? {
-                if p.status == Status::Responding && open.remove(&p.exchange_id) {
-                    handle.close(&p.exchange_id)?;
+        // The controller; whatever it ends with, the other threads are told to stop.
+        let controlled = (|| -> Result<()> {
+            let handle = ledger.sidecar(&ledger.sidecar_author(boss_key.clone(), sidecar, 1)?);
+            let ask = |id: &ExchangeId, to: Vec<DidCoreId>, coordinator| -> Result<EventId> {
+                let context = handle.request_context("orders", id.as_str(), to, coordinator)?;
+                Ok(handle.request(id, context, Json::from("please handle this order"))?)
+            };
+            let [answered_x, cancelled_x, failed_x, handed_x] =
+                ["ask-close", "cancel", "fail", "handover"].map(exchange_id);
+            ask(&answered_x, vec![a1.clone()], None)?;
+            ask(&cancelled_x, vec![a2.clone()], None)?;
+            ask(&failed_x, vec![a1.clone()], None)?;
+            ask(&handed_x, vec![a1.clone(), a2.clone()], Some(a1.clone()))?;
+            handle.cancel(&cancelled_x)?;
+            handle.fail(&failed_x, "out_of_stock")?;
+            handle.reassign(&handed_x, a2.clone())?;
+            // Close each answered exchange once its response is folded.
+            let mut open: HashSet<ExchangeId> = [answered_x, handed_x].into();
+            while !open.is_empty() {
+                if agents.iter().any(|a| a.is_finished()) {
+                    return Err("an agent stopped early".into());
+                }
+                for p in changes(&ledger, sidecar, &boss_feed)? {
+                    if p.status == Status::Responding && open.remove(&p.exchange_id) {
+                        handle.close(&p.exchange_id)?;
+                    }
                 }
             }
-        }
+            Ok(())
+        })();
         done.store(true, Ordering::Release);
         let mut answered = 0;
         for a in agents {
             answered += a.join().map_err(|_| "an agent panicked")??;
         }
         let watched = watcher.join().map_err(|_| "watcher panicked")??;
+        controlled?;
         Ok((answered, watched))
     })?;
     assert_eq!(

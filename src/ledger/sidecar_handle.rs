@@ -13,7 +13,9 @@
 //! control by someone other than the controller, …) the call returns
 //! [`Error::WouldNotFold`] with the fold's reason, and nothing is written.
 //! [`SidecarHandle::unchecked`] appends anyway, for tests of what the fold does with such
-//! events.
+//! events. The check and the append are two steps: a concurrent writer (another control of
+//! the same exchange, say) can still come between them, and the event then folds as the
+//! fold decides over everything admitted — the projection, not the check, is the truth.
 
 use ed25519_dalek::SigningKey;
 use rand_core::OsRng;
