@@ -12,7 +12,8 @@ use crate::keyring::Keyring;
 
 use super::causality::Causality;
 use super::classify::{classify, Classified, ExchangeItem, SidecarInfo};
-use super::fold::fold_exchange;
+use super::fold::{fold_exchange, ExchangeOutcome};
+use super::incremental::{fold_added, Added};
 use super::report::{Projection, Reason};
 
 /// The fold's verdict on a candidate event.
@@ -37,12 +38,14 @@ pub fn admission_code(reason: Reason) -> Option<Code> {
 }
 
 /// Folds `candidate`'s exchange as it would be once `candidate` is admitted.
-/// `items_of(exchange)` gives that exchange's items admitted so far (items of other
-/// exchanges are skipped by the fold); `causality` answers over the admitted events, which
-/// must include every dependency of `candidate`.
+/// `known(exchange)` gives that exchange's items admitted so far (items of other exchanges
+/// are skipped by the fold) and, when the caller keeps it, their fold: then an agent
+/// message is folded in incrementally ([`super::incremental`]) instead of refolding the
+/// exchange. `causality` answers over the admitted events, which must include every
+/// dependency of `candidate`.
 pub fn preview<'i>(
     sidecar: &SidecarInfo,
-    items_of: impl FnOnce(&super::ExchangeId) -> &'i [ExchangeItem],
+    known: impl FnOnce(&super::ExchangeId) -> (&'i [ExchangeItem], Option<&'i ExchangeOutcome>),
     candidate: &Event<Verified>,
     keyring: &Keyring,
     causality: &impl Causality,
@@ -55,23 +58,33 @@ pub fn preview<'i>(
         }
     };
     let exchange = item.exchange_id.clone();
-    let mut all: Vec<ExchangeItem> = items_of(&exchange)
-        .iter()
-        .filter(|i| i.exchange_id == exchange)
-        .cloned()
-        .collect();
-    all.push(item);
+    let (items, folded) = known(&exchange);
     let on_top = OnTop {
         base: causality,
         id: candidate.id(),
         parents: candidate.dependencies(),
     };
-    let outcome = fold_exchange(sidecar, &exchange, &all, &on_top);
-    if let Some(n) = outcome
-        .not_folded
+    if let Some(folded) = folded {
+        let mut outcome = folded.clone();
+        if fold_added(sidecar, items, &item, &mut outcome, &on_top) != Added::Refold {
+            return verdict(outcome, candidate.id());
+        }
+    }
+    let mut all: Vec<ExchangeItem> = items
         .iter()
-        .find(|n| n.event_id == candidate.id())
-    {
+        .filter(|i| i.exchange_id == exchange)
+        .cloned()
+        .collect();
+    all.push(item);
+    verdict(
+        fold_exchange(sidecar, &exchange, &all, &on_top),
+        candidate.id(),
+    )
+}
+
+/// The verdict on `candidate` read off its exchange's outcome.
+fn verdict(outcome: ExchangeOutcome, candidate: EventId) -> Preview {
+    if let Some(n) = outcome.not_folded.iter().find(|n| n.event_id == candidate) {
         return Preview::NotFolded(n.reason);
     }
     match outcome.projection {
@@ -150,7 +163,113 @@ impl<C: Causality> Causality for OnTop<'_, C> {
 mod tests {
     use super::*;
     use crate::exchange::causality::MemoryGraph;
+    use crate::exchange::{Act, ExchangeView, SidecarAuthor};
     use crate::workload::{sidecar_workload, SidecarSpec};
+
+    /// `candidate` previewed over `events` (with the incremental path and without) gets the
+    /// verdict the fold gives once it is added; returns that verdict.
+    fn check(
+        info: &SidecarInfo,
+        items: &[ExchangeItem],
+        events: &[Event],
+        candidate: &Event,
+        keyring: &Keyring,
+    ) -> Preview {
+        let before = MemoryGraph::from_events(events);
+        let item = match classify(info, candidate, keyring) {
+            Some(Classified::Exchange(item)) => *item,
+            Some(Classified::Unbound(n)) => {
+                let full = preview(info, |_| (items, None), candidate, keyring, &before);
+                assert_eq!(full, Preview::NotFolded(n.reason));
+                return full;
+            }
+            _ => unreachable!("only exchange events are checked"),
+        };
+        let x = item.exchange_id.clone();
+        let mine: Vec<ExchangeItem> = items
+            .iter()
+            .filter(|i| i.exchange_id == x)
+            .cloned()
+            .collect();
+        let folded = fold_exchange(info, &x, &mine, &before);
+        let full = preview(info, |_| (&mine, None), candidate, keyring, &before);
+        let quick = preview(
+            info,
+            |_| (&mine, Some(&folded)),
+            candidate,
+            keyring,
+            &before,
+        );
+        let mut with = mine;
+        with.push(item);
+        let after = MemoryGraph::from_events(events.iter().chain([candidate]));
+        let truth = verdict(fold_exchange(info, &x, &with, &after), candidate.id());
+        assert_eq!(full, truth, "{}", candidate.id());
+        assert_eq!(quick, truth, "{}", candidate.id());
+        truth
+    }
+
+    /// Each exchange event of a workload, previewed over the events before it, and each
+    /// forgery that verifies, previewed over them all, get the fold's verdict.
+    #[test]
+    fn preview_says_what_the_fold_with_the_event_says() {
+        let mut verdicts = std::collections::BTreeSet::new();
+        for seed in [3, 4] {
+            let w = sidecar_workload(
+                seed,
+                SidecarSpec {
+                    exchanges: 6,
+                    agents: 3,
+                    forgeries: true,
+                },
+            )
+            .unwrap();
+            let verifier = crate::Verifier::new(w.keyring.clone());
+            let events: Vec<Event> = w
+                .events
+                .iter()
+                .map(|e| Event::from_bytes(e.bytes(), &verifier).unwrap())
+                .collect();
+            let mut info = SidecarInfo::of_create(&events[1]).unwrap();
+            let mut items: Vec<ExchangeItem> = Vec::new();
+            for (k, event) in events.iter().enumerate() {
+                match classify(&info, event, &w.keyring) {
+                    Some(Classified::Attach(a)) => info.attaches.push(a),
+                    Some(Classified::Exchange(item)) => {
+                        let truth = check(&info, &items, &events[..k], event, &w.keyring);
+                        verdicts.insert(format!("{truth:?}").chars().take(12).collect::<String>());
+                        items.push(*item);
+                    }
+                    _ => {}
+                }
+            }
+            // A stranger's response and close on every exchange: neither folds.
+            let stranger = ed25519_dalek::SigningKey::from_bytes(&[99; 32]);
+            let actor = crate::ActorId::service_for_key(&stranger.verifying_key());
+            let author =
+                SidecarAuthor::from_keyring(stranger, actor, info.clone(), &w.keyring, 1).unwrap();
+            let graph = MemoryGraph::from_events(&events);
+            let at = events.iter().map(Event::created_at).max().unwrap();
+            let rng = &mut rand_core::OsRng;
+            let body = || crate::Json::from("x");
+            let fold = crate::exchange::fold_sidecar(&info, &events, &w.keyring, &graph);
+            for p in &fold.projections {
+                let response = author
+                    .respond(&p.exchange_id, p.request_event_id, None, body(), at, rng)
+                    .unwrap();
+                let close = author
+                    .control(&ExchangeView::of(p), Act::Close, &graph, at, rng)
+                    .unwrap();
+                for candidate in [response, close] {
+                    let candidate = candidate.verify(&verifier).unwrap();
+                    let truth = check(&info, &items, &events, &candidate, &w.keyring);
+                    assert!(matches!(truth, Preview::NotFolded(_)), "{truth:?}");
+                    verdicts.insert(format!("{truth:?}"));
+                }
+            }
+        }
+        assert!(verdicts.len() > 1, "both verdicts occur: {verdicts:?}");
+    }
 
     /// `OnTop` over all but the last event answers like a graph holding all of them.
     #[test]

@@ -310,19 +310,21 @@ impl Ledger {
     pub(super) fn preview(&self, sidecar: &SidecarId, candidate: &Event) -> Result<Preview, Error> {
         let keyring = self.verifier.keyring();
         self.with_sidecar(sidecar, |state, sx, _| {
-            let items_of = |exchange: &ExchangeId| {
-                sx.items
+            // The maintained fold, when it is up to date with the items.
+            let known = |exchange: &ExchangeId| {
+                let items = sx
+                    .items
                     .get(exchange)
                     .map(Vec::as_slice)
-                    .unwrap_or_default()
+                    .unwrap_or_default();
+                let folded = sx
+                    .outcomes
+                    .get(exchange)
+                    .filter(|f| f.items == items.len())
+                    .map(|f| &f.outcome);
+                (items, folded)
             };
-            preview(
-                &sx.info,
-                items_of,
-                candidate,
-                &keyring,
-                &StateCausality(state),
-            )
+            preview(&sx.info, known, candidate, &keyring, &StateCausality(state))
         })
     }
 
