@@ -14,8 +14,6 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use akledger::exchange::{create_private_sidecar, create_realm};
-use akledger::ledger::{ExchangeChange, ExchangeFeed, WatchedEvent};
 use akledger::log_format::{write_item, LogFormat};
 use akledger::prelude::*;
 
@@ -230,15 +228,15 @@ fn changes(ledger: &Ledger, sidecar: SidecarId, feed: &ExchangeFeed) -> Result<V
 
 /// Follows every admitted event until `done`; checks positions are consecutive (re-reading
 /// the gap after a lag) and returns how many it saw.
-fn watch(ledger: &Ledger, feed: &akledger::ledger::EventFeed, done: &AtomicBool) -> Result<usize> {
+fn watch(ledger: &Ledger, feed: &EventFeed, done: &AtomicBool) -> Result<usize> {
     let mut next = feed.start();
     loop {
         let finished = done.load(Ordering::Acquire);
         match feed.next_timeout(TICK) {
-            // After a re-read, events already counted come again: skip them.
             Some(WatchedEvent::Admitted { position, .. }) if position == next => next += 1,
             Some(WatchedEvent::Lagged) => next += ledger.iter_from(next).count() as u64,
             None if finished => return Ok((next - feed.start()) as usize),
+            // Events queued before a lag were counted by the re-read: skip them.
             _ => {}
         }
     }

@@ -219,10 +219,11 @@ pub enum Error {
         /// when the event would be admitted and simply not fold (the caller's mistake).
         code: Option<Code>,
     },
-    /// Reading a log failed at byte `offset` of the input.
+    /// Reading a log ([`crate::Ledger::append_log`]) failed in the item starting at byte
+    /// `offset` of the input; batches before it stay committed.
     #[error("reading the log at byte {offset}: {source}")]
     ReadLog {
-        /// Byte offset in the input where reading failed.
+        /// Byte offset in the input of the item being read.
         offset: u64,
         /// The underlying error.
         #[source]

@@ -3,8 +3,6 @@
 //! and writes nothing — and, appended anyway through `unchecked()`, the ledger's own fold
 //! lists it with that same reason.
 
-use akledger::exchange::{create_private_sidecar, create_realm, ExchangeId, Reason};
-use akledger::ledger::SidecarHandle;
 use akledger::prelude::*;
 use akledger::Code;
 
