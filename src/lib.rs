@@ -36,6 +36,7 @@
 )]
 
 pub mod canonical;
+mod codec;
 pub mod dag;
 pub mod did;
 pub mod encrypted;

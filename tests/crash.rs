@@ -160,13 +160,20 @@ fn crash_child() {
         .expect("start");
     let plan = plan(&spec);
     say("ready");
-    let ledger = Ledger::open_with(Config::new(&dir).durability(Durability::Sync)).expect("open");
+    // State snapshots every few batches, so kills also land while one is written and
+    // reopens load one and replay the log after it.
+    let config = Config::new(&dir)
+        .durability(Durability::Sync)
+        .snapshot_interval(1 + spec.seed % 23);
+    let ledger = Ledger::open_with(config).expect("open");
     let report = ledger.open_report();
     say(&format!(
-        "open torn={} rebuilt={} replayed={}",
+        "open torn={} rebuilt={} replayed={} snapshot={:?} snapshot_ignored={:?}",
         report.log.torn_tail.is_some(),
         report.rebuilt.is_some(),
-        report.replayed
+        report.replayed,
+        report.snapshot,
+        report.snapshot_ignored
     ));
     for (b, batch) in plan.batches.iter().enumerate().skip(start) {
         let bytes: Vec<&[u8]> = batch.iter().map(|&i| plan.events[i].bytes()).collect();
@@ -326,6 +333,9 @@ struct Tally {
     child_rebuilt: usize,
     pending_seen: usize,
     acked_batches: usize,
+    /// Opens (child or parent) that loaded a state snapshot, and that ignored one.
+    snapshot_loaded: usize,
+    snapshot_ignored: usize,
 }
 
 /// A ledger directory and the workloads sent to it.
@@ -358,6 +368,8 @@ impl Chain {
         if let Some(open) = &run.opened {
             let rebuilt = open.contains("rebuilt=true");
             tally.child_rebuilt += usize::from(rebuilt);
+            tally.snapshot_loaded += usize::from(open.contains("snapshot=Some"));
+            tally.snapshot_ignored += usize::from(open.contains("snapshot_ignored=Some"));
             if index_was_deleted && !log_was_empty {
                 assert!(rebuilt, "index deleted, log not empty, yet: {open}");
             }
@@ -385,7 +397,15 @@ impl Chain {
         let report = ledger.open_report().clone();
         tally.torn_tails_cut += usize::from(report.log.torn_tail.is_some());
         tally.index_rebuilt += usize::from(report.rebuilt.is_some());
-        tally.index_replayed += usize::from(report.replayed > 0);
+        tally.index_replayed += usize::from(report.replayed > 0 && report.snapshot.is_none());
+        tally.snapshot_loaded += usize::from(report.snapshot.is_some());
+        tally.snapshot_ignored += usize::from(report.snapshot_ignored.is_some());
+        let leftovers: Vec<String> = std::fs::read_dir(&dir)
+            .expect("read dir")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|name| name.starts_with(".snapshot."))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
         tally.entries_replayed += report.replayed;
 
         let admitted: BTreeSet<EventId> = ledger.iter().map(|e| e.expect("iter").id()).collect();
@@ -565,6 +585,10 @@ fn sigkill_during_appends_loses_nothing_acknowledged() {
         started.elapsed()
     );
     assert!(tally.rounds >= 20);
+    assert!(
+        tally.snapshot_loaded > 0,
+        "no open loaded a snapshot: {tally:?}"
+    );
 }
 
 #[test]

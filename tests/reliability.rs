@@ -2,8 +2,11 @@
 //! deleted segments, read-only opens, the root lock and a self-healing index, each done to
 //! real files (and, where the machine allows, real mounts).
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::path::{Path, PathBuf};
+
+use common::files;
 use std::process::{Command, Output};
 
 use akledger::store::log::segment_file_name;
@@ -25,23 +28,6 @@ fn cli(dir: &Path, args: &[&str]) -> Output {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Every file under `dir` with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                todo.push(path);
-            } else {
-                out.insert(path.clone(), std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    out
 }
 
 fn segment(dir: &Path, n: u32) -> PathBuf {
@@ -66,7 +52,7 @@ fn build(config: Config) -> Vec<Vec<u8>> {
 /// The open fails as corruption naming `file`, counting `missing` events, and changes
 /// nothing on disk; `check` reports it with exit 1 and `heads` fails, both read-only.
 fn assert_refused(dir: &Path, file: &Path, missing: usize) {
-    let before = snapshot(dir);
+    let before = files(dir);
     let err = Ledger::open(dir).unwrap_err();
     assert_eq!(err.fault(), Fault::Corruption, "{err}");
     let message = err.to_string();
@@ -85,7 +71,7 @@ fn assert_refused(dir: &Path, file: &Path, missing: usize) {
     let heads = cli(dir, &["heads"]);
     assert_eq!(heads.status.code(), Some(2));
     assert!(text(&heads.stderr).contains("acknowledged"));
-    assert_eq!(snapshot(dir), before, "a refused open changed files");
+    assert_eq!(files(dir), before, "a refused open changed files");
 }
 
 #[test]
@@ -152,7 +138,7 @@ fn a_torn_tail_past_the_acknowledged_end_is_cut_and_reported_but_not_by_readers(
     std::fs::write(&seg, &bytes).unwrap();
 
     // Read commands leave it on disk, say so on stderr, and change no file at all.
-    let before = snapshot(tmp.path());
+    let before = files(tmp.path());
     let head = cli(tmp.path(), &["heads"]);
     assert_eq!(head.status.code(), Some(0), "{}", text(&head.stderr));
     let stderr = text(&head.stderr);
@@ -173,7 +159,7 @@ fn a_torn_tail_past_the_acknowledged_end_is_cut_and_reported_but_not_by_readers(
             text(&out.stderr)
         );
     }
-    assert_eq!(snapshot(tmp.path()), before, "a read command changed files");
+    assert_eq!(files(tmp.path()), before, "a read command changed files");
 
     // A writer cuts it and reports the cut.
     let ledger = Ledger::open(tmp.path()).unwrap();

@@ -63,6 +63,7 @@
 mod chains;
 mod order;
 mod query;
+mod snapshot;
 mod walk;
 
 pub use query::Covered;

@@ -8,6 +8,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use crate::error::Error;
+use crate::store::log::LogReader;
+
 use crate::dag::Pos;
 use crate::envelope::{Body, ScopeRef};
 use crate::error::{Code, Rejection};
@@ -18,7 +21,7 @@ use crate::did::ActorId;
 use crate::envelope::Attach;
 use crate::store::log::LogPos;
 
-use super::state::{Admission, AttachEntry, SidecarEntry, Staged, State, Where};
+use super::state::{Admission, AttachEntry, Filed, SidecarEntry, Staged, State, Where};
 
 /// What happened to one appended event.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -73,6 +76,8 @@ pub enum Source {
 /// Decides a batch against the committed state.
 pub struct Decider<'s> {
     state: &'s State,
+    /// Reads back committed pending events when they may be released.
+    log: &'s LogReader,
     staged: Staged,
     new_pos: HashMap<EventId, Pos>,
     realms: HashMap<RealmId, Pos>,
@@ -80,8 +85,15 @@ pub struct Decider<'s> {
     strands: HashMap<StrandId, RealmId>,
     attaches: HashMap<Pos, AttachEntry>,
     contexts: HashMap<SidecarId, Vec<Pos>>,
+    /// Pending events new in this batch.
     pending: HashMap<EventId, (Event, Where)>,
+    /// Pending events (new, or committed and refiled) by the dependency they are filed under
+    /// now; adds to the committed state's `waiting`.
     waiting: HashMap<EventId, BTreeSet<EventId>>,
+    /// Where each pending event new or refiled in this batch is filed now.
+    filed: HashMap<EventId, Filed>,
+    /// A committed pending event could not be read back: the batch fails.
+    failure: Option<Error>,
     /// Bound on pending events and bytes for new events (`None` for replay).
     pending_limit: Option<(usize, usize)>,
     /// Bytes of the events in `pending`.
@@ -89,10 +101,11 @@ pub struct Decider<'s> {
 }
 
 impl<'s> Decider<'s> {
-    /// A decider over `state`.
-    pub fn new(state: &'s State) -> Self {
+    /// A decider over `state`, whose pending events `log` holds.
+    pub fn new(state: &'s State, log: &'s LogReader) -> Self {
         Decider {
             state,
+            log,
             staged: Staged::default(),
             new_pos: HashMap::new(),
             realms: HashMap::new(),
@@ -102,6 +115,8 @@ impl<'s> Decider<'s> {
             contexts: HashMap::new(),
             pending: HashMap::new(),
             waiting: HashMap::new(),
+            filed: HashMap::new(),
+            failure: None,
             pending_limit: None,
             pending_bytes: 0,
         }
@@ -129,17 +144,27 @@ impl<'s> Decider<'s> {
         })
     }
 
-    /// The staged changes.
-    pub fn finish(self) -> Staged {
-        self.staged
+    /// The staged changes, or why the batch cannot be committed.
+    pub fn finish(mut self) -> Result<Staged, Error> {
+        if let Some(failure) = self.failure {
+            return Err(failure);
+        }
+        let released = &self.staged.released;
+        let mut filed: Vec<Filed> = self
+            .filed
+            .into_values()
+            .filter(|f| !released.contains(&f.id))
+            .collect();
+        filed.sort_unstable_by_key(|f| f.id);
+        self.staged.filed = filed;
+        Ok(self.staged)
     }
 
     fn pos(&self, id: &EventId) -> Option<Pos> {
         self.state
-            .pos_of
+            .ids
             .get(id)
-            .or_else(|| self.new_pos.get(id))
-            .copied()
+            .or_else(|| self.new_pos.get(id).copied())
     }
 
     fn stamp(&self, pos: Pos) -> u64 {
@@ -154,16 +179,48 @@ impl<'s> Decider<'s> {
         .unwrap_or_default()
     }
 
-    fn pending_event(&self, id: &EventId) -> Option<(&Event, Where)> {
+    /// Whether `id` is pending (new in this batch or committed) and not released yet, and
+    /// its size.
+    fn pending_size(&self, id: &EventId) -> Option<usize> {
         if self.staged.released.contains(id) {
             return None;
         }
-        self.pending.get(id).map(|(e, w)| (e, *w)).or_else(|| {
-            self.state
-                .pending
-                .get(id)
-                .map(|p| (&p.event, Where::At(p.at)))
-        })
+        match self.pending.get(id) {
+            Some((event, _)) => Some(event.bytes().len()),
+            None => self.state.pending.get(id).map(|p| p.size as usize),
+        }
+    }
+
+    /// A pending event not released yet, read back from the log when it is committed.
+    fn pending_event(&mut self, id: &EventId) -> Option<(Event, Where)> {
+        if self.staged.released.contains(id) {
+            return None;
+        }
+        if let Some((event, at)) = self.pending.get(id) {
+            return Some((event.clone(), *at));
+        }
+        let at = self.state.pending.get(id)?.at;
+        match super::open::read_stored(self.log, at) {
+            Ok(event) => Some((event, Where::At(at))),
+            Err(e) => {
+                self.failure.get_or_insert(e);
+                None
+            }
+        }
+    }
+
+    /// Files a pending event under its smallest missing dependency.
+    fn file(&mut self, id: EventId, at: Where, size: usize, waits_for: EventId) {
+        self.waiting.entry(waits_for).or_default().insert(id);
+        self.filed.insert(
+            id,
+            Filed {
+                id,
+                at,
+                size,
+                waits_for,
+            },
+        );
     }
 
     /// Decides one event. `stored(pos, bytes)` tells whether the committed event at `pos`
@@ -186,8 +243,12 @@ impl<'s> Decider<'s> {
             };
             return duplicate(id, same);
         }
-        if let Some((waiting, _)) = self.pending_event(&id) {
-            if waiting.bytes() != event.bytes() {
+        if let Some(size) = self.pending_size(&id) {
+            let same = size == event.bytes().len()
+                && self
+                    .pending_event(&id)
+                    .is_some_and(|(waiting, _)| waiting.bytes() == event.bytes());
+            if !same {
                 return duplicate(id, false);
             }
             return Appended::Pending {
@@ -203,12 +264,12 @@ impl<'s> Decider<'s> {
                     rejection,
                 };
             }
-            self.pending_bytes += event.bytes().len();
-            for dep in &missing {
-                self.waiting.entry(*dep).or_default().insert(id);
-            }
+            let size = event.bytes().len();
+            self.pending_bytes += size;
             let at = self.place(&event, source);
-            self.staged.new_pending.push((event.clone(), at));
+            if let Some(first) = missing.first() {
+                self.file(id, at, size, *first);
+            }
             self.pending.insert(id, (event, at));
             return Appended::Pending { id, missing };
         }
@@ -291,7 +352,8 @@ impl<'s> Decider<'s> {
     }
 
     /// Admits (or rejects) every pending event whose last dependency was `admitted`, and so
-    /// on transitively, taking waiters in canonical id order.
+    /// on transitively, taking waiters in canonical id order. A waiter that still misses
+    /// something is filed under its smallest missing dependency.
     fn release_waiters(&mut self, admitted: EventId) {
         let mut work = vec![admitted];
         while let Some(done) = work.pop() {
@@ -301,11 +363,11 @@ impl<'s> Decider<'s> {
             }
             let mut freed = Vec::new();
             for waiter in waiters {
-                let Some((event, at)) = self.pending_event(&waiter).map(|(e, w)| (e.clone(), w))
-                else {
+                let Some((event, at)) = self.pending_event(&waiter) else {
                     continue;
                 };
-                if !self.missing(&event).is_empty() {
+                if let Some(next) = self.missing(&event).first() {
+                    self.file(waiter, at, event.bytes().len(), *next);
                     continue;
                 }
                 self.staged.released.insert(waiter);

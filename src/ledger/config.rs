@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::keyring::Keyring;
-use crate::limits::{DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_PENDING_EVENTS};
+use crate::limits::{DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_PENDING_EVENTS, SNAPSHOT_INTERVAL};
 use crate::store::log::{Durability, DEFAULT_SEGMENT_SIZE};
 
 /// How to open a ledger.
@@ -18,6 +18,7 @@ pub struct Config {
     pub(crate) read_only: bool,
     pub(crate) max_pending_events: usize,
     pub(crate) max_pending_bytes: usize,
+    pub(crate) snapshot_interval: u64,
 }
 
 impl Config {
@@ -34,6 +35,7 @@ impl Config {
             read_only: false,
             max_pending_events: DEFAULT_MAX_PENDING_EVENTS,
             max_pending_bytes: DEFAULT_MAX_PENDING_BYTES,
+            snapshot_interval: SNAPSHOT_INTERVAL as u64,
         }
     }
 
@@ -94,6 +96,15 @@ impl Config {
     /// verification pool, started at open.
     pub fn verify_threads(mut self, threads: usize) -> Self {
         self.verify_threads = threads.max(1);
+        self
+    }
+
+    /// Log entries between two state snapshots written while the ledger is open (default
+    /// [`SNAPSHOT_INTERVAL`]; at least 1). A close writes one too once this many — or 4096,
+    /// whichever is fewer — were written since the last. Small values are useful in tests;
+    /// larger ones trade a longer open after a crash for fewer snapshot writes.
+    pub fn snapshot_interval(mut self, entries: u64) -> Self {
+        self.snapshot_interval = entries.max(1);
         self
     }
 

@@ -33,16 +33,14 @@ pub struct StateCausality<'a>(pub &'a State);
 
 impl StateCausality<'_> {
     fn positions(&self, ids: &[EventId]) -> Vec<Pos> {
-        ids.iter()
-            .filter_map(|id| self.0.pos_of.get(id).copied())
-            .collect()
+        ids.iter().filter_map(|id| self.0.ids.get(id)).collect()
     }
 }
 
 impl Causality for StateCausality<'_> {
     fn covers(&self, basis: &[EventId], x: &EventId) -> bool {
-        match self.0.pos_of.get(x) {
-            Some(x) => self.0.dag.covers(&self.positions(basis), *x),
+        match self.0.ids.get(x) {
+            Some(x) => self.0.dag.covers(&self.positions(basis), x),
             None => false,
         }
     }
@@ -60,14 +58,14 @@ impl Causality for StateCausality<'_> {
     }
 
     fn is_admitted(&self, id: &EventId) -> bool {
-        self.0.pos_of.contains_key(id)
+        self.0.ids.contains(id)
     }
 
     fn covered_among(&self, basis: &[EventId], candidates: &[EventId]) -> Vec<EventId> {
         let basis = self.positions(basis);
         let known: Vec<(EventId, Pos)> = candidates
             .iter()
-            .filter_map(|x| self.0.pos_of.get(x).map(|p| (*x, *p)))
+            .filter_map(|x| self.0.ids.get(x).map(|p| (*x, p)))
             .collect();
         let at: Vec<Pos> = known.iter().map(|(_, p)| *p).collect();
         // One closure of the basis answers every candidate (see `DagIndex::covers_all`).
@@ -504,7 +502,7 @@ impl Causality for Ledger {
     }
 
     fn is_admitted(&self, id: &EventId) -> bool {
-        self.read_state().is_ok_and(|s| s.pos_of.contains_key(id))
+        self.read_state().is_ok_and(|s| s.ids.contains(id))
     }
 
     fn covered_among(&self, basis: &[EventId], candidates: &[EventId]) -> Vec<EventId> {

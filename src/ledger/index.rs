@@ -4,7 +4,7 @@
 //! | table | key | value |
 //! | --- | --- | --- |
 //! | `events` | admission position (u32 BE) | [`Record`] (see `docs/format.md`) |
-//! | `pending` | event id (33 bytes) | log position of its bytes |
+//! | `pending` | event id (33 bytes) | log position of its bytes, size, the dependency it waits for |
 //! | `rejected_on_release` | event id (33 bytes) | code `\n` message |
 //! | `meta` | `high_water` | last log batch the tables cover |
 //!
@@ -17,14 +17,37 @@ use std::path::Path;
 use crate::error::{Code, Error, Rejection};
 use crate::id::EventId;
 use crate::store::log::{HighWater, LogPos};
-use crate::store::tables::{Store, StoreError, StoreOptions, Table, WriteBatch, META};
+use crate::store::tables::{
+    CodecError, Key, Store, StoreError, StoreOptions, Table, Value, WriteBatch, META,
+};
 
 use super::record::Record;
-use super::state::{Staged, State};
+use super::state::{PendingEntry, Staged, State};
 
 const EVENTS: Table<u32, Vec<u8>> = Table::new("events");
-const PENDING: Table<[u8; 33], LogPos> = Table::new("pending");
+const PENDING: Table<[u8; 33], PendingEntry> = Table::new("pending");
 const REJECTED: Table<[u8; 33], Vec<u8>> = Table::new("rejected_on_release");
+
+/// A `pending` row: log position (segment `u32` BE ‖ offset `u64` BE) ‖ size `u32` BE ‖
+/// the 33 bytes of the missing dependency it is filed under. 49 bytes.
+impl Value for PendingEntry {
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Key::encode(&self.at);
+        out.extend_from_slice(&self.size.to_be_bytes());
+        out.extend_from_slice(self.waits_for.bytes());
+        out
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
+        let (at, size, dep) = <(LogPos, u32, [u8; 33]) as Key>::decode(bytes)?;
+        let waits_for = EventId::from_bytes(&dep).map_err(|e| CodecError(e.to_string()))?;
+        Ok(PendingEntry {
+            at,
+            size,
+            waits_for,
+        })
+    }
+}
 
 /// Number of [`Index::clear_step`]s.
 const CLEAR_STEPS: usize = 4;
@@ -32,7 +55,7 @@ const CLEAR_STEPS: usize = 4;
 /// The index changes of one batch besides the admitted records.
 #[derive(Debug, Default)]
 pub struct Changes {
-    pending_added: Vec<(EventId, LogPos)>,
+    pending_added: Vec<(EventId, PendingEntry)>,
     released: Vec<EventId>,
     rejected: Vec<(EventId, Rejection)>,
 }
@@ -42,10 +65,12 @@ impl Changes {
     pub fn of(staged: &Staged, entry_at: &[LogPos]) -> Changes {
         Changes {
             pending_added: staged
-                .new_pending
+                .filed
                 .iter()
-                .filter(|(e, _)| !staged.released.contains(&e.id()))
-                .filter_map(|(e, w)| w.resolve(entry_at).map(|at| (e.id(), at)))
+                .filter_map(|f| {
+                    let at = f.at.resolve(entry_at)?;
+                    Some((f.id, PendingEntry::new(at, f.size, f.waits_for)))
+                })
                 .collect(),
             released: staged.released.iter().copied().collect(),
             rejected: staged.rejected_on_release.clone(),
@@ -127,11 +152,7 @@ impl Index {
             batch.remove(&PENDING, id.bytes());
         }
         for (id, why) in &changes.rejected {
-            batch.insert(
-                &REJECTED,
-                id.bytes(),
-                &format!("{}\n{}", why.code(), why.message()).into_bytes(),
-            );
+            batch.insert(&REJECTED, id.bytes(), &encode_rejection(why));
         }
         Store::set_high_water(&mut batch, high);
         self.store.apply(batch).map_err(|e| self.err(e))
@@ -159,13 +180,9 @@ impl Index {
         .map_err(|e| self.err(e))
     }
 
-    /// Loads the tables into `state`; `read` fetches a pending event's bytes from the log.
-    /// `Err` says why the tables cannot be used (the caller rebuilds them from the log).
-    pub fn load(
-        &self,
-        state: &mut State,
-        read: impl Fn(LogPos) -> Result<crate::event::Event, String>,
-    ) -> Result<(), String> {
+    /// Loads the tables into `state` (pending rows are loaded as they are: the log is not
+    /// read). `Err` says why the tables cannot be used (the caller rebuilds them from the log).
+    pub fn load(&self, state: &mut State) -> Result<(), String> {
         let events = self.store.tree(&EVENTS).map_err(|e| e.to_string())?;
         for row in events.iter() {
             let (pos, bytes) = row.map_err(|e| e.to_string())?;
@@ -180,8 +197,9 @@ impl Index {
         }
         let pending = self.store.tree(&PENDING).map_err(|e| e.to_string())?;
         for row in pending.iter() {
-            let (_, at) = row.map_err(|e| e.to_string())?;
-            state.add_pending(read(at)?, at);
+            let (id, entry) = row.map_err(|e| e.to_string())?;
+            let id = EventId::from_bytes(&id).map_err(|e| format!("pending row: {e}"))?;
+            state.add_pending(id, entry);
         }
         let rejected = self.store.tree(&REJECTED).map_err(|e| e.to_string())?;
         for row in rejected.iter() {
@@ -218,11 +236,13 @@ impl Index {
             ));
         }
         let pending = self.store.tree(&PENDING).map_err(|e| self.err(e))?;
-        let stored: BTreeSet<[u8; 33]> = pending
+        let stored: BTreeSet<([u8; 33], PendingEntry)> =
+            pending.iter().filter_map(Result::ok).collect();
+        let expected: BTreeSet<([u8; 33], PendingEntry)> = fresh
+            .pending
             .iter()
-            .filter_map(|r| r.ok().map(|(k, _)| k))
+            .map(|(id, entry)| (*id.bytes(), *entry))
             .collect();
-        let expected: BTreeSet<[u8; 33]> = fresh.pending.keys().map(|id| *id.bytes()).collect();
         if stored != expected {
             diffs.push(format!(
                 "sled pending set ({}) differs from the log's ({})",
@@ -245,7 +265,12 @@ impl Index {
     }
 }
 
-fn decode_rejection(id: &[u8; 33], text: &[u8]) -> Option<(EventId, Rejection)> {
+/// A rejection row's value: code `\n` message.
+pub(super) fn encode_rejection(why: &Rejection) -> Vec<u8> {
+    format!("{}\n{}", why.code(), why.message()).into_bytes()
+}
+
+pub(super) fn decode_rejection(id: &[u8; 33], text: &[u8]) -> Option<(EventId, Rejection)> {
     let id = EventId::from_bytes(id).ok()?;
     let text = std::str::from_utf8(text).ok()?;
     let (code, message) = text.split_once('\n')?;

@@ -23,6 +23,7 @@ mod config;
 mod drop_pending;
 mod exchanges;
 mod feed;
+mod id_table;
 mod index;
 pub mod keyring_file;
 mod live_keys;
@@ -32,6 +33,7 @@ mod pool;
 mod queries;
 mod record;
 mod sidecar_handle;
+mod snapshot;
 mod state;
 mod verify_batch;
 mod watch;
@@ -62,6 +64,10 @@ use crate::store::root::{AckWriter, Acked, RootLock};
 use admit::{Decider, Source};
 use index::Index;
 use state::State;
+
+/// Log entries written since the last state snapshot for a close to write a new one: below
+/// it, replaying them on the next open costs less than writing the snapshot would.
+const SNAPSHOT_ON_CLOSE: u64 = 4096;
 
 /// Log entry kind of an event's canonical bytes.
 const ENTRY_EVENT: u8 = 1;
@@ -123,6 +129,8 @@ struct Writer {
     entries: u64,
     /// The acknowledged marker (`None` when opened read-only).
     ack: Option<AckWriter>,
+    /// `entries` when the state snapshot was last written (or the one loaded was taken).
+    snapshot_entries: u64,
 }
 
 impl Writer {
@@ -149,6 +157,14 @@ impl Drop for Writer {
                 let _ = ack.sync();
             }
         }
+    }
+}
+
+impl Drop for Ledger {
+    /// Best effort: a state snapshot, when enough was written since the last one for the
+    /// next open to gain from it (see [`Ledger::close`] to see its errors).
+    fn drop(&mut self) {
+        let _ = self.save_snapshot(SNAPSHOT_ON_CLOSE.min(self.config.snapshot_interval));
     }
 }
 
@@ -252,7 +268,7 @@ impl Ledger {
         }
         let (outcomes, staged) = {
             let state = self.state.read().map_err(|_| Error::Poisoned)?;
-            let mut decider = Decider::new(&state).limit_pending(
+            let mut decider = Decider::new(&state, &self.reader).limit_pending(
                 self.config.max_pending_events,
                 self.config.max_pending_bytes,
             );
@@ -268,7 +284,7 @@ impl Ledger {
                     },
                 })
                 .collect();
-            (outcomes, decider.finish())
+            (outcomes, decider.finish()?)
         };
         let report = AppendReport::of(outcomes, &staged);
         let result = self.commit(&mut writer, staged);
@@ -298,19 +314,51 @@ impl Ledger {
         let changes = index::Changes::of(&staged, &entry_at);
         let first = state.len();
         let admitted: Vec<Event> = staged.admitted.iter().map(|a| a.event.clone()).collect();
-        let records = state
-            .apply(staged, &entry_at)
-            .map_err(|e| Error::Misuse(e.to_string()))?;
+        let records = state.apply(staged, &entry_at).map_err(Error::Misuse)?;
         if let Ok(mut exchanges) = self.exchanges.lock() {
             exchanges.on_admitted(&admitted, &state, &self.verifier.keyring());
             self.build_watched(&state, &mut exchanges);
         }
         self.announce_admitted(first, &admitted);
         drop(state);
-        match &self.index {
-            Some(index) => index.persist(first, &records, &changes, high_water),
-            None => Ok(()),
+        if let Some(index) = &self.index {
+            index.persist(first, &records, &changes, high_water)?;
         }
+        self.snapshot_if_due(writer, self.config.snapshot_interval)
+    }
+
+    /// Closes the ledger: everything acknowledged is already durable; this also writes the
+    /// state snapshot the next open loads (when anything was written since the last one)
+    /// and reports its errors, which dropping the ledger cannot.
+    pub fn close(self) -> Result<(), Error> {
+        self.save_snapshot(1)
+    }
+
+    /// Writes the state snapshot when at least `min_entries` log entries were written since
+    /// the last one (never for a read-only or poisoned ledger).
+    fn save_snapshot(&self, min_entries: u64) -> Result<(), Error> {
+        if self.config.read_only {
+            return Ok(());
+        }
+        let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
+        if writer.poisoned {
+            return Err(Error::Poisoned);
+        }
+        self.snapshot_if_due(&mut writer, min_entries)
+    }
+
+    fn snapshot_if_due(&self, writer: &mut Writer, min_entries: u64) -> Result<(), Error> {
+        if writer.entries < writer.snapshot_entries.saturating_add(min_entries) {
+            return Ok(());
+        }
+        let high = writer.log.high_water();
+        let bytes = self.read_state()?.encode_snapshot(high);
+        snapshot::write(&self.config.dir, &bytes).map_err(|source| Error::Io {
+            path: self.config.dir.join(snapshot::SNAPSHOT_FILE),
+            source,
+        })?;
+        writer.snapshot_entries = writer.entries;
+        Ok(())
     }
 
     /// True when the committed event at `pos` has exactly `bytes`.
@@ -337,7 +385,7 @@ impl Ledger {
         let at = {
             let state = self.read_state()?;
             state
-                .pos_of
+                .ids
                 .get(id)
                 .and_then(|p| state.at.get(p.index()).copied())
         };

@@ -17,6 +17,7 @@ use super::admit::{Decider, Source};
 use super::drop_pending::dropped_ids;
 use super::index::{Changes, Index};
 use super::record::Record;
+use super::snapshot::{self, Snapshot};
 use super::state::State;
 use super::verify_batch::verify_all;
 use super::{log_error, Config, Ledger, Writer, ENTRY_EVENT};
@@ -33,6 +34,11 @@ pub struct OpenReport {
     pub rebuilt: Option<String>,
     /// The ledger was opened read-only (nothing on disk was changed).
     pub read_only: bool,
+    /// The state was loaded from the state snapshot taken after this log batch (entries
+    /// after it were replayed from the log).
+    pub snapshot: Option<u64>,
+    /// Why a state snapshot present in the directory was not used, if it was not.
+    pub snapshot_ignored: Option<String>,
 }
 
 impl OpenReport {
@@ -56,9 +62,12 @@ impl OpenReport {
                 t.reason
             ));
         }
+        if let Some(why) = &self.snapshot_ignored {
+            out.push(format!("ignored the state snapshot: {why}"));
+        }
         if let Some(why) = &self.rebuilt {
             out.push(format!("rebuilt the index from the log: {why}"));
-        } else if self.replayed > 0 && !self.read_only {
+        } else if self.replayed > 0 && !self.read_only && self.snapshot.is_none() {
             out.push(format!(
                 "replayed {} log entries the index had not recorded yet",
                 self.replayed
@@ -115,28 +124,45 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
     let (state, index, entries) = if config.read_only {
         let log_high = log.high_water();
         let mut nowhere = |_: usize, _: &[Record], _: &Changes, _: HighWater| Ok(());
-        let (mut state, start) = match read_index(&dir, &reader, log_high) {
-            Some((state, high)) => (state, Some(high)),
-            None => (State::default(), None),
+        let replayed = usable_snapshot(&dir, &reader, log_high, None, &mut report)
+            .and_then(|snap| from_snapshot(snap, &reader, &mut nowhere, &mut report));
+        let state = match replayed {
+            Some(state) => state,
+            None => {
+                let (mut state, start) = match read_index(&dir, log_high) {
+                    Some((state, high)) => (state, Some(high)),
+                    None => (State::default(), None),
+                };
+                report.replayed = replay(&reader, &mut state, start, None, &mut nowhere)?.entries;
+                state
+            }
         };
-        report.replayed = replay(&reader, &mut state, start, None, &mut nowhere)?.entries;
         let entries = entries_in_log(&reader, acked, log_high)?;
         (state, None, entries)
     } else {
         let index = open_index(&dir, &mut report)?;
+        snapshot::remove_temporaries(&dir);
         let log_high = log.high_water();
-        let (mut state, start) = match load(&index, &reader, log_high) {
-            Ok(loaded) => loaded,
-            Err(why) => {
-                index.clear()?;
-                report.rebuilt.get_or_insert(why);
-                (State::default(), None)
-            }
-        };
         let mut persist = |first: usize, records: &[Record], changes: &Changes, high: HighWater| {
             index.persist(first, records, changes, high)
         };
-        report.replayed = replay(&reader, &mut state, start, None, &mut persist)?.entries;
+        let replayed = usable_snapshot(&dir, &reader, log_high, Some(&index), &mut report)
+            .and_then(|snap| from_snapshot(snap, &reader, &mut persist, &mut report));
+        let state = match replayed {
+            Some(state) => state,
+            None => {
+                let (mut state, start) = match load(&index, log_high) {
+                    Ok(loaded) => loaded,
+                    Err(why) => {
+                        index.clear()?;
+                        report.rebuilt.get_or_insert(why);
+                        (State::default(), None)
+                    }
+                };
+                report.replayed = replay(&reader, &mut state, start, None, &mut persist)?.entries;
+                state
+            }
+        };
         let entries = entries_in_log(&reader, acked, log_high)?;
         (state, Some(index), entries)
     };
@@ -157,6 +183,10 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             poisoned: false,
             entries,
             ack,
+            snapshot_entries: match report.snapshot {
+                Some(_) => entries.saturating_sub(report.replayed),
+                None => 0,
+            },
         }),
         reader,
         state: RwLock::new(state),
@@ -168,12 +198,63 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
     })
 }
 
+/// The state snapshot in `dir`, when there is one that fits the log (and, for a writer,
+/// that the index covers: sled is written every batch, the snapshot at checkpoints, so an
+/// index behind the snapshot was rebuilt or restored and the snapshot is not used).
+fn usable_snapshot(
+    dir: &Path,
+    reader: &LogReader,
+    log_high: HighWater,
+    index: Option<&Index>,
+    report: &mut OpenReport,
+) -> Option<Snapshot> {
+    let checked = snapshot::read(dir).and_then(|found| {
+        let Some(snap) = found else {
+            return Ok(None);
+        };
+        snap.fits(reader, log_high)?;
+        if let Some(index) = index {
+            let covered = index.high_water().ok().flatten();
+            if covered.is_none_or(|h| h.seq < snap.high.seq) {
+                return Err("the index is behind it (rebuilt or restored since)".into());
+            }
+        }
+        Ok(Some(snap))
+    });
+    checked.unwrap_or_else(|why| {
+        report.snapshot_ignored = Some(why);
+        None
+    })
+}
+
+/// The snapshot's state with the log entries after it replayed into `sink`; `None` (and
+/// the reason in the report) when that replay fails, so the caller opens without it.
+fn from_snapshot(
+    snap: Snapshot,
+    reader: &LogReader,
+    sink: &mut Sink<'_>,
+    report: &mut OpenReport,
+) -> Option<State> {
+    let mut state = snap.state;
+    match replay(reader, &mut state, Some(snap.high), None, sink) {
+        Ok(done) => {
+            report.replayed = done.entries;
+            report.snapshot = Some(snap.high.seq);
+            Some(state)
+        }
+        Err(e) => {
+            report.snapshot_ignored = Some(format!("replaying the log after it failed: {e}"));
+            None
+        }
+    }
+}
+
 /// For a read-only open: the index's state, read from a private copy of `index/` in the
 /// temporary directory (sled rewrites its files whenever it opens them, so the ledger's own
 /// copy is never opened read-only). `None` — and the caller replays the whole log in
 /// memory — when there is no index, it cannot be copied (a full temporary disk) or it
 /// cannot be used. Nothing in the ledger directory is created, changed or removed.
-fn read_index(dir: &Path, reader: &LogReader, log_high: HighWater) -> Option<(State, HighWater)> {
+fn read_index(dir: &Path, log_high: HighWater) -> Option<(State, HighWater)> {
     let path = dir.join(INDEX_DIR);
     if !path.join("db").is_file() {
         return None;
@@ -181,7 +262,7 @@ fn read_index(dir: &Path, reader: &LogReader, log_high: HighWater) -> Option<(St
     let scratch = tempfile::tempdir().ok()?;
     copy_tree(&path, scratch.path()).ok()?;
     let index = Index::open(scratch.path()).ok()?;
-    let (state, high) = load(&index, reader, log_high).ok()?;
+    let (state, high) = load(&index, log_high).ok()?;
     Some((state, high?))
 }
 
@@ -287,11 +368,7 @@ fn missing_acknowledged(e: LogError, acked: Option<Acked>, dir: &Path, opts: &Lo
 }
 
 /// Loads the state the index holds; `Err` says why the index must be rebuilt instead.
-fn load(
-    index: &Index,
-    reader: &LogReader,
-    log_high: HighWater,
-) -> Result<(State, Option<HighWater>), String> {
+fn load(index: &Index, log_high: HighWater) -> Result<(State, Option<HighWater>), String> {
     let Some(high) = index.high_water().map_err(|e| e.to_string())? else {
         return if log_high.seq == 0 {
             Ok((State::default(), None))
@@ -306,9 +383,7 @@ fn load(
         ));
     }
     let mut state = State::default();
-    index.load(&mut state, |at| {
-        read_stored(reader, at).map_err(|e| e.to_string())
-    })?;
+    index.load(&mut state)?;
     Ok((state, Some(high)))
 }
 
@@ -367,15 +442,17 @@ pub(crate) fn replay(
     for entry in iter {
         let entry = entry.map_err(log_error)?;
         if batch.first().is_some_and(|first| first.seq != entry.seq) {
-            apply_batch(state, std::mem::take(&mut batch), reverify, &mut done, sink)?;
+            let full = std::mem::take(&mut batch);
+            apply_batch(reader, state, full, reverify, &mut done, sink)?;
         }
         batch.push(entry);
     }
-    apply_batch(state, batch, reverify, &mut done, sink)?;
+    apply_batch(reader, state, batch, reverify, &mut done, sink)?;
     Ok(done)
 }
 
 fn apply_batch(
+    reader: &LogReader,
     state: &mut State,
     batch: Vec<LogEntry>,
     reverify: Option<&Reverify<'_>>,
@@ -406,7 +483,7 @@ fn apply_batch(
         }
     };
     let staged = {
-        let mut decider = Decider::new(state);
+        let mut decider = Decider::new(state, reader);
         for (entry, verdict) in events.iter().zip(verdicts) {
             if let Some(why) = verdict {
                 done.failures.push(format!(
@@ -420,13 +497,11 @@ fn apply_batch(
             let event = parse_stored(&entry.payload, entry.pos)?;
             decider.decide(event, Source::Log(entry.pos), |_, _| true);
         }
-        decider.finish()
+        decider.finish()?
     };
     let changes = Changes::of(&staged, &[]).and_dropped(&dropped);
     let first = state.len();
-    let records = state
-        .apply(staged, &[])
-        .map_err(|e| Error::Misuse(e.to_string()))?;
+    let records = state.apply(staged, &[]).map_err(Error::Misuse)?;
     for id in &dropped {
         state.drop_pending(id);
     }

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::id::EventId;
 
-use super::state::State;
+use super::state::{PendingEntry, State};
 use super::Ledger;
 
 fn unknown(id: &EventId) -> Error {
@@ -19,7 +19,7 @@ fn unknown(id: &EventId) -> Error {
 
 impl State {
     fn position(&self, id: &EventId) -> Result<Pos, Error> {
-        self.pos_of.get(id).copied().ok_or_else(|| unknown(id))
+        self.ids.get(id).ok_or_else(|| unknown(id))
     }
 
     fn positions(&self, ids: &[EventId]) -> Result<Vec<Pos>, Error> {
@@ -46,7 +46,7 @@ impl Ledger {
 
     /// Whether `id` is admitted here.
     pub fn contains(&self, id: &EventId) -> bool {
-        self.read_state().is_ok_and(|s| s.pos_of.contains_key(id))
+        self.read_state().is_ok_and(|s| s.ids.contains(id))
     }
 
     /// Whether `id` is stored here as pending.
@@ -122,29 +122,44 @@ impl Ledger {
         order.into_iter().filter_map(|p| state.id_at(p)).collect()
     }
 
-    /// Pending events with the dependencies they still miss, in canonical order.
+    /// Pending events with the dependencies they still miss, in canonical order. (Pending
+    /// events are kept compact in memory: this reads each one back from the log.)
     pub fn pending(&self) -> Vec<(EventId, Vec<EventId>)> {
+        let entries: Vec<(EventId, PendingEntry)> = match self.read_state() {
+            Ok(state) => state.pending.iter().map(|(id, p)| (*id, *p)).collect(),
+            Err(_) => return Vec::new(),
+        };
+        let deps: Vec<(EventId, Vec<EventId>)> = entries
+            .iter()
+            .map(|(id, entry)| (*id, self.pending_dependencies(entry)))
+            .collect();
         let Ok(state) = self.read_state() else {
             return Vec::new();
         };
-        state
-            .pending
-            .iter()
-            .map(|(id, p)| {
-                let mut missing: Vec<EventId> = super::admit::dependencies(&p.event)
+        deps.into_iter()
+            .map(|(id, deps)| {
+                let mut missing: Vec<EventId> = deps
                     .into_iter()
-                    .filter(|d| !state.pos_of.contains_key(d))
+                    .filter(|d| !state.ids.contains(d))
                     .collect();
                 missing.sort_unstable();
-                (*id, missing)
+                (id, missing)
             })
             .collect()
     }
 
+    /// The dependencies of a pending event, read back from the log; if it cannot be read
+    /// (a damaged log, which `check` reports), the one it is known to wait for.
+    fn pending_dependencies(&self, entry: &PendingEntry) -> Vec<EventId> {
+        self.read_event(entry.at)
+            .map(|event| super::admit::dependencies(&event))
+            .unwrap_or_else(|_| vec![entry.waits_for])
+    }
+
     /// The pending event with this id (`None` when it is admitted, unknown or not pending).
     pub fn pending_event(&self, id: &EventId) -> Option<Event> {
-        let state = self.read_state().ok()?;
-        state.pending.get(id).map(|p| p.event.clone())
+        let at = self.read_state().ok()?.pending.get(id)?.at;
+        self.read_event(at).ok()
     }
 
     /// The root cause of a pending event: the ids it waits for transitively that are
@@ -162,8 +177,8 @@ impl Ledger {
                 roots.insert(next);
                 continue;
             };
-            for dep in super::admit::dependencies(&entry.event) {
-                if !state.pos_of.contains_key(&dep) && seen.insert(dep) {
+            for dep in self.pending_dependencies(entry) {
+                if !state.ids.contains(&dep) && seen.insert(dep) {
                     todo.push(dep);
                 }
             }

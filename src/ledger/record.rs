@@ -14,6 +14,7 @@
 //! ```
 
 use crate::canonical::parse_canonical;
+use crate::codec::Reader;
 use crate::dag::Pos;
 use crate::did::ActorId;
 use crate::envelope::Body;
@@ -91,17 +92,10 @@ impl Role {
             _ => Role::Plain,
         }
     }
-}
 
-impl Record {
-    /// The fixed little-endian encoding.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64 + 4 * self.parents.len());
-        out.extend_from_slice(self.id.bytes());
-        out.extend_from_slice(&self.at.segment.to_le_bytes());
-        out.extend_from_slice(&self.at.offset.to_le_bytes());
-        out.extend_from_slice(&self.stamp.to_le_bytes());
-        match &self.role {
+    /// Appends the role's encoding (kind byte, then its data; see `docs/format.md`).
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        match self {
             Role::Plain => out.push(0),
             Role::RealmCreate => out.push(1),
             Role::SidecarCreate { realm, controller } => {
@@ -130,27 +124,11 @@ impl Record {
                 out.extend_from_slice(&version.to_le_bytes());
             }
         }
-        out.extend_from_slice(
-            &u16::try_from(self.parents.len())
-                .unwrap_or(u16::MAX)
-                .to_le_bytes(),
-        );
-        for p in &self.parents {
-            out.extend_from_slice(&p.get().to_le_bytes());
-        }
-        out
     }
 
-    /// Decodes a record; `None` when the bytes are damaged.
-    pub fn decode(bytes: &[u8]) -> Option<Record> {
-        let mut r = Cursor(bytes);
-        let id = EventId::from_bytes(&r.array()?).ok()?;
-        let at = LogPos::new(
-            u32::from_le_bytes(r.array()?),
-            u64::from_le_bytes(r.array()?),
-        );
-        let stamp = u64::from_le_bytes(r.array()?);
-        let role = match r.array::<1>()? {
+    /// Reads what [`Role::encode_into`] wrote; `None` when the bytes are damaged.
+    pub(crate) fn decode_from(r: &mut Reader<'_>) -> Option<Role> {
+        Some(match r.array::<1>()? {
             [0] => Role::Plain,
             [1] => Role::RealmCreate,
             [2] => {
@@ -172,33 +150,51 @@ impl Record {
                 version: u64::from_le_bytes(r.array()?),
             },
             _ => return None,
-        };
+        })
+    }
+}
+
+impl Record {
+    /// The fixed little-endian encoding.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + 4 * self.parents.len());
+        out.extend_from_slice(self.id.bytes());
+        out.extend_from_slice(&self.at.segment.to_le_bytes());
+        out.extend_from_slice(&self.at.offset.to_le_bytes());
+        out.extend_from_slice(&self.stamp.to_le_bytes());
+        self.role.encode_into(&mut out);
+        out.extend_from_slice(
+            &u16::try_from(self.parents.len())
+                .unwrap_or(u16::MAX)
+                .to_le_bytes(),
+        );
+        for p in &self.parents {
+            out.extend_from_slice(&p.get().to_le_bytes());
+        }
+        out
+    }
+
+    /// Decodes a record; `None` when the bytes are damaged.
+    pub fn decode(bytes: &[u8]) -> Option<Record> {
+        let mut r = Reader::new(bytes);
+        let id = EventId::from_bytes(&r.array()?).ok()?;
+        let at = LogPos::new(
+            u32::from_le_bytes(r.array()?),
+            u64::from_le_bytes(r.array()?),
+        );
+        let stamp = u64::from_le_bytes(r.array()?);
+        let role = Role::decode_from(&mut r)?;
         let n = usize::from(u16::from_le_bytes(r.array()?));
         let parents = (0..n)
             .map(|_| r.array().map(|b| Pos::new(u32::from_le_bytes(b))))
             .collect::<Option<Vec<_>>>()?;
-        r.0.is_empty().then_some(Record {
+        r.is_empty().then_some(Record {
             id,
             at,
             stamp,
             parents,
             role,
         })
-    }
-}
-
-/// A reading cursor that never panics.
-struct Cursor<'a>(&'a [u8]);
-
-impl<'a> Cursor<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let (head, rest) = self.0.split_at_checked(n)?;
-        self.0 = rest;
-        Some(head)
-    }
-
-    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
-        self.take(N)?.try_into().ok()
     }
 }
 

@@ -4,8 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::dag::{DagError, DagIndex, Pos};
+use crate::dag::{DagIndex, Pos};
 
+use super::id_table::IdTable;
 use super::record::{Record, Role};
 use crate::did::ActorId;
 use crate::error::Rejection;
@@ -35,21 +36,37 @@ pub struct AttachEntry {
     pub version: u64,
 }
 
-/// An accepted event still waiting for dependencies.
-#[derive(Clone, Debug)]
+/// An accepted event still waiting for dependencies. Compact on purpose: its bytes stay in
+/// the log (read back only when it may be released), and it is filed under ONE missing
+/// dependency at a time, so a pending event costs the same memory whatever it names.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub struct PendingEntry {
-    /// The verified event.
-    pub event: Event,
-    /// Where the log holds it.
+    /// Where the log holds its bytes.
     pub at: LogPos,
+    /// Its size in bytes (for the pending-bytes bound).
+    pub size: u32,
+    /// The missing dependency it is filed under in [`State::waiting`]: when that one is
+    /// admitted, the event is read back and either released or filed under the next one.
+    pub waits_for: EventId,
+}
+
+impl PendingEntry {
+    /// The entry of an event `size` bytes long stored at `at`, filed under `waits_for`.
+    pub fn new(at: LogPos, size: usize, waits_for: EventId) -> Self {
+        PendingEntry {
+            at,
+            size: u32::try_from(size).unwrap_or(u32::MAX),
+            waits_for,
+        }
+    }
 }
 
 /// Everything derived about admitted and pending events.
 #[derive(Default, Debug)]
 pub struct State {
     pub dag: DagIndex,
-    pub ids: Vec<EventId>,
-    pub pos_of: HashMap<EventId, Pos>,
+    /// Admitted ids by position, and back.
+    pub ids: IdTable,
     pub at: Vec<LogPos>,
     pub stamps: Vec<u64>,
     pub realms: HashMap<RealmId, Pos>,
@@ -64,6 +81,7 @@ pub struct State {
     pub pending: BTreeMap<EventId, PendingEntry>,
     /// Bytes of the events in `pending`.
     pub pending_bytes: usize,
+    /// Pending events by the one missing dependency each is filed under.
     pub waiting: HashMap<EventId, BTreeSet<EventId>>,
     pub released_rejections: BTreeMap<EventId, Rejection>,
     pub by_sidecar: HashMap<SidecarId, Vec<Pos>>,
@@ -97,11 +115,22 @@ pub struct Admission {
     pub at: Where,
 }
 
+/// A pending event as a batch leaves it: new, or refiled under another missing dependency.
+#[derive(Copy, Clone, Debug)]
+pub struct Filed {
+    pub id: EventId,
+    pub at: Where,
+    pub size: usize,
+    pub waits_for: EventId,
+}
+
 /// A batch's changes, applied at once after the log commit.
 #[derive(Default, Debug)]
 pub struct Staged {
     pub admitted: Vec<Admission>,
-    pub new_pending: Vec<(Event, Where)>,
+    /// Pending events new in this batch, or refiled because the dependency they were filed
+    /// under was admitted (none released by the batch).
+    pub filed: Vec<Filed>,
     pub released: BTreeSet<EventId>,
     pub rejected_on_release: Vec<(EventId, Rejection)>,
     /// The new events to write to the log, in processing order.
@@ -116,15 +145,18 @@ impl State {
 
     /// The id at a position.
     pub fn id_at(&self, pos: Pos) -> Option<EventId> {
-        self.ids.get(pos.index()).copied()
+        self.ids.id_at(pos)
     }
 
     /// Applies a committed batch; `entry_at` maps batch entry indexes to log positions.
     /// Returns the index records of the admitted events, in admission order.
-    pub fn apply(&mut self, staged: Staged, entry_at: &[LogPos]) -> Result<Vec<Record>, DagError> {
+    pub fn apply(&mut self, staged: Staged, entry_at: &[LogPos]) -> Result<Vec<Record>, String> {
         let mut records = Vec::with_capacity(staged.admitted.len());
         for admission in staged.admitted {
-            let at = admission.at.resolve(entry_at).ok_or(DagError::Full)?;
+            let at = admission
+                .at
+                .resolve(entry_at)
+                .ok_or("an admission names a batch entry that was not written")?;
             let record = Record {
                 id: admission.event.id(),
                 at,
@@ -135,17 +167,13 @@ impl State {
             self.admit(&record)?;
             records.push(record);
         }
-        for (event, at) in staged.new_pending {
-            if !staged.released.contains(&event.id()) {
-                if let Some(at) = at.resolve(entry_at) {
-                    self.add_pending(event, at);
-                }
+        for filed in staged.filed {
+            if let Some(at) = filed.at.resolve(entry_at) {
+                self.add_pending(filed.id, PendingEntry::new(at, filed.size, filed.waits_for));
             }
         }
         for id in &staged.released {
-            if let Some(gone) = self.pending.remove(id) {
-                self.pending_bytes = self.pending_bytes.saturating_sub(gone.event.bytes().len());
-            }
+            self.drop_pending(id);
         }
         for (id, why) in staged.rejected_on_release {
             self.released_rejections.insert(id, why);
@@ -155,15 +183,28 @@ impl State {
     }
 
     /// Records one admitted event (registry, maps, DAG).
-    pub fn admit(&mut self, record: &Record) -> Result<Pos, DagError> {
-        let pos = self.dag.insert(&record.parents, record.stamp)?;
+    pub fn admit(&mut self, record: &Record) -> Result<Pos, String> {
         let id = record.id;
-        self.ids.push(id);
-        self.pos_of.insert(id, pos);
+        if self.ids.contains(&id) {
+            return Err(format!("{id} is admitted twice"));
+        }
+        let pos = self
+            .dag
+            .insert(&record.parents, record.stamp)
+            .map_err(|e| e.to_string())?;
+        if self.ids.push(&id) != Some(pos) {
+            return Err("the id table and the DAG disagree on positions".into());
+        }
         self.at.push(record.at);
         self.stamps.push(record.stamp);
         self.waiting.remove(&id);
-        match &record.role {
+        self.register(pos, id, &record.role);
+        Ok(pos)
+    }
+
+    /// The registry effects of the event `id` admitted at `pos` with `role`.
+    pub fn register(&mut self, pos: Pos, id: EventId, role: &Role) {
+        match role {
             Role::Plain => {}
             Role::RealmCreate => {
                 self.realms.insert(id.retype(), pos);
@@ -202,35 +243,58 @@ impl State {
                 );
             }
         }
-        Ok(pos)
     }
 
-    /// Records one pending event under each dependency it misses.
-    pub fn add_pending(&mut self, event: Event, at: LogPos) {
-        let id = event.id();
-        for dep in super::admit::dependencies(&event) {
-            if !self.pos_of.contains_key(&dep) {
-                self.waiting.entry(dep).or_default().insert(id);
-            }
+    /// The roles that [`State::register`] recorded, by position: what rebuilds the
+    /// registry on top of the ids and the DAG.
+    pub fn roles(&self) -> Vec<(Pos, Role)> {
+        let mut roles: Vec<(Pos, Role)> = Vec::new();
+        roles.extend(self.realms.values().map(|p| (*p, Role::RealmCreate)));
+        roles.extend(self.sidecars.values().map(|s| {
+            let role = Role::SidecarCreate {
+                realm: s.realm,
+                controller: s.controller.clone(),
+            };
+            (s.pos, role)
+        }));
+        roles.extend(self.strands.iter().filter_map(|(strand, realm)| {
+            let pos = self.ids.get(&strand.retype())?;
+            Some((pos, Role::StrandCreate { realm: *realm }))
+        }));
+        roles.extend(self.attaches.iter().map(|(p, a)| {
+            let role = Role::Attach {
+                sidecar: a.sidecar,
+                strand: a.strand,
+                version: a.version,
+            };
+            (*p, role)
+        }));
+        for (sidecar, list) in &self.by_sidecar {
+            let plain = list.iter().filter(|p| !self.attaches.contains_key(p));
+            roles.extend(plain.map(|p| (*p, Role::InSidecar(*sidecar))));
         }
-        self.pending_bytes += event.bytes().len();
-        if let Some(old) = self.pending.insert(id, PendingEntry { event, at }) {
-            self.pending_bytes = self.pending_bytes.saturating_sub(old.event.bytes().len());
-        }
+        roles.sort_unstable_by_key(|(p, _)| *p);
+        roles
     }
 
-    /// Forgets a pending event (an operator dropped it).
+    /// Records (or refiles) one pending event under the dependency it waits for.
+    pub fn add_pending(&mut self, id: EventId, entry: PendingEntry) {
+        self.drop_pending(&id);
+        self.waiting.entry(entry.waits_for).or_default().insert(id);
+        self.pending_bytes += entry.size as usize;
+        self.pending.insert(id, entry);
+    }
+
+    /// Forgets a pending event (released, or an operator dropped it).
     pub fn drop_pending(&mut self, id: &EventId) {
         let Some(gone) = self.pending.remove(id) else {
             return;
         };
-        self.pending_bytes = self.pending_bytes.saturating_sub(gone.event.bytes().len());
-        for dep in super::admit::dependencies(&gone.event) {
-            if let Some(waiters) = self.waiting.get_mut(&dep) {
-                waiters.remove(id);
-                if waiters.is_empty() {
-                    self.waiting.remove(&dep);
-                }
+        self.pending_bytes = self.pending_bytes.saturating_sub(gone.size as usize);
+        if let Some(waiters) = self.waiting.get_mut(&gone.waits_for) {
+            waiters.remove(id);
+            if waiters.is_empty() {
+                self.waiting.remove(&gone.waits_for);
             }
         }
     }

@@ -1,0 +1,155 @@
+//! The admitted events' ids in admission order, and the way back from an id to its dense
+//! position. Each id is stored once, as its 33 bytes; the lookup table holds only `u32`
+//! positions (plus hashbrown's one control byte per slot) and compares candidates against
+//! the stored ids. About 40 bytes per event, against ~200 for a `Vec<EventId>` plus a
+//! `HashMap<EventId, Pos>` (an `EventId` carries its text form: 77 bytes, kept twice).
+//!
+//! Pure data. The hash of an id is a keyed hash of its first eight digest bytes: digests
+//! are uniform, and the per-process key keeps crafted ids from piling into one probe run.
+
+use std::hash::{BuildHasher, RandomState};
+
+use hashbrown::HashTable;
+
+use crate::dag::Pos;
+use crate::id::EventId;
+
+/// Ids by position, and positions by id.
+#[derive(Clone, Default)]
+pub struct IdTable {
+    ids: Vec<[u8; 33]>,
+    index: HashTable<u32>,
+    hasher: RandomState,
+}
+
+impl IdTable {
+    /// Number of ids.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    fn hash(hasher: &RandomState, raw: &[u8; 33]) -> u64 {
+        let mut prefix = [0u8; 8];
+        if let Some(digest) = raw.get(1..9) {
+            prefix.copy_from_slice(digest);
+        }
+        hasher.hash_one(u64::from_le_bytes(prefix))
+    }
+
+    /// The position of `id`, if it is in the table.
+    pub fn get(&self, id: &EventId) -> Option<Pos> {
+        let raw = id.bytes();
+        let ids = &self.ids;
+        self.index
+            .find(Self::hash(&self.hasher, raw), |&p| {
+                ids.get(p as usize) == Some(raw)
+            })
+            .map(|&p| Pos::new(p))
+    }
+
+    /// True when `id` is in the table.
+    pub fn contains(&self, id: &EventId) -> bool {
+        self.get(id).is_some()
+    }
+
+    /// Appends `id` at the next position and returns it; `None` when the id is already
+    /// there or positions are exhausted.
+    pub fn push(&mut self, id: &EventId) -> Option<Pos> {
+        if self.contains(id) {
+            return None;
+        }
+        self.push_raw(*id.bytes())
+    }
+
+    fn push_raw(&mut self, raw: [u8; 33]) -> Option<Pos> {
+        let pos = u32::try_from(self.ids.len()).ok()?;
+        let (ids, hasher) = (&self.ids, &self.hasher);
+        let hash = Self::hash(hasher, &raw);
+        self.index
+            .insert_unique(hash, pos, |&p| match ids.get(p as usize) {
+                Some(stored) => Self::hash(hasher, stored),
+                None => 0,
+            });
+        self.ids.push(raw);
+        Some(Pos::new(pos))
+    }
+
+    /// The id at `pos`.
+    pub fn id_at(&self, pos: Pos) -> Option<EventId> {
+        EventId::from_bytes(self.ids.get(pos.index())?).ok()
+    }
+
+    /// The ids' bytes, by position.
+    pub fn raw(&self) -> &[[u8; 33]] {
+        &self.ids
+    }
+
+    /// A table of these ids, in this order; `None` when an id repeats or a header is not
+    /// a known digest suite.
+    pub fn from_raw(ids: Vec<[u8; 33]>) -> Option<IdTable> {
+        let mut table = IdTable::default();
+        table.ids.reserve_exact(ids.len());
+        table.index.reserve(ids.len(), |_| 0);
+        for raw in ids {
+            let id = EventId::from_bytes(&raw).ok()?;
+            table.push(&id)?;
+        }
+        Some(table)
+    }
+}
+
+impl PartialEq for IdTable {
+    fn eq(&self, other: &Self) -> bool {
+        self.ids == other.ids
+    }
+}
+
+impl Eq for IdTable {}
+
+impl std::fmt::Debug for IdTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdTable")
+            .field("len", &self.ids.len())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::id::DigestSuite;
+    use std::collections::HashMap;
+
+    fn id(n: u32) -> EventId {
+        let digest = *blake3::hash(&n.to_le_bytes()).as_bytes();
+        EventId::from_digest(DigestSuite::Blake3, &digest)
+    }
+
+    #[test]
+    fn agrees_with_a_hash_map_and_refuses_repeats() {
+        let mut table = IdTable::default();
+        let mut oracle = HashMap::new();
+        for n in 0..20_000u32 {
+            let pos = table.push(&id(n)).unwrap();
+            oracle.insert(id(n), pos);
+            assert_eq!(table.push(&id(n)), None, "a repeated id is refused");
+        }
+        for n in 0..25_000u32 {
+            assert_eq!(table.get(&id(n)), oracle.get(&id(n)).copied());
+        }
+        for (i, raw) in table.raw().iter().enumerate() {
+            let pos = Pos::new(i as u32);
+            assert_eq!(table.id_at(pos).unwrap().bytes(), raw);
+        }
+        let rebuilt = IdTable::from_raw(table.raw().to_vec()).unwrap();
+        assert_eq!(rebuilt, table);
+        assert_eq!(rebuilt.get(&id(777)), table.get(&id(777)));
+        let mut twice = table.raw().to_vec();
+        twice.push(twice[3]);
+        assert!(IdTable::from_raw(twice).is_none());
+        assert!(
+            IdTable::from_raw(vec![[0xee; 33]]).is_none(),
+            "unknown suite"
+        );
+    }
+}

@@ -1,0 +1,314 @@
+//! The state snapshot: the whole in-memory [`State`] (ids, log positions, stamps, the DAG
+//! index, the registry's roles, pending events and rejections on release) as one file,
+//! `DIR/snapshot`, so that opening loads a few arrays instead of decoding every sled row or
+//! re-parsing the log. Byte layout in `docs/format.md`.
+//!
+//! It is derived and optional. It is written on a clean close and every
+//! [`SNAPSHOT_INTERVAL`] admitted events, atomically (temporary file, rename). Before use it
+//! must pass its checksum and fit the log it claims to describe (see [`Snapshot::fits`]);
+//! a snapshot that fails is ignored, never trusted over the log, and the open says so.
+//!
+//! [`SNAPSHOT_INTERVAL`]: crate::limits::SNAPSHOT_INTERVAL
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::codec::{put_u32, put_u64, put_u64s, Reader};
+use crate::dag::{DagIndex, Pos};
+use crate::event::Event;
+use crate::id::EventId;
+use crate::store::log::{HighWater, LogPos, LogReader};
+use crate::store::tables::Value;
+
+use super::id_table::IdTable;
+use super::index::{decode_rejection, encode_rejection};
+use super::record::Role;
+use super::state::{PendingEntry, State};
+
+/// The snapshot's file name, in the ledger directory.
+pub const SNAPSHOT_FILE: &str = "snapshot";
+
+/// File magic and format version.
+const MAGIC: [u8; 8] = *b"AKSNAP\x00\x01";
+/// Bytes of a pending row ([`PendingEntry`]'s table encoding).
+const PENDING_ROW: usize = 49;
+
+/// A decoded snapshot: the state after the log batch `high`.
+pub struct Snapshot {
+    pub state: State,
+    pub high: HighWater,
+}
+
+impl State {
+    /// The snapshot file's bytes for this state, taken after log batch `high`.
+    pub fn encode_snapshot(&self, high: HighWater) -> Vec<u8> {
+        let mut body = Vec::with_capacity(self.len() * 110 + 1024);
+        put_u64(&mut body, high.seq);
+        put_u32(&mut body, high.end.segment);
+        put_u64(&mut body, high.end.offset);
+        put_u64(&mut body, self.ids.len() as u64);
+        for raw in self.ids.raw() {
+            body.extend_from_slice(raw);
+        }
+        put_u64(&mut body, self.at.len() as u64);
+        for at in &self.at {
+            put_u32(&mut body, at.segment);
+            put_u64(&mut body, at.offset);
+        }
+        put_u64s(&mut body, &self.stamps);
+        self.dag.encode_into(&mut body);
+        let roles = self.roles();
+        put_u64(&mut body, roles.len() as u64);
+        for (pos, role) in roles {
+            put_u32(&mut body, pos.get());
+            role.encode_into(&mut body);
+        }
+        put_u64(&mut body, self.pending.len() as u64);
+        for (id, entry) in &self.pending {
+            body.extend_from_slice(id.bytes());
+            body.extend_from_slice(&entry.encode());
+        }
+        put_u64(&mut body, self.released_rejections.len() as u64);
+        for (id, why) in &self.released_rejections {
+            body.extend_from_slice(id.bytes());
+            let text = encode_rejection(why);
+            put_u32(&mut body, u32::try_from(text.len()).unwrap_or(u32::MAX));
+            body.extend_from_slice(&text);
+        }
+        let mut out = Vec::with_capacity(body.len() + 40);
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(blake3::hash(&body).as_bytes());
+        out.extend_from_slice(&body);
+        out
+    }
+}
+
+impl Snapshot {
+    /// Decodes a snapshot file; `Err` says why it cannot be used.
+    pub fn decode(bytes: &[u8]) -> Result<Snapshot, &'static str> {
+        let mut r = Reader::new(bytes);
+        if r.array::<8>() != Some(MAGIC) {
+            return Err("not a snapshot of this version");
+        }
+        let sum = r.array::<32>().ok_or("truncated")?;
+        let body = r.take(bytes.len().saturating_sub(40)).ok_or("truncated")?;
+        if blake3::hash(body).as_bytes() != &sum {
+            return Err("checksum mismatch");
+        }
+        decode_body(&mut Reader::new(body)).ok_or("damaged contents")
+    }
+
+    /// Whether this snapshot describes a prefix of the log `reader` reads, whose end is
+    /// `log_high`: it ends at or before the log, and the last event it admitted is at its
+    /// recorded position with bytes that hash to its id.
+    pub fn fits(&self, reader: &LogReader, log_high: HighWater) -> Result<(), String> {
+        let high = self.high;
+        if high.seq > log_high.seq || (high.seq == log_high.seq && high != log_high) {
+            return Err(format!(
+                "it was taken after log batch {} but the log ends at batch {}",
+                high.seq, log_high.seq
+            ));
+        }
+        let last = self.state.len().checked_sub(1).map(|i| Pos::new(i as u32));
+        let Some(last) = last else {
+            return Ok(());
+        };
+        let (Some(id), Some(at)) = (
+            self.state.id_at(last),
+            self.state.at.get(last.index()).copied(),
+        ) else {
+            return Err("its last event is missing".into());
+        };
+        let stored = reader
+            .read(at)
+            .ok()
+            .and_then(|(_, bytes)| Event::parse(&bytes).ok());
+        match stored {
+            Some(event) if event.id() == id => Ok(()),
+            _ => Err(format!("the log does not hold {id} where it says")),
+        }
+    }
+}
+
+fn decode_body(r: &mut Reader<'_>) -> Option<Snapshot> {
+    let high = HighWater {
+        seq: r.u64()?,
+        end: LogPos::new(r.u32()?, r.u64()?),
+    };
+    let n = r.count(33)?;
+    let mut raw = Vec::with_capacity(n);
+    for _ in 0..n {
+        raw.push(r.array::<33>()?);
+    }
+    let ids = IdTable::from_raw(raw)?;
+    let n_at = r.count(12)?;
+    let mut at = Vec::with_capacity(n_at);
+    for _ in 0..n_at {
+        at.push(LogPos::new(r.u32()?, r.u64()?));
+    }
+    let stamps = r.u64s()?;
+    let dag = DagIndex::decode_from(r)?;
+    if at.len() != n || stamps.len() != n || dag.len() != n {
+        return None;
+    }
+    let mut state = State {
+        dag,
+        ids,
+        at,
+        stamps,
+        ..State::default()
+    };
+    let roles = r.count(5)?;
+    let mut previous: Option<Pos> = None;
+    for _ in 0..roles {
+        let pos = Pos::new(r.u32()?);
+        let role = Role::decode_from(r)?;
+        if pos.index() >= n || previous.is_some_and(|p| p >= pos) {
+            return None;
+        }
+        previous = Some(pos);
+        let id = state.id_at(pos)?;
+        state.register(pos, id, &role);
+    }
+    let pending = r.count(33 + PENDING_ROW)?;
+    for _ in 0..pending {
+        let id = EventId::from_bytes(&r.array::<33>()?).ok()?;
+        let entry = PendingEntry::decode(r.take(PENDING_ROW)?).ok()?;
+        if state.ids.contains(&id) {
+            return None;
+        }
+        state.add_pending(id, entry);
+    }
+    let rejections = r.count(37)?;
+    for _ in 0..rejections {
+        let id = r.array::<33>()?;
+        let len = r.u32()? as usize;
+        let (id, why) = decode_rejection(&id, r.take(len)?)?;
+        state.released_rejections.insert(id, why);
+    }
+    if !r.is_empty() {
+        return None;
+    }
+    state.refresh_heads();
+    Some(Snapshot { state, high })
+}
+
+/// Reads `DIR/snapshot`: `Ok(None)` when there is none, `Err` when there is one that cannot
+/// be used (and why).
+pub fn read(dir: &Path) -> Result<Option<Snapshot>, String> {
+    let bytes = match std::fs::read(dir.join(SNAPSHOT_FILE)) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    Snapshot::decode(&bytes).map(Some).map_err(str::to_owned)
+}
+
+/// Writes `DIR/snapshot` atomically: a temporary file in `dir`, synced, renamed over it.
+pub fn write(dir: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = tempfile::Builder::new()
+        .prefix(".snapshot.")
+        .tempfile_in(dir)?;
+    file.write_all(bytes)?;
+    file.as_file().sync_data()?;
+    file.persist(dir.join(SNAPSHOT_FILE)).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Removes temporary files a writer killed while writing a snapshot left in `dir`.
+pub fn remove_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(".snapshot.")
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::did::ActorId;
+    use crate::envelope::ScopeRef;
+    use crate::event::EventBuilder;
+    use crate::ledger::Ledger;
+    use crate::time::Timestamp;
+    use crate::workload::{realm_dag, sidecar_workload, SidecarSpec};
+
+    #[test]
+    fn a_state_round_trips_and_any_damage_is_refused() {
+        let dag = realm_dag(3, 300, 4, 8).unwrap();
+        let spec = SidecarSpec {
+            exchanges: 3,
+            agents: 2,
+            forgeries: false,
+        };
+        let work = sidecar_workload(4, spec).unwrap();
+        // An event older than its parent waits for it, then is rejected on release.
+        let key = ed25519_dalek::SigningKey::from_bytes(&[3; 32]);
+        let parent = &dag[5];
+        let early = EventBuilder::new(
+            "ak.note.create",
+            ScopeRef::Realm {
+                realm_id: dag[0].id().retype(),
+            },
+            ActorId::service_for_key(&key.verifying_key()),
+            Timestamp::from_millis(parent.created_at().millis() - 1).unwrap(),
+        )
+        .after([parent.id()])
+        .sign(&key)
+        .unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(tmp.path()).unwrap();
+        let first = ledger.append(early.bytes()).unwrap();
+        assert!(
+            matches!(first, crate::ledger::Appended::Pending { .. }),
+            "{first:?}"
+        );
+        // Newest first, all but event 10: what descends from 10 stays pending.
+        let dag_bytes: Vec<&[u8]> = (0..dag.len())
+            .rev()
+            .filter(|i| *i != 10)
+            .map(|i| dag[i].bytes())
+            .collect();
+        ledger.append_batch(&dag_bytes).unwrap();
+        let bytes: Vec<&[u8]> = work.events.iter().map(|e| e.bytes()).collect();
+        ledger.append_batch(&bytes).unwrap();
+        assert_eq!(ledger.rejected_on_release().len(), 1);
+        let state = ledger.read_state().unwrap();
+        assert!(!state.pending.is_empty() && !state.sidecars.is_empty());
+        let high = HighWater::default();
+        let encoded = state.encode_snapshot(high);
+        let back = Snapshot::decode(&encoded).unwrap();
+        assert_eq!(back.high, high);
+        let s = &back.state;
+        assert_eq!(s.ids, state.ids);
+        assert_eq!(s.at, state.at);
+        assert_eq!(s.stamps, state.stamps);
+        assert_eq!(s.dag, state.dag);
+        assert_eq!(s.heads, state.heads);
+        assert_eq!(s.realms, state.realms);
+        assert_eq!(s.sidecars, state.sidecars);
+        assert_eq!(s.singletons, state.singletons);
+        assert_eq!(s.strands, state.strands);
+        assert_eq!(s.attaches, state.attaches);
+        assert_eq!(s.contexts, state.contexts);
+        assert_eq!(s.by_sidecar, state.by_sidecar);
+        assert_eq!(s.pending, state.pending);
+        assert_eq!(s.waiting, state.waiting);
+        assert_eq!(s.pending_bytes, state.pending_bytes);
+        assert_eq!(s.released_rejections, state.released_rejections);
+        for i in (0..encoded.len()).step_by(211) {
+            let mut damaged = encoded.clone();
+            damaged[i] ^= 1;
+            assert!(Snapshot::decode(&damaged).is_err(), "byte {i}");
+        }
+        assert!(Snapshot::decode(&encoded[..encoded.len() - 1]).is_err());
+    }
+}
