@@ -164,7 +164,28 @@ mod tests {
     use super::*;
     use crate::exchange::causality::MemoryGraph;
     use crate::exchange::{Act, ExchangeView, SidecarAuthor};
-    use crate::workload::{sidecar_workload, SidecarSpec};
+    use crate::workload::{sidecar_workload, SidecarSpec, SidecarWorkload};
+
+    /// A sidecar workload, its verifier, and its events verified.
+    fn verified_workload(
+        seed: u64,
+        exchanges: usize,
+        agents: usize,
+    ) -> (SidecarWorkload, crate::Verifier, Vec<Event>) {
+        let spec = SidecarSpec {
+            exchanges,
+            agents,
+            forgeries: false,
+        };
+        let w = sidecar_workload(seed, spec).unwrap();
+        let verifier = crate::Verifier::new(w.keyring.clone());
+        let events = w
+            .events
+            .iter()
+            .map(|e| Event::from_bytes(e.bytes(), &verifier).unwrap())
+            .collect();
+        (w, verifier, events)
+    }
 
     /// `candidate` previewed over `events` (with the incremental path and without) gets the
     /// verdict the fold gives once it is added; returns that verdict.
@@ -215,21 +236,7 @@ mod tests {
     fn preview_says_what_the_fold_with_the_event_says() {
         let mut verdicts = std::collections::BTreeSet::new();
         for seed in [3, 4] {
-            let w = sidecar_workload(
-                seed,
-                SidecarSpec {
-                    exchanges: 6,
-                    agents: 3,
-                    forgeries: true,
-                },
-            )
-            .unwrap();
-            let verifier = crate::Verifier::new(w.keyring.clone());
-            let events: Vec<Event> = w
-                .events
-                .iter()
-                .map(|e| Event::from_bytes(e.bytes(), &verifier).unwrap())
-                .collect();
+            let (w, verifier, events) = verified_workload(seed, 6, 3);
             let mut info = SidecarInfo::of_create(&events[1]).unwrap();
             let mut items: Vec<ExchangeItem> = Vec::new();
             for (k, event) in events.iter().enumerate() {
@@ -274,21 +281,7 @@ mod tests {
     /// `OnTop` over all but the last event answers like a graph holding all of them.
     #[test]
     fn on_top_agrees_with_the_whole_graph() {
-        let w = sidecar_workload(
-            11,
-            SidecarSpec {
-                exchanges: 2,
-                agents: 2,
-                forgeries: false,
-            },
-        )
-        .unwrap();
-        let verifier = crate::Verifier::new(w.keyring.clone());
-        let events: Vec<Event> = w
-            .events
-            .iter()
-            .map(|e| Event::from_bytes(e.bytes(), &verifier).unwrap())
-            .collect();
+        let (_, _, events) = verified_workload(11, 2, 2);
         let ids: Vec<EventId> = events.iter().map(Event::id).collect();
         for cut in [events.len() - 1, events.len() / 2] {
             let whole = MemoryGraph::from_events(&events[..=cut]);
