@@ -205,6 +205,30 @@ pub enum Error {
     /// The caller named a sidecar that no admitted `ak.sidecar.create` event made.
     #[error("{0} is not a sidecar of this ledger")]
     UnknownSidecar(crate::id::SidecarId),
+    /// A sidecar action the exchange fold would not apply (PROFILE §8), refused by a
+    /// checked [`SidecarHandle`](crate::ledger::SidecarHandle) before anything is written.
+    #[error("{action} on exchange {exchange_id}: the exchange fold would not apply it ({reason})")]
+    WouldNotFold {
+        /// What was asked: `request`, `respond`, `close`, `cancel`, `fail`, `reassign`.
+        action: &'static str,
+        /// The exchange.
+        exchange_id: crate::exchange::ExchangeId,
+        /// Why the fold would list the event as not folded (PROFILE §8.6).
+        reason: crate::exchange::Reason,
+        /// The PROFILE §10 code when admission would refuse the event as well; `None`
+        /// when the event would be admitted and simply not fold (the caller's mistake).
+        code: Option<Code>,
+    },
+    /// Reading a log ([`crate::Ledger::append_log`]) failed in the item starting at byte
+    /// `offset` of the input; batches before it stay committed.
+    #[error("reading the log at byte {offset}: {source}")]
+    ReadLog {
+        /// Byte offset in the input of the item being read.
+        offset: u64,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
     /// An earlier write failure stopped the ledger; reopen it to recover.
     #[error("ledger is poisoned by an earlier write failure; reopen it")]
     Poisoned,
@@ -230,6 +254,7 @@ impl Error {
     pub fn code(&self) -> Option<Code> {
         match self {
             Error::Rejected(r) => Some(r.code()),
+            Error::WouldNotFold { code, .. } => *code,
             _ => None,
         }
     }
@@ -241,6 +266,8 @@ impl Error {
             Error::Io { .. } => Fault::Io,
             Error::Corrupt { .. } => Fault::Corruption,
             Error::Misuse(_) | Error::NotFound(_) | Error::UnknownSidecar(_) => Fault::CallerMisuse,
+            Error::WouldNotFold { code, .. } => code.map_or(Fault::CallerMisuse, Code::fault),
+            Error::ReadLog { .. } => Fault::Io,
             Error::Poisoned => Fault::Io,
             Error::AlreadyOpen { .. } => Fault::Io,
             Error::ReadOnly { .. } => Fault::CallerMisuse,

@@ -59,7 +59,11 @@ pub mod workload;
 pub mod prelude {
     pub use crate::ed25519_dalek::{SigningKey, VerifyingKey};
     pub use crate::exchange::{
-        ExchangeId, NotFolded, Projection, SidecarAuthor, SidecarFold, SidecarInfo, Status,
+        create_private_sidecar, create_realm, ExchangeId, NotFolded, Projection, Reason,
+        RequestContext, SidecarAuthor, SidecarFold, SidecarInfo, Status,
+    };
+    pub use crate::ledger::{
+        EventFeed, ExchangeChange, ExchangeFeed, LogReport, SidecarHandle, WatchedEvent,
     };
     pub use crate::rand_core::OsRng;
     pub use crate::{

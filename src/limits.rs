@@ -42,6 +42,16 @@ pub const MAX_CONTROL_BASIS: usize = MAX_SEMANTIC_REFS;
 /// work, so an oversized batch is the caller's error and never reaches the log.
 pub const MAX_BATCH_BYTES: usize = 192 << 20;
 
+/// Events after which [`crate::Ledger::append_log`] cuts a batch: large enough to amortize
+/// one fdatasync over many events, small enough that a batch's outcomes arrive steadily.
+pub const LOG_BATCH_EVENTS: usize = 1000;
+
+/// Bytes of events after which [`crate::Ledger::append_log`] cuts a batch (whichever of this
+/// and [`LOG_BATCH_EVENTS`] comes first), so a log of large events (up to
+/// [`MAX_EVENT_BYTES`] each) stays far within [`MAX_BATCH_BYTES`] and its memory (two
+/// batches in flight) is bounded.
+pub const LOG_BATCH_BYTES: usize = 32 << 20;
+
 /// Most verification threads a ledger starts (`Config::verify_threads` is clamped to it). They
 /// live as long as the ledger; more threads than cores only add switching.
 pub const MAX_VERIFY_THREADS: usize = 256;
@@ -103,6 +113,15 @@ pub const SYNC_TIMEOUT_SECS: u64 = 30;
 /// forgotten) subscriber must not grow the ledger's memory: past this the feed drops
 /// changes and tells the subscriber it lagged, so it re-reads the projections instead.
 pub const EXCHANGE_FEED_CAPACITY: usize = 1024;
+
+/// Events an event feed ([`crate::Ledger::watch_events`]) holds for a subscriber that has not
+/// read them: the same reasoning as [`EXCHANGE_FEED_CAPACITY`].
+pub const EVENT_FEED_CAPACITY: usize = 1024;
+
+/// Bytes of events an event feed holds for a subscriber that has not read them. Events are
+/// up to [`MAX_EVENT_BYTES`] each, so the count bound alone would let one slow subscriber
+/// pin a gigabyte; past this the feed lags as it does past its count.
+pub const EVENT_FEED_BYTES: usize = 64 << 20;
 
 /// How long opening a ledger waits for its root lock before reporting it held. A child
 /// process forked by the ledger's own process holds the lock's open file until it execs

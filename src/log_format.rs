@@ -5,7 +5,33 @@
 //!
 //! CBOR sequence items are definite-length byte strings (major type 2). Only the item header
 //! is decoded here; its length is bounded by [`MAX_EVENT_BYTES`] before anything is
-//! allocated, so a hostile length cannot exhaust memory.
+//! allocated, so a hostile length cannot exhaust memory. A JSON Lines line is likewise read
+//! at most [`MAX_EVENT_BYTES`] at a time; a longer one is reported and skipped without
+//! being held. To append a whole log to a ledger, see
+//! [`Ledger::append_log`](crate::Ledger::append_log).
+//!
+//! # Examples
+//!
+//! ```
+//! use akledger::log_format::{write_item, LogFormat, LogReader};
+//! use akledger::Code;
+//!
+//! // Write two items as a CBOR sequence, then read them back, detecting the format.
+//! let mut log = Vec::new();
+//! write_item(&mut log, LogFormat::CborSeq, br#"{"a":1}"#)?;
+//! write_item(&mut log, LogFormat::CborSeq, br#"{"b":2}"#)?;
+//! let reader = LogReader::detect(&log[..])??;
+//! assert_eq!(reader.format(), LogFormat::CborSeq);
+//! let items: Vec<_> = reader.collect::<Result<_, _>>()?;
+//! assert_eq!((items[1].index, items[1].offset), (1, 8));
+//! assert_eq!(items[1].bytes.as_deref(), Ok(&br#"{"b":2}"#[..]));
+//!
+//! // In JSON Lines, a bad line is an item with its rejection; reading goes on.
+//! let reader = LogReader::detect(&b"{}\n\n{}\n"[..])??;
+//! let codes: Vec<_> = reader.map(|i| i.map(|i| i.bytes.err().map(|r| r.code()))).collect::<Result<_, _>>()?;
+//! assert_eq!(codes, [None, Some(Code::SchemaViolation), None]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::io::{self, BufRead, Read, Write};
 
@@ -76,6 +102,11 @@ impl<R: BufRead> LogReader<R> {
     /// The format being read.
     pub fn format(&self) -> LogFormat {
         self.format
+    }
+
+    /// Bytes consumed so far: where the next item starts.
+    pub fn offset(&self) -> u64 {
+        self.offset
     }
 
     fn next_line(&mut self) -> io::Result<Option<Result<Vec<u8>, Rejection>>> {

@@ -4,24 +4,17 @@
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
 use akledger::canonical::Object;
-use akledger::log_format::{write_item, LogFormat};
+use akledger::ledger::{LogPosition, LogSummary};
+use akledger::log_format::write_item;
 use akledger::{Appended, EventId, Json, Ledger, Rejection};
 use indicatif::ProgressBar;
 
 use super::output::{
-    count, emit, ids_json, json_text, open_log, open_output, parse_ids, rejection_line,
+    count, emit, ids_json, json_text, open_input, open_output, parse_ids, rejection_line,
     stdout_result, CliError, FormatArg, LedgerArgs, Outcome,
 };
-
-/// Events per ledger batch.
-const BATCH: usize = 1000;
-
-/// Bytes of events per ledger batch: a batch is cut at whichever bound comes first, so a
-/// log of large events (up to 1 MiB each) stays well within `limits::MAX_BATCH_BYTES`.
-const BATCH_BYTES: usize = 32 << 20;
 
 /// Where an item is in a log, in the one form every report uses: `line 500 (byte 776992)`
 /// in text (`index 499 (byte …)` for a CBOR sequence, which has no lines) and
@@ -38,17 +31,13 @@ pub struct Position {
 
 impl Position {
     /// The position of item `index` starting at `byte` in a log of `format`.
-    pub fn new(index: usize, byte: u64, format: LogFormat) -> Position {
-        let line = (format == LogFormat::JsonLines).then(|| index.saturating_add(1));
-        Position { index, line, byte }
+    pub fn new(index: usize, byte: u64, format: akledger::log_format::LogFormat) -> Position {
+        LogPosition::new(index, byte, format).into()
     }
 
     /// `line 500 (byte 776992)`, or `index 499 (byte 776992)` without lines.
     pub fn text(&self) -> String {
-        match self.line {
-            Some(line) => format!("line {line} (byte {})", self.byte),
-            None => format!("index {} (byte {})", self.index, self.byte),
-        }
+        LogPosition::from(*self).to_string()
     }
 
     /// Adds `index`, `line` (null without lines) and `byte` to a JSON object.
@@ -62,6 +51,26 @@ impl Position {
     }
 }
 
+impl From<LogPosition> for Position {
+    fn from(p: LogPosition) -> Position {
+        Position {
+            index: p.index,
+            line: p.line,
+            byte: p.byte,
+        }
+    }
+}
+
+impl From<Position> for LogPosition {
+    fn from(p: Position) -> LogPosition {
+        LogPosition {
+            index: p.index,
+            line: p.line,
+            byte: p.byte,
+        }
+    }
+}
+
 /// One log item after the ledger decided it.
 pub struct Fed<'a> {
     /// Where the item is in the log.
@@ -72,106 +81,35 @@ pub struct Fed<'a> {
     pub outcome: Appended,
 }
 
-/// A log item waiting for its batch's outcomes.
-struct Queued {
-    index: usize,
-    offset: u64,
-    bytes: Result<Arc<[u8]>, Rejection>,
-}
-
-/// Reads `file` and appends its items to `ledger` in batches through a [`Ledger::pipeline`]
-/// (one batch is verified while the one before it is committed), calling `on` for each item
-/// in log order. A batch is cut at [`BATCH`] items or [`BATCH_BYTES`] bytes, whichever comes
-/// first. `progress`, when given, follows the byte offset.
+/// Reads `file` and appends its items to `ledger` with [`Ledger::append_log_with`] (format
+/// detection, bounded lines, batches cut by count and bytes, pipelined), calling `on` for
+/// each item in log order. `progress`, when given, follows the byte offset.
 pub fn feed(
     ledger: &Ledger,
     file: &Path,
     progress: Option<&ProgressBar>,
     mut on: impl FnMut(Fed<'_>) -> Result<(), CliError>,
-) -> Result<(), CliError> {
-    let log = open_log(file)?;
-    let format = log.format();
-    let mut pipeline = ledger.pipeline();
-    // The batch whose outcomes the next push or finish returns.
-    let mut committing: Vec<Queued> = Vec::new();
-    let mut batch: Vec<Queued> = Vec::with_capacity(BATCH);
-    let mut bytes = 0usize;
-    let mut push = |batch: &mut Vec<Queued>,
-                    committing: &mut Vec<Queued>,
-                    on: &mut dyn FnMut(Fed<'_>) -> Result<(), CliError>|
-     -> Result<(), CliError> {
-        let good = batch.iter().filter_map(|q| q.bytes.clone().ok()).collect();
-        let outcomes = pipeline.push(good)?;
-        if let (Some(bar), Some(last)) = (progress, batch.last()) {
-            bar.set_position(last.offset);
+) -> Result<LogSummary, CliError> {
+    let input = open_input(file)?;
+    let fed = ledger.append_log_with(input, |item| {
+        if let Some(bar) = progress {
+            bar.set_position(item.position.byte);
         }
-        let decided = std::mem::replace(
-            committing,
-            std::mem::replace(batch, Vec::with_capacity(BATCH)),
-        );
-        report(&decided, outcomes.unwrap_or_default(), format, on)
-    };
-    for item in log {
-        let item = item.map_err(|e| CliError::Io(file.to_owned(), e))?;
-        let size = item.bytes.as_ref().map_or(0, Vec::len);
-        if !batch.is_empty() && bytes + size > BATCH_BYTES {
-            push(&mut batch, &mut committing, &mut on)?;
-            bytes = 0;
-        }
-        bytes += size;
-        batch.push(Queued {
-            index: item.index,
-            offset: item.offset,
-            bytes: item.bytes.map(Arc::from),
-        });
-        if batch.len() == BATCH {
-            push(&mut batch, &mut committing, &mut on)?;
-            bytes = 0;
-        }
-    }
-    if !batch.is_empty() {
-        push(&mut batch, &mut committing, &mut on)?;
-    }
-    report(
-        &committing,
-        pipeline.finish()?.unwrap_or_default(),
-        format,
-        &mut on,
-    )
-}
-
-/// Calls `on` for each item of a committed batch with its outcome (items that could not be
-/// framed get their framing rejection).
-fn report(
-    batch: &[Queued],
-    outcomes: Vec<Appended>,
-    format: LogFormat,
-    on: &mut dyn FnMut(Fed<'_>) -> Result<(), CliError>,
-) -> Result<(), CliError> {
-    let mut outcomes = outcomes.into_iter();
-    for item in batch {
-        let (bytes, outcome) = match &item.bytes {
-            Ok(bytes) => {
-                let outcome = outcomes
-                    .next()
-                    .ok_or_else(|| CliError::Usage("ledger returned too few outcomes".into()))?;
-                (&bytes[..], outcome)
-            }
-            Err(rejection) => (
-                &[][..],
-                Appended::Rejected {
-                    id: None,
-                    rejection: rejection.clone(),
-                },
-            ),
-        };
         on(Fed {
-            pos: Position::new(item.index, item.offset, format),
-            bytes,
-            outcome,
-        })?;
-    }
-    Ok(())
+            pos: item.position.into(),
+            bytes: item.bytes,
+            outcome: item.outcome,
+        })
+    });
+    fed.map_err(|e| match e {
+        CliError::Ledger(akledger::Error::ReadLog { source, .. }) => {
+            CliError::Io(file.to_owned(), source)
+        }
+        CliError::Ledger(akledger::Error::Rejected(r)) => {
+            CliError::Usage(format!("{}: {}", file.display(), rejection_line(&r)))
+        }
+        other => other,
+    })
 }
 
 /// The id of a rejected item: the ledger's, else the one its bytes name when they parse
@@ -349,7 +287,6 @@ pub fn append(ledger: &LedgerArgs, file: &Path, json: bool) -> Result<Outcome, C
 /// `akledger import FILE`: a summary.
 pub fn import(ledger: &LedgerArgs, file: &Path, json: bool) -> Result<Outcome, CliError> {
     let ledger = ledger.open_or_create()?;
-    let released_before = ledger.rejected_on_release().len();
     let mut tally = Tally::default();
     let mut events = 0usize;
     let mut first_problem: Option<String> = None;
@@ -366,19 +303,20 @@ pub fn import(ledger: &LedgerArgs, file: &Path, json: bool) -> Result<Outcome, C
         }
         Ok(())
     });
-    if let Err(e) = fed {
-        if events == 0 {
+    let summary = match fed {
+        Ok(summary) => summary,
+        Err(e) if events == 0 => return Err(e),
+        Err(e) => {
+            eprintln!(
+                "akledger: import stopped after {events} items of {}: {} admitted and {} pending were stored before the failure",
+                file.display(),
+                tally.admitted,
+                tally.pending
+            );
             return Err(e);
         }
-        eprintln!(
-            "akledger: import stopped after {events} items of {}: {} admitted and {} pending were stored before the failure",
-            file.display(),
-            tally.admitted,
-            tally.pending
-        );
-        return Err(e);
-    }
-    for (_, rejection) in ledger.rejected_on_release().iter().skip(released_before) {
+    };
+    for (_, rejection) in &summary.rejected_on_release {
         tally.reject(rejection);
     }
     let still_pending = ledger.pending().len();

@@ -254,6 +254,22 @@ impl SidecarAuthor {
         Some(Self::new(key, actor, sidecar, sidecar_key, epoch))
     }
 
+    /// The sidecar as this author last saw it.
+    pub fn sidecar(&self) -> &SidecarInfo {
+        &self.sidecar
+    }
+
+    /// The same author, seeing the sidecar as `sidecar` (newer attaches, say).
+    pub fn with_sidecar(mut self, sidecar: SidecarInfo) -> Self {
+        self.sidecar = sidecar;
+        self
+    }
+
+    /// The author's actor.
+    pub fn actor(&self) -> &ActorId {
+        &self.actor
+    }
+
     /// The author's principal.
     pub fn principal(&self) -> &DidCoreId {
         self.actor.principal()
@@ -272,9 +288,7 @@ impl SidecarAuthor {
         // current (PROFILE §8.1): the latest attach this author knows.
         let attach = self
             .sidecar
-            .attaches
-            .iter()
-            .max_by_key(|a| (a.version, a.event_id.digest()))
+            .latest_attach()
             .ok_or_else(|| schema("the sidecar has no attached strand to request in"))?;
         if attach.strand_id != context.source_track_ref().strand_id {
             return Err(schema(format!(

@@ -63,6 +63,14 @@ impl SidecarInfo {
         }
     }
 
+    /// The latest attach known (greatest version, ties: greatest digest bytes): the
+    /// current context of an event covering every known attach (PROFILE §6).
+    pub fn latest_attach(&self) -> Option<&ContextAttach> {
+        self.attaches
+            .iter()
+            .max_by_key(|a| (a.version, a.event_id.digest()))
+    }
+
     /// The sidecar's current context as seen from `event` (PROFILE §6): the strand of the
     /// attach with the greatest version among those `event` covers (ties: greatest digest
     /// bytes); `None` when it covers no attach.

@@ -43,6 +43,18 @@ pub fn fold_added_message(
     let Some((item, before)) = items.split_last() else {
         return Added::Refold;
     };
+    fold_added(sidecar, before, item, outcome, causality)
+}
+
+/// [`fold_added_message`] with the new item apart from the items before it (`outcome` is
+/// the fold of `before`).
+pub fn fold_added(
+    sidecar: &SidecarInfo,
+    before: &[ExchangeItem],
+    item: &ExchangeItem,
+    outcome: &mut ExchangeOutcome,
+    causality: &impl Causality,
+) -> Added {
     let Some(projection) = outcome.projection.as_mut() else {
         return Added::Refold;
     };

@@ -8,6 +8,7 @@
 //! - [`fold`]: one exchange; [`sidecar`]: every exchange of a sidecar.
 //! - [`incremental`]: one more agent message folded in without refolding its exchange.
 //! - `controls`: static validity, conflicts, chain order and transitions of controls.
+//! - [`mod@preview`]: what the fold would do with one more event, before it is appended.
 //! - [`report`]: projections and the not-folded list with its closed reasons.
 //! - [`author`]: producer helpers.
 
@@ -18,6 +19,7 @@ mod controls;
 pub mod fold;
 pub mod incremental;
 pub mod plaintext;
+pub mod preview;
 pub mod report;
 pub mod sidecar;
 
@@ -36,5 +38,6 @@ pub use plaintext::{
     Action, Binding, ControlPlaintext, ExchangeId, MessagePlaintext, RequestContext, Role,
     TerminalKind, TrackRef,
 };
+pub use preview::{preview, Preview};
 pub use report::{NotFolded, Projection, Reason, Status};
 pub use sidecar::{fold_sidecar, SidecarFold};

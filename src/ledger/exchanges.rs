@@ -17,14 +17,14 @@ use crate::dag::Pos;
 use crate::error::Error;
 use crate::event::Event;
 use crate::exchange::{
-    classify, fold_added_message, fold_exchange, fold_sidecar, Added, Causality, Classified,
-    ContextAttach, ExchangeId, ExchangeItem, ExchangeOutcome, NotFolded, Projection, SidecarFold,
-    SidecarInfo, Status,
+    classify, fold_added_message, fold_exchange, fold_sidecar, preview, Added, Causality,
+    Classified, ContextAttach, ExchangeId, ExchangeItem, ExchangeOutcome, NotFolded, Preview,
+    Projection, SidecarFold, SidecarInfo, Status,
 };
 use crate::id::{EventId, SidecarId};
 use crate::keyring::Keyring;
 
-use super::feed::{ExchangeFeed, FeedSender};
+use super::feed::{ExchangeFeed, ExchangeSender};
 use super::state::State;
 use super::Ledger;
 
@@ -182,14 +182,14 @@ impl SidecarExchanges {
 #[derive(Default)]
 pub struct Exchanges {
     sidecars: HashMap<SidecarId, SidecarExchanges>,
-    watchers: Vec<(SidecarId, FeedSender)>,
+    watchers: Vec<(SidecarId, ExchangeSender)>,
 }
 
 impl Exchanges {
     /// Sends a change to `sidecar`'s feeds, forgetting feeds whose subscriber is gone.
     fn announce(&mut self, sidecar: &SidecarId, previous: Option<Status>, projection: &Projection) {
         self.watchers
-            .retain(|(s, tx)| s != sidecar || tx.send(previous, projection));
+            .retain(|(s, tx)| s != sidecar || tx.announce(previous, projection));
     }
 
     /// Classifies freshly admitted events of built sidecars and refolds what they touch,
@@ -238,7 +238,7 @@ impl Ledger {
     fn with_sidecar<T>(
         &self,
         sidecar: &SidecarId,
-        f: impl FnOnce(&SidecarExchanges, &mut Exchanges) -> T,
+        f: impl FnOnce(&State, &SidecarExchanges, &mut Exchanges) -> T,
     ) -> Result<T, Error> {
         let state = self.read_state()?;
         let mut exchanges = self.exchanges.lock().map_err(|_| Error::Poisoned)?;
@@ -250,7 +250,7 @@ impl Ledger {
             .sidecars
             .remove(sidecar)
             .ok_or_else(|| Error::Misuse("sidecar state vanished".into()))?;
-        let out = f(&sx, &mut exchanges);
+        let out = f(&state, &sx, &mut exchanges);
         exchanges.sidecars.insert(*sidecar, sx);
         Ok(out)
     }
@@ -291,7 +291,7 @@ impl Ledger {
         sidecar: &SidecarId,
         exchange_id: &ExchangeId,
     ) -> Result<Option<Projection>, Error> {
-        self.with_sidecar(sidecar, |sx, _| {
+        self.with_sidecar(sidecar, |_, sx, _| {
             sx.outcomes
                 .get(exchange_id)
                 .and_then(|f| f.outcome.projection.clone())
@@ -300,7 +300,30 @@ impl Ledger {
 
     /// Every exchange projection of `sidecar` and every exchange event that did not fold.
     pub fn exchanges(&self, sidecar: &SidecarId) -> Result<SidecarFold, Error> {
-        self.with_sidecar(sidecar, |sx, _| sx.fold())
+        self.with_sidecar(sidecar, |_, sx, _| sx.fold())
+    }
+
+    /// What the fold would do with `candidate`, an event of `sidecar` not appended yet
+    /// whose dependencies are admitted ([`crate::exchange::preview`]).
+    pub(super) fn preview(&self, sidecar: &SidecarId, candidate: &Event) -> Result<Preview, Error> {
+        let keyring = self.verifier.keyring();
+        self.with_sidecar(sidecar, |state, sx, _| {
+            // The maintained fold, when it is up to date with the items.
+            let known = |exchange: &ExchangeId| {
+                let items = sx
+                    .items
+                    .get(exchange)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                let folded = sx
+                    .outcomes
+                    .get(exchange)
+                    .filter(|f| f.items == items.len())
+                    .map(|f| &f.outcome);
+                (items, folded)
+            };
+            preview(&sx.info, known, candidate, &keyring, &StateCausality(state))
+        })
     }
 
     /// The sidecar as the fold and the authoring helpers see it: realm, controller and every
@@ -338,6 +361,8 @@ impl Ledger {
     /// order and the bound). The sidecar need not exist yet: once its create event is
     /// admitted, its exchanges arrive on the feed. The feed may be dropped at any time.
     ///
+    /// # Examples
+    ///
     /// ```
     /// use akledger::ledger::ExchangeChange;
     /// use akledger::workload::{sidecar_workload, SidecarSpec};
@@ -366,7 +391,7 @@ impl Ledger {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn exchange_feed(&self, sidecar: &SidecarId) -> Result<ExchangeFeed, Error> {
-        let (tx, rx) = super::feed::feed();
+        let (tx, rx) = super::feed::exchange_feed();
         let state = self.read_state()?;
         let mut exchanges = self.exchanges.lock().map_err(|_| Error::Poisoned)?;
         if state.sidecars.contains_key(sidecar) && !exchanges.sidecars.contains_key(sidecar) {

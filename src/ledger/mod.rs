@@ -15,6 +15,7 @@
 //! one caller: batch n+1 is verified while batch n is committed.
 
 mod admit;
+mod append_log;
 mod append_report;
 mod check;
 mod clock;
@@ -31,19 +32,24 @@ mod pipeline;
 mod pool;
 mod queries;
 mod record;
+mod sidecar_handle;
 mod snapshot;
 mod state;
 mod verify_batch;
+mod watch;
 
 pub use crate::store::log::Durability;
 pub use admit::Appended;
+pub use append_log::{AppendedItem, LogOutcome, LogPosition, LogReport, LogSummary};
 pub use append_report::AppendReport;
 pub use check::CheckReport;
 pub use config::Config;
-pub use feed::{ExchangeChange, ExchangeFeed};
+pub use feed::{ExchangeChange, ExchangeFeed, Feed, FeedItem};
 pub use open::OpenReport;
 pub use pipeline::Pipeline;
 pub use queries::{pending_causes, PendingCause};
+pub use sidecar_handle::SidecarHandle;
+pub use watch::{EventFeed, WatchedEvent};
 
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -67,6 +73,38 @@ const SNAPSHOT_ON_CLOSE: u64 = 4096;
 const ENTRY_EVENT: u8 = 1;
 
 /// An embedded, durable, concurrent event ledger. `Send + Sync`.
+///
+/// Open a directory, append signed events (one, a batch, or a whole log with
+/// [`Ledger::append_log`]), and query them; sidecar exchanges fold as events arrive
+/// ([`Ledger::exchanges`], [`Ledger::exchange_feed`]) and a [`SidecarHandle`] authors them.
+///
+/// # Examples
+///
+/// ```
+/// use akledger::{ActorId, Appended, EventBuilder, Ledger, ScopeRef, Timestamp};
+///
+/// let dir = tempfile::tempdir()?;
+/// let ledger = Ledger::open(dir.path())?;
+/// let key = ed25519_dalek::SigningKey::from_bytes(&[1; 32]);
+/// let me = ActorId::service_for_key(&key.verifying_key());
+/// let realm = EventBuilder::new("ak.realm.create", ScopeRef::RealmGenesis, me.clone(), Timestamp::now())
+///     .sign(&key)?;
+/// let scope = ScopeRef::Realm { realm_id: realm.id().retype() };
+/// let note = EventBuilder::new("ak.note.create", scope, me, Timestamp::now_after([realm.created_at()]))
+///     .sign(&key)?;
+///
+/// // The note waits for its realm, and is released when the realm arrives.
+/// assert!(matches!(ledger.append(note.bytes())?, Appended::Pending { .. }));
+/// let report = ledger.append_batch_report(&[realm.bytes()])?;
+/// assert_eq!(report.released, vec![note.id()]);
+/// assert_eq!(ledger.len(), 2);
+/// assert_eq!(ledger.heads(), vec![note.id()]);
+///
+/// // Reopened, it holds the same.
+/// drop(ledger);
+/// assert_eq!(Ledger::open(dir.path())?.get(&note.id())?.map(|e| e.id()), Some(note.id()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Ledger {
     config: Config,
     verifier: Arc<Verifier>,
@@ -77,6 +115,8 @@ pub struct Ledger {
     /// `None` when opened read-only.
     index: Option<Index>,
     exchanges: Mutex<exchanges::Exchanges>,
+    /// The [`Ledger::watch_events`] subscribers.
+    event_watchers: Mutex<watch::EventWatchers>,
     opened: OpenReport,
     /// The root lock, held while the ledger is open.
     _lock: RootLock,
@@ -279,6 +319,7 @@ impl Ledger {
             exchanges.on_admitted(&admitted, &state, &self.verifier.keyring());
             self.build_watched(&state, &mut exchanges);
         }
+        self.announce_admitted(first, &admitted);
         drop(state);
         if let Some(index) = &self.index {
             index.persist(first, &records, &changes, high_water)?;

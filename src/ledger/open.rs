@@ -192,6 +192,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
         state: RwLock::new(state),
         index,
         exchanges: Mutex::default(),
+        event_watchers: Mutex::default(),
         opened: report,
         _lock: lock,
     })

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::error::Error;
 
 use super::pool::Ticket;
-use super::{check_batch_bounds, Appended, Ledger};
+use super::{check_batch_bounds, AppendReport, Appended, Ledger};
 
 /// Streams batches into a ledger two stages deep. Made by [`Ledger::pipeline`].
 ///
@@ -45,23 +45,33 @@ impl<'l> Pipeline<'l> {
     /// batch is refused as caller misuse before any work (the previous batch still waits);
     /// a failed commit acknowledges nothing and poisons the ledger, as in `append_batch`.
     pub fn push(&mut self, batch: Vec<Arc<[u8]>>) -> Result<Option<Vec<Appended>>, Error> {
+        self.push_report(batch)
+            .map(|r| r.map(|report| report.outcomes))
+    }
+
+    /// [`Pipeline::push`], with the whole [`AppendReport`] of the batch committed.
+    pub fn push_report(&mut self, batch: Vec<Arc<[u8]>>) -> Result<Option<AppendReport>, Error> {
         check_batch_bounds(batch.len(), batch.iter().map(|b| b.len()).sum())?;
         self.ledger.check_writable()?;
         let ticket = self.ledger.pool.submit(batch);
         self.verifying
             .replace(ticket)
             .map(|previous| self.ledger.decide_and_commit(previous.wait()))
-            .map(|r| r.map(|report| report.outcomes))
             .transpose()
     }
 
     /// Commits the last pushed batch and returns its outcomes (`None` if nothing was pushed).
     /// Dropping a pipeline without `finish` leaves its last batch uncommitted.
-    pub fn finish(mut self) -> Result<Option<Vec<Appended>>, Error> {
+    pub fn finish(self) -> Result<Option<Vec<Appended>>, Error> {
+        self.finish_report()
+            .map(|r| r.map(|report| report.outcomes))
+    }
+
+    /// [`Pipeline::finish`], with the whole [`AppendReport`] of the last batch.
+    pub fn finish_report(mut self) -> Result<Option<AppendReport>, Error> {
         self.verifying
             .take()
             .map(|last| self.ledger.decide_and_commit(last.wait()))
-            .map(|r| r.map(|report| report.outcomes))
             .transpose()
     }
 }

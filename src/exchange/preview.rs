@@ -1,0 +1,309 @@
+//! What the fold would do with one more event (PROFILE §8), asked before it is appended.
+//!
+//! [`preview`] classifies a candidate event and folds its exchange with the candidate added
+//! on top of the admitted graph ([`OnTop`]: the admitted causality plus one event whose
+//! parents are admitted). The verdict is read off that fold, so the rules live in one place:
+//! the fold. Pure: the caller passes the exchange's items, the keys and the causality.
+
+use crate::error::Code;
+use crate::event::{Event, Verified};
+use crate::id::EventId;
+use crate::keyring::Keyring;
+
+use super::causality::Causality;
+use super::classify::{classify, Classified, ExchangeItem, SidecarInfo};
+use super::fold::{fold_exchange, ExchangeOutcome};
+use super::incremental::{fold_added, Added};
+use super::report::{Projection, Reason};
+
+/// The fold's verdict on a candidate event.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Preview {
+    /// The candidate folds: the exchange's projection with it.
+    Folds(Box<Projection>),
+    /// The candidate would be listed as not folded, for this reason.
+    NotFolded(Reason),
+    /// The candidate is no exchange event of this sidecar (a plain message, an attach, or
+    /// an event of another sidecar): the fold has nothing to say.
+    NotExchangeEvent,
+}
+
+/// The PROFILE §10 code admission gives an event that does not fold for `reason`, where
+/// admission refuses it at all: only a control by anyone but the controller.
+pub fn admission_code(reason: Reason) -> Option<Code> {
+    match reason {
+        Reason::ControlNotByController => Some(Code::SidecarExchangeControlForbidden),
+        _ => None,
+    }
+}
+
+/// Folds `candidate`'s exchange as it would be once `candidate` is admitted.
+/// `known(exchange)` gives that exchange's items admitted so far (items of other exchanges
+/// are skipped by the fold) and, when the caller keeps it, their fold: then an agent
+/// message is folded in incrementally ([`super::incremental`]) instead of refolding the
+/// exchange. `causality` answers over the admitted events, which must include every
+/// dependency of `candidate`.
+pub fn preview<'i>(
+    sidecar: &SidecarInfo,
+    known: impl FnOnce(&super::ExchangeId) -> (&'i [ExchangeItem], Option<&'i ExchangeOutcome>),
+    candidate: &Event<Verified>,
+    keyring: &Keyring,
+    causality: &impl Causality,
+) -> Preview {
+    let item = match classify(sidecar, candidate, keyring) {
+        Some(Classified::Exchange(item)) => *item,
+        Some(Classified::Unbound(n)) => return Preview::NotFolded(n.reason),
+        Some(Classified::Attach(_) | Classified::Plain(_)) | None => {
+            return Preview::NotExchangeEvent
+        }
+    };
+    let exchange = item.exchange_id.clone();
+    let (items, folded) = known(&exchange);
+    let on_top = OnTop {
+        base: causality,
+        id: candidate.id(),
+        parents: candidate.dependencies(),
+    };
+    if let Some(folded) = folded {
+        let mut outcome = folded.clone();
+        if fold_added(sidecar, items, &item, &mut outcome, &on_top) != Added::Refold {
+            return verdict(outcome, candidate.id());
+        }
+    }
+    let mut all: Vec<ExchangeItem> = items
+        .iter()
+        .filter(|i| i.exchange_id == exchange)
+        .cloned()
+        .collect();
+    all.push(item);
+    verdict(
+        fold_exchange(sidecar, &exchange, &all, &on_top),
+        candidate.id(),
+    )
+}
+
+/// The verdict on `candidate` read off its exchange's outcome.
+fn verdict(outcome: ExchangeOutcome, candidate: EventId) -> Preview {
+    if let Some(n) = outcome.not_folded.iter().find(|n| n.event_id == candidate) {
+        return Preview::NotFolded(n.reason);
+    }
+    match outcome.projection {
+        Some(p) => Preview::Folds(Box::new(p)),
+        // Every exchange item folds or gets a reason; without a projection it got one.
+        None => Preview::NotFolded(Reason::UnknownRequest),
+    }
+}
+
+/// An admitted graph plus one event `id` on top of it, with admitted `parents`.
+pub struct OnTop<'a, C> {
+    /// The admitted graph.
+    pub base: &'a C,
+    /// The extra event.
+    pub id: EventId,
+    /// Its dependencies (all in `base`).
+    pub parents: Vec<EventId>,
+}
+
+impl<C: Causality> OnTop<'_, C> {
+    /// `basis` with the extra event replaced by its parents, and whether it was there.
+    fn lower(&self, basis: &[EventId]) -> (Vec<EventId>, bool) {
+        let mut had = false;
+        let mut lowered = Vec::with_capacity(basis.len() + self.parents.len());
+        for id in basis {
+            if *id == self.id {
+                had = true;
+                lowered.extend_from_slice(&self.parents);
+            } else {
+                lowered.push(*id);
+            }
+        }
+        (lowered, had)
+    }
+}
+
+impl<C: Causality> Causality for OnTop<'_, C> {
+    fn covers(&self, basis: &[EventId], x: &EventId) -> bool {
+        let (lowered, had) = self.lower(basis);
+        if *x == self.id {
+            return had;
+        }
+        self.base.covers(&lowered, x)
+    }
+
+    fn heads_of(&self, set: &[EventId]) -> Vec<EventId> {
+        if !set.contains(&self.id) {
+            return self.base.heads_of(set);
+        }
+        // Nothing admitted covers the extra event; it covers what its parents cover.
+        let others: Vec<EventId> = set.iter().filter(|x| **x != self.id).copied().collect();
+        let heads = self.base.heads_of(&others);
+        let covered = self.base.covered_among(&self.parents, &heads);
+        let mut out: Vec<EventId> = heads.into_iter().filter(|h| !covered.contains(h)).collect();
+        out.push(self.id);
+        out.sort_unstable();
+        out
+    }
+
+    fn is_admitted(&self, id: &EventId) -> bool {
+        *id == self.id || self.base.is_admitted(id)
+    }
+
+    fn covered_among(&self, basis: &[EventId], candidates: &[EventId]) -> Vec<EventId> {
+        let (lowered, had) = self.lower(basis);
+        let below = self.base.covered_among(&lowered, candidates);
+        candidates
+            .iter()
+            .filter(|x| (had && **x == self.id) || below.contains(x))
+            .copied()
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exchange::causality::MemoryGraph;
+    use crate::exchange::{Act, ExchangeView, SidecarAuthor};
+    use crate::workload::{sidecar_workload, SidecarSpec, SidecarWorkload};
+
+    /// A sidecar workload, its verifier, and its events verified.
+    fn verified_workload(
+        seed: u64,
+        exchanges: usize,
+        agents: usize,
+    ) -> (SidecarWorkload, crate::Verifier, Vec<Event>) {
+        let spec = SidecarSpec {
+            exchanges,
+            agents,
+            forgeries: false,
+        };
+        let w = sidecar_workload(seed, spec).unwrap();
+        let verifier = crate::Verifier::new(w.keyring.clone());
+        let events = w
+            .events
+            .iter()
+            .map(|e| Event::from_bytes(e.bytes(), &verifier).unwrap())
+            .collect();
+        (w, verifier, events)
+    }
+
+    /// `candidate` previewed over `events` (with the incremental path and without) gets the
+    /// verdict the fold gives once it is added; returns that verdict.
+    fn check(
+        info: &SidecarInfo,
+        items: &[ExchangeItem],
+        events: &[Event],
+        candidate: &Event,
+        keyring: &Keyring,
+    ) -> Preview {
+        let before = MemoryGraph::from_events(events);
+        let item = match classify(info, candidate, keyring) {
+            Some(Classified::Exchange(item)) => *item,
+            Some(Classified::Unbound(n)) => {
+                let full = preview(info, |_| (items, None), candidate, keyring, &before);
+                assert_eq!(full, Preview::NotFolded(n.reason));
+                return full;
+            }
+            _ => unreachable!("only exchange events are checked"),
+        };
+        let x = item.exchange_id.clone();
+        let mine: Vec<ExchangeItem> = items
+            .iter()
+            .filter(|i| i.exchange_id == x)
+            .cloned()
+            .collect();
+        let folded = fold_exchange(info, &x, &mine, &before);
+        let full = preview(info, |_| (&mine, None), candidate, keyring, &before);
+        let quick = preview(
+            info,
+            |_| (&mine, Some(&folded)),
+            candidate,
+            keyring,
+            &before,
+        );
+        let mut with = mine;
+        with.push(item);
+        let after = MemoryGraph::from_events(events.iter().chain([candidate]));
+        let truth = verdict(fold_exchange(info, &x, &with, &after), candidate.id());
+        assert_eq!(full, truth, "{}", candidate.id());
+        assert_eq!(quick, truth, "{}", candidate.id());
+        truth
+    }
+
+    /// Each exchange event of a workload, previewed over the events before it, and each
+    /// forgery that verifies, previewed over them all, get the fold's verdict.
+    #[test]
+    fn preview_says_what_the_fold_with_the_event_says() {
+        let mut verdicts = std::collections::BTreeSet::new();
+        for seed in [3, 4] {
+            let (w, verifier, events) = verified_workload(seed, 6, 3);
+            let mut info = SidecarInfo::of_create(&events[1]).unwrap();
+            let mut items: Vec<ExchangeItem> = Vec::new();
+            for (k, event) in events.iter().enumerate() {
+                match classify(&info, event, &w.keyring) {
+                    Some(Classified::Attach(a)) => info.attaches.push(a),
+                    Some(Classified::Exchange(item)) => {
+                        let truth = check(&info, &items, &events[..k], event, &w.keyring);
+                        verdicts.insert(format!("{truth:?}").chars().take(12).collect::<String>());
+                        items.push(*item);
+                    }
+                    _ => {}
+                }
+            }
+            // A stranger's response and close on every exchange: neither folds.
+            let stranger = ed25519_dalek::SigningKey::from_bytes(&[99; 32]);
+            let actor = crate::ActorId::service_for_key(&stranger.verifying_key());
+            let author =
+                SidecarAuthor::from_keyring(stranger, actor, info.clone(), &w.keyring, 1).unwrap();
+            let graph = MemoryGraph::from_events(&events);
+            let at = events.iter().map(Event::created_at).max().unwrap();
+            let rng = &mut rand_core::OsRng;
+            let body = || crate::Json::from("x");
+            let fold = crate::exchange::fold_sidecar(&info, &events, &w.keyring, &graph);
+            for p in &fold.projections {
+                let response = author
+                    .respond(&p.exchange_id, p.request_event_id, None, body(), at, rng)
+                    .unwrap();
+                let close = author
+                    .control(&ExchangeView::of(p), Act::Close, &graph, at, rng)
+                    .unwrap();
+                for candidate in [response, close] {
+                    let candidate = candidate.verify(&verifier).unwrap();
+                    let truth = check(&info, &items, &events, &candidate, &w.keyring);
+                    assert!(matches!(truth, Preview::NotFolded(_)), "{truth:?}");
+                    verdicts.insert(format!("{truth:?}"));
+                }
+            }
+        }
+        assert!(verdicts.len() > 1, "both verdicts occur: {verdicts:?}");
+    }
+
+    /// `OnTop` over all but the last event answers like a graph holding all of them.
+    #[test]
+    fn on_top_agrees_with_the_whole_graph() {
+        let (_, _, events) = verified_workload(11, 2, 2);
+        let ids: Vec<EventId> = events.iter().map(Event::id).collect();
+        for cut in [events.len() - 1, events.len() / 2] {
+            let whole = MemoryGraph::from_events(&events[..=cut]);
+            let base = MemoryGraph::from_events(&events[..cut]);
+            let top = &events[cut];
+            let on_top = OnTop {
+                base: &base,
+                id: top.id(),
+                parents: top.dependencies(),
+            };
+            let set = &ids[..=cut];
+            assert_eq!(on_top.heads_of(set), whole.heads_of(set));
+            for basis in [vec![top.id()], vec![ids[0], top.id()], vec![ids[1]]] {
+                for x in set {
+                    assert_eq!(on_top.covers(&basis, x), whole.covers(&basis, x));
+                }
+                assert_eq!(
+                    on_top.covered_among(&basis, set),
+                    whole.covered_among(&basis, set)
+                );
+            }
+            assert!(on_top.is_admitted(&top.id()));
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! [`Ledger::append_log`]: a whole log (JSON Lines or a CBOR sequence, PROFILE §9) in one
+//! call, with each item's outcome and position.
+//!
+//! The format is detected from the first byte ([`LogReader::detect`]). Items are framed
+//! one at a time — a JSON Lines line is bounded by [`crate::limits::MAX_EVENT_BYTES`]
+//! while it is read, and an over-long one is skipped without being held — and appended in
+//! batches cut at [`LOG_BATCH_EVENTS`] items or [`LOG_BATCH_BYTES`] bytes, whichever comes
+//! first, through a [`super::Pipeline`] (one batch verified while the previous commits).
+//! An item that cannot be framed or is rejected is an outcome, not a failure: the import
+//! goes on. Only reading the input, or the ledger's own IO, stops it.
+
+use std::io::BufRead;
+use std::sync::Arc;
+
+use crate::error::{Error, Rejection};
+use crate::id::EventId;
+use crate::limits::{LOG_BATCH_BYTES, LOG_BATCH_EVENTS};
+use crate::log_format::{LogFormat, LogReader};
+
+use super::{AppendReport, Appended, Ledger};
+
+/// Where an item is in a log.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub struct LogPosition {
+    /// 0-based item index.
+    pub index: usize,
+    /// 1-based line (JSON Lines only: one item per line).
+    pub line: Option<usize>,
+    /// Byte offset of the item's start.
+    pub byte: u64,
+}
+
+impl LogPosition {
+    /// The position of item `index` starting at `byte` in a log of `format`.
+    pub fn new(index: usize, byte: u64, format: LogFormat) -> LogPosition {
+        let line = (format == LogFormat::JsonLines).then(|| index.saturating_add(1));
+        LogPosition { index, line, byte }
+    }
+}
+
+impl std::fmt::Display for LogPosition {
+    /// `line 500 (byte 776992)`, or `index 499 (byte 776992)` without lines.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "line {line} (byte {})", self.byte),
+            None => write!(f, "index {} (byte {})", self.index, self.byte),
+        }
+    }
+}
+
+/// One decided item, as [`Ledger::append_log_with`] hands it over.
+#[derive(Debug)]
+pub struct AppendedItem<'a> {
+    /// Where the item is.
+    pub position: LogPosition,
+    /// Its bytes (empty when it could not be framed).
+    pub bytes: &'a [u8],
+    /// What the ledger did; an item that cannot be framed is `Rejected` with no id.
+    pub outcome: Appended,
+}
+
+/// One item's outcome, as [`Ledger::append_log`] keeps it.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct LogOutcome {
+    /// Where the item is.
+    pub position: LogPosition,
+    /// What the ledger did.
+    pub outcome: Appended,
+}
+
+/// What appending a log did, in counts.
+#[derive(Clone, PartialEq, Eq, Debug)]
+#[non_exhaustive]
+pub struct LogSummary {
+    /// The detected format.
+    pub format: LogFormat,
+    /// Items read.
+    pub items: usize,
+    /// Admitted on arrival.
+    pub admitted: usize,
+    /// Already stored with the same bytes (or sent twice).
+    pub duplicates: usize,
+    /// Stored, waiting for dependencies on arrival.
+    pub pending: usize,
+    /// Rejected on arrival, framing failures included.
+    pub rejected: usize,
+    /// Batches appended.
+    pub batches: usize,
+    /// Pending events (of this log or stored before) admitted once the log supplied their
+    /// dependencies, in admission order.
+    pub released: Vec<EventId>,
+    /// Pending events whose dependencies arrived but which then failed admission.
+    pub rejected_on_release: Vec<(EventId, Rejection)>,
+}
+
+impl LogSummary {
+    fn new(format: LogFormat) -> Self {
+        LogSummary {
+            format,
+            items: 0,
+            admitted: 0,
+            duplicates: 0,
+            pending: 0,
+            rejected: 0,
+            batches: 0,
+            released: Vec::new(),
+            rejected_on_release: Vec::new(),
+        }
+    }
+
+    fn count(&mut self, outcome: &Appended) {
+        self.items += 1;
+        match outcome {
+            Appended::Admitted(_) => self.admitted += 1,
+            Appended::Duplicate(_) => self.duplicates += 1,
+            Appended::Pending { .. } => self.pending += 1,
+            Appended::Rejected { .. } => self.rejected += 1,
+        }
+    }
+
+    fn merge(&mut self, report: AppendReport) {
+        self.released.extend(report.released);
+        self.rejected_on_release.extend(report.rejected_on_release);
+    }
+}
+
+/// A whole log's outcomes: the summary and every item's outcome with its position.
+#[derive(Clone, PartialEq, Eq, Debug)]
+#[non_exhaustive]
+pub struct LogReport {
+    /// The counts.
+    pub summary: LogSummary,
+    /// One outcome per item, in log order.
+    pub outcomes: Vec<LogOutcome>,
+}
+
+/// A framed item waiting for its batch's outcomes.
+struct Queued {
+    index: usize,
+    offset: u64,
+    bytes: Result<Arc<[u8]>, Rejection>,
+}
+
+impl Ledger {
+    /// Appends every item of a log and returns the summary and each item's outcome with
+    /// its position. For logs too large to keep an outcome per item, use
+    /// [`Ledger::append_log_with`].
+    ///
+    /// `Err` only when the input cannot be read or is neither format
+    /// (`schema_violation`), or the ledger fails; batches committed before stay committed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use akledger::log_format::{write_item, LogFormat};
+    /// use akledger::workload::{sidecar_workload, SidecarSpec};
+    /// use akledger::{Appended, Code, Ledger};
+    ///
+    /// let w = sidecar_workload(1, SidecarSpec { exchanges: 2, agents: 1, forgeries: false })?;
+    /// let mut log = Vec::new();
+    /// for event in &w.events {
+    ///     write_item(&mut log, LogFormat::JsonLines, event.bytes())?;
+    /// }
+    /// log.extend_from_slice(b"{\"not\":\"an event\"}\n");
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let ledger = Ledger::open(dir.path())?;
+    /// let report = ledger.append_log(&log[..])?;
+    /// assert_eq!(report.summary.admitted, w.events.len());
+    /// let last = report.outcomes.last().ok_or("no items")?;
+    /// assert_eq!(last.position.line, Some(w.events.len() + 1));
+    /// assert!(matches!(&last.outcome, Appended::Rejected { rejection, .. }
+    ///     if rejection.code() == Code::SchemaViolation));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn append_log(&self, log: impl BufRead) -> Result<LogReport, Error> {
+        let mut outcomes = Vec::new();
+        let summary = self.append_log_with(log, |item| {
+            outcomes.push(LogOutcome {
+                position: item.position,
+                outcome: item.outcome,
+            });
+            Ok::<(), Error>(())
+        })?;
+        Ok(LogReport { summary, outcomes })
+    }
+
+    /// [`Ledger::append_log`], calling `on` with each item in log order once its batch is
+    /// committed instead of keeping the outcomes. An `Err` from `on` stops the import
+    /// (batches committed so far stay) and is returned.
+    pub fn append_log_with<E: From<Error>>(
+        &self,
+        log: impl BufRead,
+        mut on: impl FnMut(AppendedItem<'_>) -> Result<(), E>,
+    ) -> Result<LogSummary, E> {
+        let mut reader = LogReader::detect(log)
+            .map_err(|source| Error::ReadLog { offset: 0, source })?
+            .map_err(Error::Rejected)?;
+        let format = reader.format();
+        let mut summary = LogSummary::new(format);
+        let mut pipeline = self.pipeline();
+        // The batch whose outcomes the next push (or the finish) returns.
+        let mut committing: Vec<Queued> = Vec::new();
+        let mut batch: Vec<Queued> = Vec::new();
+        let mut bytes = 0usize;
+        loop {
+            let offset = reader.offset();
+            let Some(item) = reader.next() else {
+                break;
+            };
+            let item = item.map_err(|source| Error::ReadLog { offset, source })?;
+            let size = item.bytes.as_ref().map_or(0, Vec::len);
+            let cut = |batch: &Vec<Queued>, bytes: usize| {
+                batch.len() == LOG_BATCH_EVENTS
+                    || (!batch.is_empty() && bytes.saturating_add(size) > LOG_BATCH_BYTES)
+            };
+            if cut(&batch, bytes) {
+                let good = batch.iter().filter_map(|q| q.bytes.clone().ok()).collect();
+                let report = pipeline.push_report(good)?;
+                summary.batches += 1;
+                let decided = std::mem::replace(&mut committing, std::mem::take(&mut batch));
+                deliver(&decided, report, &mut summary, &mut on)?;
+                bytes = 0;
+            }
+            bytes = bytes.saturating_add(size);
+            batch.push(Queued {
+                index: item.index,
+                offset: item.offset,
+                bytes: item.bytes.map(Arc::from),
+            });
+        }
+        if !batch.is_empty() {
+            let good = batch.iter().filter_map(|q| q.bytes.clone().ok()).collect();
+            let report = pipeline.push_report(good)?;
+            summary.batches += 1;
+            let decided = std::mem::replace(&mut committing, batch);
+            deliver(&decided, report, &mut summary, &mut on)?;
+        }
+        let report = pipeline.finish_report()?;
+        deliver(&committing, report, &mut summary, &mut on)?;
+        Ok(summary)
+    }
+}
+
+/// Hands each item of a committed batch to `on` with its outcome (items that could not be
+/// framed get their framing rejection) and counts it.
+fn deliver<E: From<Error>>(
+    batch: &[Queued],
+    report: Option<AppendReport>,
+    summary: &mut LogSummary,
+    on: &mut impl FnMut(AppendedItem<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut report = report.unwrap_or_default();
+    let mut outcomes = std::mem::take(&mut report.outcomes).into_iter();
+    summary.merge(report);
+    for item in batch {
+        let (bytes, outcome) = match &item.bytes {
+            Ok(bytes) => {
+                let outcome = outcomes
+                    .next()
+                    .ok_or_else(|| Error::Misuse("the ledger returned too few outcomes".into()))?;
+                (&bytes[..], outcome)
+            }
+            Err(rejection) => (
+                &[][..],
+                Appended::Rejected {
+                    id: None,
+                    rejection: rejection.clone(),
+                },
+            ),
+        };
+        summary.count(&outcome);
+        on(AppendedItem {
+            position: LogPosition::new(item.index, item.offset, summary.format),
+            bytes,
+            outcome,
+        })?;
+    }
+    Ok(())
+}
