@@ -5,7 +5,9 @@
 //! never arrive. Writer opens (from the state snapshot, and from the sled index with the
 //! snapshot removed) and read-only opens (from the snapshot).
 //!
-//! `cargo bench --bench pending_open -- --noplot`
+//! `cargo bench --bench pending_open -- --noplot` (with `AKLEDGER_BENCH_DIR=DIR` the three
+//! ledgers are kept in `DIR/{admitted,pending,pending_127_missing}/ledger*`, to measure a
+//! whole process's time and peak memory on them).
 
 use std::path::Path;
 use std::time::Duration;
@@ -56,17 +58,35 @@ fn wide_pending(seed: u64) -> Vec<Vec<u8>> {
     out
 }
 
+/// A fresh directory for one ledger: a temporary one, or `$AKLEDGER_BENCH_DIR/name` (kept,
+/// so that whole processes can be measured on it, e.g. `/usr/bin/time -v akledger heads`).
+fn ledger_dir(name: &str) -> tempfile::TempDir {
+    match std::env::var_os("AKLEDGER_BENCH_DIR") {
+        Some(base) => {
+            let dir = Path::new(&base).join(name);
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).expect("bench dir");
+            tempfile::Builder::new()
+                .prefix("ledger")
+                .keep(true)
+                .tempdir_in(&dir)
+                .expect("bench dir")
+        }
+        None => tempfile::tempdir().expect("tempdir"),
+    }
+}
+
 fn open_pending(c: &mut Criterion) {
     let dag: Vec<Vec<u8>> = realm_dag(61, N, 8, 256)
         .expect("workload")
         .iter()
         .map(|e| e.bytes().to_vec())
         .collect();
-    let admitted = tempfile::tempdir().expect("tempdir");
+    let admitted = ledger_dir("admitted");
     append_all(admitted.path(), &dag);
-    let pending = tempfile::tempdir().expect("tempdir");
+    let pending = ledger_dir("pending");
     append_all(pending.path(), &dag[1..]);
-    let wide = tempfile::tempdir().expect("tempdir");
+    let wide = ledger_dir("pending_127_missing");
     append_all(wide.path(), &wide_pending(62));
     for (name, dir, admitted_len, pending_len) in [
         ("admitted", admitted.path(), N + 1, 0),

@@ -154,3 +154,32 @@ fn a_log_of_neither_format_is_refused_and_a_callback_can_stop_the_import() {
     assert!(matches!(stopped, Err(Error::Misuse(m)) if m == "enough"));
     assert_eq!(seen, 1);
 }
+
+/// The same through the CLI: `import` and `audit` of a file of ~900 KB events.
+#[test]
+fn the_cli_imports_and_audits_a_log_of_900_kb_events() {
+    let events = events(44, 900_000);
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("large.jsonl");
+    std::fs::write(&log, log_of(&events, LogFormat::JsonLines)).unwrap();
+    let cli = |args: &[&std::ffi::OsStr]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_akledger"))
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let data = tmp.path().join("data");
+    let imported = cli(&[
+        "import".as_ref(),
+        log.as_ref(),
+        "--json".as_ref(),
+        "--dir".as_ref(),
+        data.as_ref(),
+    ]);
+    assert_eq!(imported["admitted"], events.len());
+    let audited = cli(&["audit".as_ref(), log.as_ref(), "--json".as_ref()]);
+    assert_eq!(audited["summary"]["admitted"], events.len(), "{audited}");
+}

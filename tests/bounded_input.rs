@@ -107,66 +107,6 @@ fn megabyte_junk_lines_are_reported_one_by_one_not_fatal() {
     assert_eq!(summary["admitted"], 1);
 }
 
-/// A realm and `n` notes in it of about 900 KB each (under the 1 MiB event bound).
-fn large_events(n: usize) -> Vec<Vec<u8>> {
-    let realm = realm_dag(43, 0, 1, 8).unwrap().remove(0);
-    let key = ed25519_dalek::SigningKey::from_bytes(&[4; 32]);
-    let filler = "y".repeat(900_000);
-    let mut out = vec![realm.bytes().to_vec()];
-    for i in 0..n {
-        let note = akledger::EventBuilder::new(
-            "ak.note.create",
-            akledger::ScopeRef::Realm {
-                realm_id: realm.id().retype(),
-            },
-            akledger::ActorId::service_for_key(&key.verifying_key()),
-            akledger::Timestamp::from_millis(akledger::workload::EPOCH_MILLIS + 1 + i as u64)
-                .unwrap(),
-        )
-        .payload(
-            akledger::Object::new()
-                .with("text", akledger::Json::str(format!("{i} {filler}")))
-                .into(),
-        )
-        .sign(&key)
-        .unwrap();
-        out.push(note.bytes().to_vec());
-    }
-    out
-}
-
-#[test]
-fn a_log_of_valid_900_kb_events_imports_and_audits_in_byte_cut_batches() {
-    let tmp = tempfile::tempdir().unwrap();
-    // 45 events of ~900 KB: ~40 MB, more than one 32 MiB batch.
-    let events = large_events(44);
-    assert!(events
-        .iter()
-        .skip(1)
-        .all(|e| (900_000..1 << 20).contains(&e.len())));
-    let log = tmp.path().join("large.jsonl");
-    let mut lines = Vec::new();
-    for e in &events {
-        lines.extend_from_slice(e);
-        lines.push(b'\n');
-    }
-    std::fs::write(&log, &lines).unwrap();
-    let data = tmp.path().join("data");
-    let out = bin()
-        .args(["import", "--json", "--dir"])
-        .arg(&data)
-        .arg(&log)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(summary["admitted"], events.len());
-    let out = bin().arg("audit").arg(&log).arg("--json").output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["summary"]["admitted"], events.len(), "{report}");
-}
-
 fn audit_limited(dir: &Path, log: &Path, data_limit: u64) -> std::process::Output {
     Command::new("prlimit")
         .arg(format!("--data={data_limit}"))

@@ -133,7 +133,7 @@ impl<'s> Decider<'s> {
     fn over_pending_limit(&self, event: &Event, source: Source) -> Option<Rejection> {
         let (max_events, max_bytes) = self.pending_limit.filter(|_| source == Source::New)?;
         let events = self.state.pending.len() + self.pending.len() + 1;
-        let bytes = self.state.pending_bytes + self.pending_bytes + event.bytes().len();
+        let bytes = self.state.pending.bytes() + self.pending_bytes + event.bytes().len();
         (events > max_events || bytes > max_bytes).then(|| {
             Rejection::new(
                 Code::PendingLimitExceeded,
@@ -358,9 +358,7 @@ impl<'s> Decider<'s> {
         let mut work = vec![admitted];
         while let Some(done) = work.pop() {
             let mut waiters = self.waiting.remove(&done).unwrap_or_default();
-            if let Some(base) = self.state.waiting.get(&done) {
-                waiters.extend(base.iter().copied());
-            }
+            waiters.extend(self.state.pending.waiters(&done));
             let mut freed = Vec::new();
             for waiter in waiters {
                 let Some((event, at)) = self.pending_event(&waiter) else {

@@ -27,7 +27,7 @@ impl Ledger {
         if writer.poisoned {
             return Err(Error::Poisoned);
         }
-        if !self.read_state()?.pending.contains_key(id) {
+        if !self.read_state()?.pending.contains(id) {
             return Ok(false);
         }
         let result = self.commit_drop(&mut writer, id);

@@ -14,6 +14,15 @@ use hashbrown::HashTable;
 use crate::dag::Pos;
 use crate::id::{DigestSuite, EventId};
 
+/// The hash of an id's 33 bytes: a keyed hash of its first eight digest bytes.
+pub(super) fn id_hash(hasher: &RandomState, raw: &[u8; 33]) -> u64 {
+    let mut prefix = [0u8; 8];
+    if let Some(digest) = raw.get(1..9) {
+        prefix.copy_from_slice(digest);
+    }
+    hasher.hash_one(u64::from_le_bytes(prefix))
+}
+
 /// Ids by position, and positions by id.
 #[derive(Clone, Default)]
 pub struct IdTable {
@@ -29,11 +38,7 @@ impl IdTable {
     }
 
     fn hash(hasher: &RandomState, raw: &[u8; 33]) -> u64 {
-        let mut prefix = [0u8; 8];
-        if let Some(digest) = raw.get(1..9) {
-            prefix.copy_from_slice(digest);
-        }
-        hasher.hash_one(u64::from_le_bytes(prefix))
+        id_hash(hasher, raw)
     }
 
     /// The position of `id`, if it is in the table.

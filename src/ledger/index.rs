@@ -240,8 +240,9 @@ impl Index {
             pending.iter().filter_map(Result::ok).collect();
         let expected: BTreeSet<([u8; 33], PendingEntry)> = fresh
             .pending
-            .iter()
-            .map(|(id, entry)| (*id.bytes(), *entry))
+            .sorted()
+            .into_iter()
+            .map(|(id, entry)| (*id.bytes(), entry))
             .collect();
         if stored != expected {
             diffs.push(format!(

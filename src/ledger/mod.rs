@@ -28,6 +28,7 @@ mod index;
 pub mod keyring_file;
 mod live_keys;
 mod open;
+mod pending_set;
 mod pipeline;
 mod pool;
 mod queries;

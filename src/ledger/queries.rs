@@ -51,7 +51,7 @@ impl Ledger {
 
     /// Whether `id` is stored here as pending.
     pub fn is_pending(&self, id: &EventId) -> bool {
-        self.read_state().is_ok_and(|s| s.pending.contains_key(id))
+        self.read_state().is_ok_and(|s| s.pending.contains(id))
     }
 
     /// Maximal heads of `ids` (all must be admitted).
@@ -126,7 +126,7 @@ impl Ledger {
     /// events are kept compact in memory: this reads each one back from the log.)
     pub fn pending(&self) -> Vec<(EventId, Vec<EventId>)> {
         let entries: Vec<(EventId, PendingEntry)> = match self.read_state() {
-            Ok(state) => state.pending.iter().map(|(id, p)| (*id, *p)).collect(),
+            Ok(state) => state.pending.sorted(),
             Err(_) => return Vec::new(),
         };
         let deps: Vec<(EventId, Vec<EventId>)> = entries
@@ -177,7 +177,7 @@ impl Ledger {
                 roots.insert(next);
                 continue;
             };
-            for dep in self.pending_dependencies(entry) {
+            for dep in self.pending_dependencies(&entry) {
                 if !state.ids.contains(&dep) && seen.insert(dep) {
                     todo.push(dep);
                 }

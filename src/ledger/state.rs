@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::dag::{DagIndex, Pos};
 
 use super::id_table::IdTable;
+use super::pending_set::PendingSet;
 use super::record::{Record, Role};
 use crate::did::ActorId;
 use crate::error::Rejection;
@@ -78,11 +79,8 @@ pub struct State {
     pub attaches: HashMap<Pos, AttachEntry>,
     /// Positions of each sidecar's attaches, in admission order.
     pub contexts: HashMap<SidecarId, Vec<Pos>>,
-    pub pending: BTreeMap<EventId, PendingEntry>,
-    /// Bytes of the events in `pending`.
-    pub pending_bytes: usize,
-    /// Pending events by the one missing dependency each is filed under.
-    pub waiting: HashMap<EventId, BTreeSet<EventId>>,
+    /// Pending events, by id and by the one missing dependency each is filed under.
+    pub pending: PendingSet,
     pub released_rejections: BTreeMap<EventId, Rejection>,
     pub by_sidecar: HashMap<SidecarId, Vec<Pos>>,
     pub heads: Vec<EventId>,
@@ -197,7 +195,6 @@ impl State {
         }
         self.at.push(record.at);
         self.stamps.push(record.stamp);
-        self.waiting.remove(&id);
         self.register(pos, id, &record.role);
         Ok(pos)
     }
@@ -279,24 +276,12 @@ impl State {
 
     /// Records (or refiles) one pending event under the dependency it waits for.
     pub fn add_pending(&mut self, id: EventId, entry: PendingEntry) {
-        self.drop_pending(&id);
-        self.waiting.entry(entry.waits_for).or_default().insert(id);
-        self.pending_bytes += entry.size as usize;
         self.pending.insert(id, entry);
     }
 
     /// Forgets a pending event (released, or an operator dropped it).
     pub fn drop_pending(&mut self, id: &EventId) {
-        let Some(gone) = self.pending.remove(id) else {
-            return;
-        };
-        self.pending_bytes = self.pending_bytes.saturating_sub(gone.size as usize);
-        if let Some(waiters) = self.waiting.get_mut(&gone.waits_for) {
-            waiters.remove(id);
-            if waiters.is_empty() {
-                self.waiting.remove(&gone.waits_for);
-            }
-        }
+        self.pending.remove(id);
     }
 
     /// Recomputes the canonical-order head list from the DAG.
