@@ -68,7 +68,7 @@ fn ledger_dir(name: &str) -> tempfile::TempDir {
             std::fs::create_dir_all(&dir).expect("bench dir");
             tempfile::Builder::new()
                 .prefix("ledger")
-                .keep(true)
+                .disable_cleanup(true)
                 .tempdir_in(&dir)
                 .expect("bench dir")
         }
