@@ -1,6 +1,6 @@
 //! Argument parsing (clap) and dispatch; one file per command family:
 //! `demo`, `audit`, `gen`, `io` (append, import, export, drop-pending), `query` (show, heads, covers,
-//! heads-of, exchanges, exchange, check), `log`, `pending`, `keys` (init, keygen, keys add), `sync`
+//! heads-of, exchanges, exchange, check), `history` (exchange --history), `log`, `pending`, `keys` (init, keygen, keys add), `sync`
 //! (serve, sync), `author` (realm, sidecar and exchange authoring), `verify`, `shell` (completions,
 //! man); shared plumbing in `output`.
 
@@ -8,6 +8,7 @@ mod audit;
 mod author;
 mod demo;
 mod gen;
+mod history;
 mod io;
 mod keys;
 mod log;
@@ -215,22 +216,30 @@ enum Command {
     },
     /// Show one exchange's projection (PROFILE §8.6), or author exchange events.
     ///
-    /// `akledger exchange --sidecar S ID` shows the projection; `akledger exchange request`,
-    /// `respond` and `control` write events (see their --help).
+    /// `akledger exchange --sidecar S ID` shows the projection; with `--history`, the
+    /// timeline: request, responses, internal messages and controls with time, author,
+    /// role or action, and what the fold made of each (folded, applied, terminal, or
+    /// ignored with the reason; a conflict loser names the controls that beat it).
+    /// `akledger exchange request`, `respond` and `control` write events (see their --help).
     ///
-    /// Example: akledger exchange --sidecar ak:sidecar:… exchange-00000001-00000003 --json
+    /// Example: akledger exchange exchange-00000001-00000003 --history
     #[command(args_conflicts_with_subcommands = true)]
     Exchange {
         #[command(subcommand)]
         action: Option<ExchangeCmd>,
-        /// The sidecar.
+        /// The sidecar [default: the ledger's only sidecar].
         #[arg(long, value_name = "ID")]
         sidecar: Option<String>,
         /// The exchange id.
         exchange_id: Option<String>,
+        /// Print the exchange's timeline instead of its projection.
+        #[arg(long)]
+        history: bool,
         #[command(flatten)]
         ledger: LedgerArgs,
-        /// Print the §8.6 JSON object.
+        /// Print the §8.6 JSON object (with --history: {"sidecar_id","exchange_id","status"?,
+        /// "entries":[{"event_id","created_at","author","by_controller","role","action"?,
+        /// "outcome","reason"?,"beaten_by"?,…}]}).
         #[arg(long)]
         json: bool,
     },
@@ -728,12 +737,14 @@ pub fn run() -> ExitCode {
             action: None,
             sidecar,
             exchange_id,
+            history,
             ledger,
             json,
-        } => match (sidecar, exchange_id) {
-            (Some(sidecar), Some(id)) => query::exchange(&ledger, &sidecar, &id, json),
-            _ => Err(output::CliError::Usage(
-                "exchange: give --sidecar ID and an exchange id, or a subcommand (request, respond, control)".into(),
+        } => match exchange_id {
+            Some(id) if history => history::run(&ledger, sidecar.as_deref(), &id, json),
+            Some(id) => query::exchange(&ledger, sidecar.as_deref(), &id, json),
+            None => Err(output::CliError::Usage(
+                "exchange: give an exchange id (and --sidecar ID when the ledger has several), or a subcommand (request, respond, control)".into(),
             )),
         },
         Command::Check { ledger, json } => query::check(&ledger, json),

@@ -189,16 +189,16 @@ pub fn exchanges(
     Ok(Outcome::Clean)
 }
 
-/// `akledger exchange --sidecar S ID`: the §8.6 projection.
+/// `akledger exchange [--sidecar S] ID`: the §8.6 projection.
 pub fn exchange(
     ledger: &LedgerArgs,
-    sidecar: &str,
+    sidecar: Option<&str>,
     exchange_id: &str,
     json: bool,
 ) -> Result<Outcome, CliError> {
-    let sidecar: SidecarId = parse_id(sidecar)?;
+    let ledger = ledger.open()?;
+    let sidecar: SidecarId = super::history::resolve_sidecar(&ledger, sidecar)?;
     let projection = ledger
-        .open()?
         .exchange(&sidecar, &ExchangeId::parse(exchange_id)?)?
         .ok_or_else(|| {
             CliError::Usage(format!(

@@ -17,9 +17,9 @@ use crate::dag::Pos;
 use crate::error::Error;
 use crate::event::Event;
 use crate::exchange::{
-    classify, fold_added_message, fold_exchange, fold_sidecar, Added, Causality, Classified,
-    ContextAttach, ExchangeId, ExchangeItem, ExchangeOutcome, NotFolded, Projection, SidecarFold,
-    SidecarInfo, Status,
+    classify, exchange_history, fold_added_message, fold_exchange, fold_sidecar, Added, Causality,
+    Classified, ContextAttach, ExchangeHistory, ExchangeId, ExchangeItem, ExchangeOutcome,
+    NotFolded, Projection, SidecarFold, SidecarInfo, Status,
 };
 use crate::id::{EventId, SidecarId};
 use crate::keyring::Keyring;
@@ -298,6 +298,25 @@ impl Ledger {
                 .get(exchange_id)
                 .and_then(|f| f.outcome.projection.clone())
         })
+    }
+
+    /// The timeline of one exchange (PROFILE §8): each of its items with time, author, role
+    /// or action and what the fold made of it; `None` when no admitted item names it.
+    pub fn exchange_history(
+        &self,
+        sidecar: &SidecarId,
+        exchange_id: &ExchangeId,
+    ) -> Result<Option<ExchangeHistory>, Error> {
+        self.with_sidecar(sidecar, |sx, _| {
+            let items = sx.items.get(exchange_id)?;
+            let outcome = &sx.outcomes.get(exchange_id)?.outcome;
+            Some(exchange_history(*sidecar, exchange_id, items, outcome))
+        })
+    }
+
+    /// The ids of the exchanges of `sidecar` that have admitted items, in order.
+    pub fn exchange_ids(&self, sidecar: &SidecarId) -> Result<Vec<ExchangeId>, Error> {
+        self.with_sidecar(sidecar, |sx, _| sx.items.keys().cloned().collect())
     }
 
     /// Every exchange projection of `sidecar` and every exchange event that did not fold.
