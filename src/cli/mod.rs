@@ -1,11 +1,12 @@
 //! Argument parsing (clap) and dispatch; one file per command family:
 //! `demo`, `audit`, `gen`, `io` (append, import, export, drop-pending), `query` (show, heads, covers,
-//! heads-of, exchanges, exchange, check), `history` (exchange --history), `log`, `pending`, `keys` (init, keygen, keys add), `sync`
+//! heads-of, exchanges, exchange, check), `decrypt` (show --decrypt), `history` (exchange --history), `log`, `pending`, `keys` (init, keygen, keys add), `sync`
 //! (serve, sync), `author` (realm, sidecar and exchange authoring), `verify`, `shell` (completions,
 //! man); shared plumbing in `output`.
 
 mod audit;
 mod author;
+mod decrypt;
 mod demo;
 mod gen;
 mod history;
@@ -147,13 +148,22 @@ enum Command {
     },
     /// Print one admitted event's canonical JSON.
     ///
-    /// Example: akledger show ak:event:Ak2d…
+    /// With `--decrypt`, a sidecar message or control is shown with its plaintext opened
+    /// by the keyring's sidecar key: a message's binding and body, a control's exchange,
+    /// action and basis. Never without `--decrypt`; exits 2 with the reason when the
+    /// keyring has no key for the event's sidecar and epoch.
+    ///
+    /// Example: akledger show ak:event:Ak2d… --decrypt
     Show {
         /// The event id.
         id: String,
         #[command(flatten)]
         ledger: LedgerArgs,
-        /// Accepted for symmetry: the output is JSON either way.
+        /// Decrypt the plaintext of a sidecar message or control (keyring required).
+        #[arg(long)]
+        decrypt: bool,
+        /// Without --decrypt, accepted for symmetry (the output is the event's JSON either
+        /// way); with it, print {"event_id","kind","epoch","content_type","plaintext"}.
         #[arg(long)]
         json: bool,
     },
@@ -714,7 +724,12 @@ pub fn run() -> ExitCode {
             since,
             out,
         } => io::export(&ledger, format, &since, out.as_deref()),
-        Command::Show { id, ledger, .. } => query::show(&ledger, &id),
+        Command::Show {
+            id,
+            ledger,
+            decrypt,
+            json,
+        } => query::show(&ledger, &id, decrypt, json),
         Command::Heads { ledger, json } => query::heads(&ledger, json),
         Command::Covers {
             basis,

@@ -11,13 +11,17 @@ use super::output::{
     count, ids_json, parse_id, parse_ids, print_json, print_lines, CliError, LedgerArgs, Outcome,
 };
 
-/// `akledger show ID`: the event's canonical JSON.
-pub fn show(ledger: &LedgerArgs, id: &str) -> Result<Outcome, CliError> {
+/// `akledger show ID [--decrypt]`: the event's canonical JSON, or with its plaintext.
+pub fn show(ledger: &LedgerArgs, id: &str, decrypt: bool, json: bool) -> Result<Outcome, CliError> {
     let ledger = ledger.open()?;
     let id: EventId = parse_id(id)?;
     let event = ledger
         .get(&id)?
         .ok_or_else(|| CliError::Usage(format!("{id}: not an admitted event of this ledger")))?;
+    if decrypt {
+        super::decrypt::show(&event, &ledger.verifier().keyring(), json)?;
+        return Ok(Outcome::Clean);
+    }
     print_lines([String::from_utf8_lossy(event.bytes())])?;
     Ok(Outcome::Clean)
 }
