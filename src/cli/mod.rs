@@ -75,6 +75,10 @@ enum Command {
         /// Number of exchanges in the sidecar.
         #[arg(long, default_value_t = 300)]
         exchanges: usize,
+        /// Also write the events as offered (out of order, forgeries included) to FILE as
+        /// JSON Lines; the printed `try` line audits it.
+        #[arg(long, value_name = "FILE")]
+        offered_log: Option<PathBuf>,
     },
     /// Replay a log into a scratch ledger and report what is valid, what is not and why.
     ///
@@ -714,7 +718,8 @@ pub fn run() -> ExitCode {
             dir,
             seed,
             exchanges,
-        } => demo::run(&dir, seed, exchanges),
+            offered_log,
+        } => demo::run(&dir, seed, exchanges, offered_log.as_deref()),
         Command::Audit { log, keyring, json } => audit::run(&log, keyring.as_deref(), json),
         Command::Append { file, ledger, json } => io::append(&ledger, &file, json),
         Command::Import { file, ledger, json } => io::import(&ledger, &file, json),
