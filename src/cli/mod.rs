@@ -303,14 +303,21 @@ enum Command {
     /// Admitted events, newest first, one line each (id, time, kind, actor), like
     /// `git log --oneline`.
     ///
+    /// With `--follow`, the newest N (--limit, default 10) oldest first, then every event
+    /// as it is admitted, like `tail -f`, until interrupted. The follower polls: it opens
+    /// the ledger read-only for each look and never takes the writer lock.
+    ///
     /// Example: akledger log --kind ak.sidecar.message --limit 10
     Log {
-        /// Only events of this kind (e.g. ak.realm.create, ak.sidecar.control).
+        /// Only events of this kind (e.g. ak.realm.create, ak.message.create).
         #[arg(long, value_name = "K")]
         kind: Option<String>,
         /// Only the newest N.
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
+        /// Keep printing newly admitted events (oldest first).
+        #[arg(long)]
+        follow: bool,
         #[command(flatten)]
         ledger: LedgerArgs,
         /// One JSON object per event: {"event_id","kind","actor" (its principal),"created_at"}.
@@ -793,9 +800,18 @@ pub fn run() -> ExitCode {
         Command::Log {
             kind,
             limit,
+            follow,
             ledger,
             json,
-        } => log::run(&ledger, kind.as_deref(), limit, json),
+        } => log::run(
+            &ledger,
+            &log::LogArgs {
+                kind: kind.as_deref(),
+                limit,
+                follow,
+                json,
+            },
+        ),
         Command::Pending { why, ledger, json } => pending::run(&ledger, why.as_deref(), json),
         Command::DropPending { id, ledger } => io::drop_pending(&ledger, &id),
         Command::Serve {

@@ -58,6 +58,11 @@ pub enum Outcome {
 /// carries on to its verdict, so `akledger audit bad.jsonl | head -2` still exits 1.
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 
+/// True once stdout's reader has gone (a follower stops then).
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
 /// Maps a command result to the exit code, printing errors on stderr.
 pub fn finish(result: Result<Outcome, CliError>) -> ExitCode {
     match result {

@@ -309,6 +309,17 @@ impl Ledger {
         at.into_iter().map(move |at| self.read_event(at))
     }
 
+    /// Admitted events in admission order, from the `start`-th on (0-based): what a
+    /// follower that has seen `start` events has not seen yet.
+    pub fn iter_from(&self, start: usize) -> impl Iterator<Item = Result<Event, Error>> + '_ {
+        let at: Vec<_> = self
+            .state
+            .read()
+            .map(|s| s.at.get(start..).map(<[_]>::to_vec).unwrap_or_default())
+            .unwrap_or_default();
+        at.into_iter().map(move |at| self.read_event(at))
+    }
+
     /// Reads and re-parses an event this ledger stored. Its proof was verified before it
     /// was written to the checksummed log, so it is not verified again here.
     fn read_event(&self, at: crate::store::log::LogPos) -> Result<Event, Error> {
