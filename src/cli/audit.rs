@@ -3,23 +3,20 @@
 //! and the exchange fold of every sidecar.
 
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, IsTerminal, Seek, SeekFrom, Write};
+use std::io::{BufRead, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use akledger::canonical::Object;
 use akledger::{
     Appended, Config, Durability, EventId, Json, Ledger, NotFolded, PendingCause, Projection,
 };
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 
 use super::io::{claimed_id, feed, rejected_id, who_text, Position};
 use super::output::{
     count, emit, emit_raw, ids_json, json_text, load_keyring, stdout_result, CliError, Outcome,
 };
 use super::query::{decrypt_hint, fold_all, reasons_text, status_text};
-
-/// Logs at least this large get a progress bar (when stderr is a terminal).
-const PROGRESS_MIN_BYTES: u64 = 16 << 20;
 
 /// A rejected log item.
 struct RejectedItem {
@@ -191,7 +188,7 @@ pub fn run(log: &Path, keyring: Option<&Path>, json: bool) -> Result<Outcome, Cl
             .keyring(keyring)
             .durability(Durability::Buffered),
     )?;
-    let progress = progress_bar(log);
+    let progress = super::progress::log_bytes(log);
     let report = replay(&ledger, log, progress.as_ref())?;
     if let Some(bar) = progress {
         bar.finish_and_clear();
@@ -227,19 +224,6 @@ fn remove_on_signal(scratch: &Path) {
         let _ = std::fs::remove_dir_all(&scratch);
         std::process::exit(130);
     });
-}
-
-fn progress_bar(log: &Path) -> Option<ProgressBar> {
-    let len = std::fs::metadata(log).ok()?.len();
-    if len < PROGRESS_MIN_BYTES || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(len);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    Some(bar)
 }
 
 fn replay(ledger: &Ledger, log: &Path, progress: Option<&ProgressBar>) -> Result<Report, CliError> {

@@ -2,7 +2,7 @@
 //! `demo`, `audit`, `gen`, `io` (append, import, export, drop-pending), `query` (show, heads, covers,
 //! heads-of, exchanges, exchange, check), `decrypt` (show --decrypt), `history` (exchange --history), `log`, `pending`, `keys` (init, keygen, keys add), `sync`
 //! (serve, sync), `author` (realm, sidecar and exchange authoring), `verify`, `shell` (completions,
-//! man); shared plumbing in `output`.
+//! man); shared plumbing in `output`, terminal progress in `progress`.
 
 mod audit;
 mod author;
@@ -15,6 +15,7 @@ mod keys;
 mod log;
 mod output;
 mod pending;
+mod progress;
 mod query;
 mod shell;
 mod sync;

@@ -261,9 +261,17 @@ pub fn check(ledger: &LedgerArgs, json: bool) -> Result<Outcome, CliError> {
         },
         opened => {
             let ledger = opened?;
+            let progress = super::progress::spinner(
+                ledger.len(),
+                &format!("re-verifying {} events", ledger.len()),
+            );
             // Build every sidecar's exchange state so the check compares the fold too.
             fold_all(&ledger)?;
-            ledger.check()?
+            let report = ledger.check();
+            if let Some(spinner) = progress {
+                spinner.finish_and_clear();
+            }
+            report?
         }
     };
     if json {
