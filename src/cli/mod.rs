@@ -1,11 +1,12 @@
 //! Argument parsing (clap) and dispatch; one file per command family:
 //! `demo`, `audit`, `gen`, `io` (append, import, export, drop-pending), `query` (show, heads, covers,
-//! heads-of, exchanges, exchange, check), `decrypt` (show --decrypt), `history` (exchange --history), `log`, `pending`, `keys` (init, keygen, keys add), `sync`
+//! heads-of, exchanges, exchange, check), `decrypt` (show --decrypt), `dag` (dag --dot), `history` (exchange --history), `log`, `pending`, `keys` (init, keygen, keys add), `sync`
 //! (serve, sync), `author` (realm, sidecar and exchange authoring), `verify`, `shell` (completions,
 //! man); shared plumbing in `output`, terminal progress in `progress`.
 
 mod audit;
 mod author;
+mod dag;
 mod decrypt;
 mod demo;
 mod gen;
@@ -324,6 +325,35 @@ enum Command {
         /// One JSON object per event: {"event_id","kind","actor" (its principal),"created_at"}.
         #[arg(long)]
         json: bool,
+    },
+    /// Draw the causal DAG as Graphviz DOT (`akledger dag --dot | dot -Tsvg > dag.svg`).
+    ///
+    /// One node per admitted event (heads with a double border), pending events dashed,
+    /// the events they miss dotted (never seen) or as red octagons (rejected on release),
+    /// exchange controls filled by outcome (green terminal, blue applied, orange ignored,
+    /// with the reason); edges run from a dependency to the event naming it.
+    ///
+    /// Example: akledger dag --dot --exchange exchange-00000001-00000003 | dot -Tsvg > x.svg
+    Dag {
+        /// Write Graphviz DOT (the only format).
+        #[arg(long, required = true)]
+        dot: bool,
+        /// Leave out every event this id covers (repeat, or separate with commas).
+        #[arg(
+            long,
+            value_name = "ID",
+            value_delimiter = ',',
+            conflicts_with = "exchange"
+        )]
+        since: Vec<String>,
+        /// Only this exchange's events (request, messages, controls).
+        #[arg(long, value_name = "X")]
+        exchange: Option<String>,
+        /// The exchange's sidecar [default: the ledger's only sidecar].
+        #[arg(long, value_name = "ID", requires = "exchange")]
+        sidecar: Option<String>,
+        #[command(flatten)]
+        ledger: LedgerArgs,
     },
     /// List the pending events (waiting for dependencies), or explain one.
     ///
@@ -811,6 +841,20 @@ pub fn run() -> ExitCode {
                 limit,
                 follow,
                 json,
+            },
+        ),
+        Command::Dag {
+            dot: _,
+            since,
+            exchange,
+            sidecar,
+            ledger,
+        } => dag::run(
+            &ledger,
+            &dag::DagArgs {
+                since: &since,
+                exchange: exchange.as_deref(),
+                sidecar: sidecar.as_deref(),
             },
         ),
         Command::Pending { why, ledger, json } => pending::run(&ledger, why.as_deref(), json),
