@@ -1,6 +1,6 @@
 //! Argument parsing (clap) and dispatch; one file per command family:
 //! `demo`, `audit`, `gen`, `io` (append, import, export, drop-pending), `query` (show, heads, covers,
-//! heads-of, exchanges, exchange, check), `decrypt` (show --decrypt), `dag` (dag --dot), `history` (exchange --history), `log`, `pending`, `keys` (init, keygen, keys add), `sync`
+//! heads-of, exchanges, exchange, check), `decrypt` (show --decrypt), `dag` (dag --dot), `history` (exchange --history), `html` (audit --html), `log`, `pending`, `keys` (init, keygen, keys add), `sync`
 //! (serve, sync), `author` (realm, sidecar and exchange authoring), `verify`, `shell` (completions,
 //! man); shared plumbing in `output`, terminal progress in `progress`.
 
@@ -11,6 +11,7 @@ mod decrypt;
 mod demo;
 mod gen;
 mod history;
+mod html;
 mod io;
 mod keys;
 mod log;
@@ -99,6 +100,11 @@ enum Command {
         /// Print the PROFILE §12 JSON report instead of text.
         #[arg(long)]
         json: bool,
+        /// Also write the report as one self-contained HTML page (no network, no external
+        /// assets): summary, rejections, pending, the exchanges table, and each exchange's
+        /// timeline with a picture of its events.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
     /// Append events from a log, printing one outcome line per event.
     ///
@@ -758,7 +764,12 @@ pub fn run() -> ExitCode {
             exchanges,
             offered_log,
         } => demo::run(&dir, seed, exchanges, offered_log.as_deref()),
-        Command::Audit { log, keyring, json } => audit::run(&log, keyring.as_deref(), json),
+        Command::Audit {
+            log,
+            keyring,
+            json,
+            html,
+        } => audit::run(&log, keyring.as_deref(), json, html.as_deref()),
         Command::Append { file, ledger, json } => io::append(&ledger, &file, json),
         Command::Import { file, ledger, json } => io::import(&ledger, &file, json),
         Command::Export {
