@@ -30,6 +30,23 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// A ledger where one exchange got two concurrent terminal controls: the controller closed
 /// it in one copy of the ledger and cancelled it in another, and the copies were merged.
+/// A new realm with the key's sidecar in it; returns the sidecar id.
+fn realm_with_sidecar(key: &Path, dir: &Path) -> String {
+    let (k, d) = (p(key), p(dir));
+    let realm = json(&run_ok(
+        &["realm", "create", "--key", k, "--dir", d, "--json"],
+        0,
+    ));
+    let realm_id = realm["realm_id"].as_str().unwrap();
+    let args = [
+        "sidecar", "create", "--realm", realm_id, "--key", k, "--dir", d, "--json",
+    ];
+    json(&run_ok(&args, 0))["sidecar_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 struct Conflicting {
     dir: PathBuf,
     sidecar: String,
@@ -45,25 +62,7 @@ fn conflicting(tmp: &Path) -> Conflicting {
     run_ok(&["init", "--dir", d], 0);
     run_ok(&["keygen", "--out", p(&boss)], 0);
     let bob_ids = json(&run_ok(&["keygen", "--out", p(&bob), "--json"], 0));
-    let realm = json(&run_ok(
-        &["realm", "create", "--key", p(&boss), "--dir", d, "--json"],
-        0,
-    ));
-    let sidecar = json(&run_ok(
-        &[
-            "sidecar",
-            "create",
-            "--realm",
-            realm["realm_id"].as_str().unwrap(),
-            "--key",
-            p(&boss),
-            "--dir",
-            d,
-            "--json",
-        ],
-        0,
-    ));
-    let s = sidecar["sidecar_id"].as_str().unwrap().to_string();
+    let s = realm_with_sidecar(&boss, &dir);
     let x = "exchange-with-a-conflict-0001";
     let author = |key: &Path, dir: &Path, extra: &[&str]| {
         let mut args = vec!["exchange"];
@@ -148,28 +147,10 @@ fn exchange_history_shows_each_fate_and_the_conflict_winner() {
 
     // With a second sidecar the default is gone: a clear error names both.
     // One controller, one sidecar per realm: the second lives in another realm.
-    let realm2 = json(&run_ok(
-        &["realm", "create", "--key", p(&boss), "--dir", d, "--json"],
-        0,
-    ));
-    let second = json(&run_ok(
-        &[
-            "sidecar",
-            "create",
-            "--realm",
-            realm2["realm_id"].as_str().unwrap(),
-            "--key",
-            p(&boss),
-            "--dir",
-            d,
-            "--json",
-        ],
-        0,
-    ));
-    let second_id = second["sidecar_id"].as_str().unwrap();
+    let second_id = realm_with_sidecar(&boss, &dir);
     let refused = run_ok(&["exchange", "--dir", d, &x, "--history"], 2);
     let err = stderr(&refused);
-    assert!(err.contains("--sidecar") && err.contains(&sidecar) && err.contains(second_id));
+    assert!(err.contains("--sidecar") && err.contains(&sidecar) && err.contains(&second_id));
     run_ok(
         &[
             "exchange",
@@ -614,7 +595,7 @@ fn dag_dot_draws_every_event_and_dependency() {
         heads["heads"].as_array().unwrap().len()
     );
     assert!(
-        dot.contains("fillcolor=palegreen"),
+        dot.contains("fillcolor=\"#2da44e\""),
         "terminal controls are coloured"
     );
     graphviz_renders(&dot, &tmp.path().join("dag.svg"));
@@ -663,7 +644,7 @@ fn dag_dot_draws_every_event_and_dependency() {
         .map(|e| e["event_id"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(nodes, items);
-    assert!(dot.contains("control: terminal") && dot.contains("fillcolor=palegreen"));
+    assert!(dot.contains("control: terminal") && dot.contains("fillcolor=\"#2da44e\""));
     graphviz_renders(&dot, &tmp.path().join("exchange.svg"));
 }
 
@@ -682,18 +663,16 @@ fn audit_html_is_self_contained_and_renders_in_a_browser() {
     let tmp = tempfile::tempdir().unwrap();
     demo_in(tmp.path());
     let html = tmp.path().join("report.html");
-    let out = bin()
-        .current_dir(tmp.path())
-        .args([
-            "audit",
-            "offered.jsonl",
-            "--keyring",
-            "data/keyring.json",
-            "--html",
-            "report.html",
-        ])
-        .output()
-        .unwrap();
+    // The audit of the demo's offered log, run where the demo ran (relative paths).
+    let audit = |extra: &[&str]| {
+        bin()
+            .current_dir(tmp.path())
+            .args(["audit", "offered.jsonl", "--keyring", "data/keyring.json"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = audit(&["--html", "report.html"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let page = std::fs::read_to_string(&html).unwrap();
     for external in ["http://", "https://", "src=", "@import", "url("] {
@@ -702,19 +681,7 @@ fn audit_html_is_self_contained_and_renders_in_a_browser() {
     assert!(page.contains(
         "Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\""
     ));
-    let report = json(
-        &bin()
-            .current_dir(tmp.path())
-            .args([
-                "audit",
-                "offered.jsonl",
-                "--keyring",
-                "data/keyring.json",
-                "--json",
-            ])
-            .output()
-            .unwrap(),
-    );
+    let report = json(&audit(&["--json"]));
     for x in report["exchanges"].as_array().unwrap() {
         let id = x["exchange_id"].as_str().unwrap();
         assert!(page.contains(id));

@@ -11,7 +11,8 @@ use akledger::exchange::{ExchangeHistory, Step, Verdict};
 use akledger::{Event, EventId, ExchangeId, Ledger};
 
 use super::history::resolve_sidecar;
-use super::output::{parse_ids, print_lines, CliError, LedgerArgs, Outcome};
+use super::html::verdict_color;
+use super::output::{parse_ids, print_lines, short_id, CliError, LedgerArgs, Outcome};
 
 /// Which part of the DAG to draw.
 pub struct DagArgs<'a> {
@@ -134,24 +135,6 @@ fn nodes(
     Ok(nodes)
 }
 
-/// `AtFVPEEJi6R2…`: an id short enough for a node label.
-fn short(id: &EventId) -> String {
-    let text = id.to_string();
-    let tail = text.strip_prefix("ak:event:").unwrap_or(&text);
-    let head: String = tail.chars().take(12).collect();
-    format!("{head}…")
-}
-
-/// The fill colour of a control by its verdict.
-fn verdict_color(v: &Verdict) -> &'static str {
-    match v {
-        Verdict::Terminal => "palegreen",
-        Verdict::Applied => "lightblue",
-        Verdict::Folded => "white",
-        Verdict::Ignored { .. } => "orange",
-    }
-}
-
 /// The short verdict of a node label: `terminal`, `ignored: conflict_loser`.
 fn verdict_label(v: &Verdict) -> String {
     match v {
@@ -165,19 +148,19 @@ fn dot(nodes: &BTreeMap<EventId, Node>, verdicts: &HashMap<EventId, (Step, Verdi
     let mut out = String::from(
         "// akledger causal DAG. Edges run from a dependency to the event naming it.\n\
          // Double border: head. Dashed: pending. Dotted grey: missing (never seen).\n\
-         // Red octagon: rejected on release. Controls: green terminal, blue applied,\n\
+         // Red octagon: rejected on release. Controls: green terminal, light blue applied,\n\
          // orange ignored (the reason in the label).\n\
          digraph akledger {\n  rankdir=LR;\n  node [shape=box, style=\"rounded,filled\", fillcolor=white, fontname=\"monospace\", fontsize=10];\n",
     );
     for (id, node) in nodes {
         let (label, attrs) = match node {
             Node::Admitted { event, head } => {
-                let mut label = format!("{}\\n{}", short(id), event.kind());
+                let mut label = format!("{}\\n{}", short_id(&id.to_string()), event.kind());
                 let mut attrs = String::new();
                 if let Some((step, v)) = verdicts.get(id) {
                     label.push_str(&format!("\\n{}: {}", step.role(), verdict_label(v)));
                     if matches!(step, Step::Control(_)) {
-                        attrs.push_str(&format!(", fillcolor={}", verdict_color(v)));
+                        attrs.push_str(&format!(", fillcolor=\"{}\"", verdict_color(v)));
                     }
                 }
                 if *head {
@@ -186,15 +169,15 @@ fn dot(nodes: &BTreeMap<EventId, Node>, verdicts: &HashMap<EventId, (Step, Verdi
                 (label, attrs)
             }
             Node::Pending(event) => (
-                format!("{}\\n{}\\npending", short(id), event.kind()),
+                format!("{}\\n{}\\npending", short_id(&id.to_string()), event.kind()),
                 ", style=\"rounded,dashed,filled\", fillcolor=lightyellow".to_string(),
             ),
             Node::Missing => (
-                format!("{}\\nmissing", short(id)),
+                format!("{}\\nmissing", short_id(&id.to_string())),
                 ", style=\"dotted\", color=grey50, fontcolor=grey40".to_string(),
             ),
             Node::Rejected(code) => (
-                format!("{}\\nrejected\\n{code}", short(id)),
+                format!("{}\\nrejected\\n{code}", short_id(&id.to_string())),
                 ", shape=octagon, style=filled, fillcolor=mistyrose, color=red".to_string(),
             ),
         };

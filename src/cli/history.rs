@@ -1,11 +1,11 @@
 //! `akledger exchange [--sidecar S] X --history`: one exchange's timeline as the fold saw it
-//! (the library's [`Ledger::exchange_history`]); this file only picks the sidecar and
-//! formats. The HTML report uses the same lines.
+//! (the library's [`Ledger::exchange_history`]); this file only picks the sidecar (for
+//! every command taking an optional `--sidecar`) and formats. The HTML report uses the same lines.
 
 use akledger::exchange::ExchangeHistory;
 use akledger::{ExchangeId, Ledger, SidecarId};
 
-use super::output::{parse_id, print_json, print_lines, CliError, LedgerArgs, Outcome};
+use super::output::{parse_id, print_json, print_lines, CliError, Outcome};
 
 /// The sidecar a command means: the one given, else the ledger's only sidecar; a clear
 /// error naming the choices when there are none or several.
@@ -29,23 +29,18 @@ pub fn resolve_sidecar(ledger: &Ledger, given: Option<&str>) -> Result<SidecarId
     }
 }
 
-/// Runs the command.
-pub fn run(
-    ledger: &LedgerArgs,
-    sidecar: Option<&str>,
-    exchange_id: &str,
+/// Prints the timeline of `exchange` in `sidecar` (text or JSON).
+pub fn show(
+    ledger: &Ledger,
+    sidecar: &SidecarId,
+    exchange: &ExchangeId,
     json: bool,
 ) -> Result<Outcome, CliError> {
-    let ledger = ledger.open()?;
-    let sidecar = resolve_sidecar(&ledger, sidecar)?;
-    let exchange = ExchangeId::parse(exchange_id)?;
-    let history = ledger
-        .exchange_history(&sidecar, &exchange)?
-        .ok_or_else(|| {
-            CliError::Usage(format!(
-                "{exchange_id}: no admitted event of {sidecar} names this exchange (or the keyring cannot decrypt them)"
-            ))
-        })?;
+    let history = ledger.exchange_history(sidecar, exchange)?.ok_or_else(|| {
+        CliError::Usage(format!(
+            "{exchange}: no admitted event of {sidecar} names this exchange (or the keyring cannot decrypt them)"
+        ))
+    })?;
     if json {
         print_json(&history.to_json())?;
     } else {

@@ -12,7 +12,7 @@ use std::path::Path;
 use akledger::exchange::{ExchangeHistory, HistoryEntry, Step, Verdict};
 use akledger::{EventId, Projection};
 
-use super::output::CliError;
+use super::output::{short_id, CliError};
 
 /// The page's Content Security Policy: nothing may be fetched; inline styles and data
 /// URLs only.
@@ -67,14 +67,12 @@ fn esc(s: &str) -> String {
     out
 }
 
-/// An id shortened for a table cell (the full id in its title).
+/// An id shortened for a table cell, the full id in its title.
 fn short(id: &str) -> String {
-    let tail = id.rsplit(':').next().unwrap_or(id);
-    let head: String = tail.chars().take(10).collect();
     format!(
-        "<span class=\"id\" title=\"{}\">{}…</span>",
+        "<span class=\"id\" title=\"{}\">{}</span>",
         esc(id),
-        esc(&head)
+        esc(&short_id(id))
     )
 }
 
@@ -248,12 +246,14 @@ fn lane(step: &Step) -> usize {
     }
 }
 
-fn fill(v: &Verdict) -> &'static str {
+/// The colour of an exchange item by the fold's verdict, in the page's pictures and in
+/// `dag --dot`.
+pub fn verdict_color(v: &Verdict) -> &'static str {
     match v {
         Verdict::Folded => "#0969da",
         Verdict::Applied => "#54aeff",
-        Verdict::Terminal => "#1a7f37",
-        Verdict::Ignored { .. } => "#bc4c00",
+        Verdict::Terminal => "#2da44e",
+        Verdict::Ignored { .. } => "#fb8f44",
     }
 }
 
@@ -307,7 +307,7 @@ fn svg(h: &mut String, entries: &[HistoryEntry], deps: &HashMap<EventId, Vec<Eve
         let Some((x, y)) = at.get(&e.event_id) else {
             continue;
         };
-        let color = fill(&e.verdict);
+        let color = verdict_color(&e.verdict);
         let title = esc(&format!(
             "{} {}: {}",
             e.event_id,

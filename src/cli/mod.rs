@@ -810,8 +810,7 @@ pub fn run() -> ExitCode {
             ledger,
             json,
         } => match exchange_id {
-            Some(id) if history => history::run(&ledger, sidecar.as_deref(), &id, json),
-            Some(id) => query::exchange(&ledger, sidecar.as_deref(), &id, json),
+            Some(id) => query::exchange(&ledger, sidecar.as_deref(), &id, history, json),
             None => Err(output::CliError::Usage(
                 "exchange: give an exchange id (and --sidecar ID when the ledger has several), or a subcommand (request, respond, control)".into(),
             )),

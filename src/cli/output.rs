@@ -235,6 +235,14 @@ pub fn json_text(value: &Json) -> String {
     String::from_utf8_lossy(&to_canonical(value)).into_owned()
 }
 
+/// An id shortened for a label or a table cell: the part after its last `:`, cut to 12
+/// characters and marked `…` (`ak:event:AtFVPEEJi6R2wS2r…` → `AtFVPEEJi6R2…`).
+pub fn short_id(id: &str) -> String {
+    let tail = id.rsplit(':').next().unwrap_or(id);
+    let head: String = tail.chars().take(12).collect();
+    format!("{head}…")
+}
+
 /// A list of ids as a JSON array.
 pub fn ids_json<T: ToString>(ids: &[T]) -> Json {
     Json::Array(ids.iter().map(|i| i.to_string().into()).collect())

@@ -193,22 +193,25 @@ pub fn exchanges(
     Ok(Outcome::Clean)
 }
 
-/// `akledger exchange [--sidecar S] ID`: the §8.6 projection.
+/// `akledger exchange [--sidecar S] ID [--history]`: the §8.6 projection, or the timeline.
 pub fn exchange(
     ledger: &LedgerArgs,
     sidecar: Option<&str>,
     exchange_id: &str,
+    history: bool,
     json: bool,
 ) -> Result<Outcome, CliError> {
     let ledger = ledger.open()?;
     let sidecar: SidecarId = super::history::resolve_sidecar(&ledger, sidecar)?;
-    let projection = ledger
-        .exchange(&sidecar, &ExchangeId::parse(exchange_id)?)?
-        .ok_or_else(|| {
-            CliError::Usage(format!(
-                "{exchange_id}: no exchange with a canonical request in {sidecar}"
-            ))
-        })?;
+    let exchange = ExchangeId::parse(exchange_id)?;
+    if history {
+        return super::history::show(&ledger, &sidecar, &exchange, json);
+    }
+    let projection = ledger.exchange(&sidecar, &exchange)?.ok_or_else(|| {
+        CliError::Usage(format!(
+            "{exchange_id}: no exchange with a canonical request in {sidecar}"
+        ))
+    })?;
     if json {
         print_json(&projection.to_json())?;
     } else {
