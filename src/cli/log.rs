@@ -90,13 +90,21 @@ fn line(event: &Event, args: &LogArgs<'_>) -> Option<String> {
 /// that finds the ledger held by a writer (or being recovered) is skipped; the next one
 /// catches up.
 fn follow(ledger: &LedgerArgs, args: &LogArgs<'_>, mut seen: usize) -> Result<Outcome, CliError> {
+    let mut looked_at = None;
     loop {
         std::thread::sleep(FOLLOW_POLL);
+        // Opening is not free (a read-only open reads the index from a private copy): only
+        // reopen when the log's segments changed since the last successful look.
+        let now = log_sizes(&ledger.dir);
+        if now.is_some() && now == looked_at {
+            continue;
+        }
         let opened: Ledger = match ledger.open() {
             Ok(l) => l,
             Err(CliError::Ledger(akledger::Error::AlreadyOpen { .. })) => continue,
             Err(e) => return Err(e),
         };
+        looked_at = now;
         let mut lines = Vec::new();
         for event in opened.iter_from(seen) {
             lines.extend(line(&event?, args));
@@ -108,4 +116,17 @@ fn follow(ledger: &LedgerArgs, args: &LogArgs<'_>, mut seen: usize) -> Result<Ou
             return Ok(Outcome::Clean);
         }
     }
+}
+
+/// The names and lengths of the ledger's log segments (`DIR/log/*.log`, see
+/// docs/format.md): the log only grows, so any admitted event changes them.
+fn log_sizes(dir: &std::path::Path) -> Option<Vec<(std::ffi::OsString, u64)>> {
+    let mut sizes: Vec<(std::ffi::OsString, u64)> = std::fs::read_dir(dir.join("log"))
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+        .filter_map(|e| Some((e.file_name(), e.metadata().ok()?.len())))
+        .collect();
+    sizes.sort();
+    Some(sizes)
 }
