@@ -349,11 +349,16 @@ impl Report {
         let pending = self.pending_lines(&causes);
         let rejected_total = self.rejected_total();
         let mut rejections = Vec::new();
+        let mut by_code: std::collections::BTreeMap<String, usize> = Default::default();
         for item in self.rejected.merged(&self.released)? {
-            if !super::html::wants_rejection(rejections.len()) {
-                break;
+            let (json, text) = item?;
+            let code = akledger::canonical::parse_value(json.as_bytes())
+                .ok()
+                .and_then(|v| Some(v.as_object()?.get("code")?.as_str()?.to_string()));
+            *by_code.entry(code.unwrap_or_default()).or_default() += 1;
+            if super::html::wants_rejection(rejections.len()) {
+                rejections.push(text);
             }
-            rejections.push(item?.1);
         }
         let summary = vec![
             ("events", self.events),
@@ -372,6 +377,7 @@ impl Report {
                 summary,
                 clean: rejected_total + self.pending.len() == 0,
                 rejections,
+                rejected_by_code: by_code.into_iter().collect(),
                 rejected_total,
                 pending,
                 exchanges: &self.exchanges,

@@ -21,6 +21,9 @@ pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src da
 /// Rejection lines listed in the page at most (the count is always complete).
 const MAX_REJECTION_LINES: usize = 2000;
 
+/// Rejection lists this short are shown unfolded.
+const OPEN_REJECTION_LINES: usize = 20;
+
 /// Timelines shown unfolded at the top of their section (the rest open on a click).
 const OPEN_TIMELINES: usize = 3;
 
@@ -36,6 +39,8 @@ pub struct HtmlReport<'a> {
     pub rejections: Vec<String>,
     /// How many rejections there are in all.
     pub rejected_total: usize,
+    /// Rejections by PROFILE code.
+    pub rejected_by_code: Vec<(String, usize)>,
     /// Pending lines (the event and what it waits for).
     pub pending: Vec<String>,
     /// Every projection, by sidecar then exchange.
@@ -148,7 +153,23 @@ fn rejections(h: &mut String, r: &HtmlReport<'_>) {
         h.push_str("<p>None.</p>\n");
         return;
     }
-    h.push_str("<ul class=\"lines\">");
+    h.push_str("<table><tr><th>code</th><th>events</th></tr>");
+    for (code, n) in &r.rejected_by_code {
+        let _ = write!(
+            h,
+            "<tr><td class=\"mono\">{}</td><td class=\"num\">{n}</td></tr>",
+            esc(code)
+        );
+    }
+    let open = if r.rejections.len() <= OPEN_REJECTION_LINES {
+        " open"
+    } else {
+        ""
+    };
+    let _ = write!(
+        h,
+        "</table><details{open}><summary>every rejected item, by position in the log</summary><ul class=\"lines\">"
+    );
     for line in &r.rejections {
         let _ = write!(h, "<li>{}</li>", esc(line));
     }
@@ -160,7 +181,7 @@ fn rejections(h: &mut String, r: &HtmlReport<'_>) {
             r.rejected_total - r.rejections.len()
         );
     }
-    h.push('\n');
+    h.push_str("</details>\n");
 }
 
 fn exchanges_table(h: &mut String, exchanges: &[Projection]) {
