@@ -302,6 +302,28 @@ impl Ledger {
 
     /// The timeline of one exchange (PROFILE §8): each of its items with time, author, role
     /// or action and what the fold made of it; `None` when no admitted item names it.
+    ///
+    /// ```
+    /// use akledger::exchange::{Step, Verdict};
+    /// use akledger::workload::{sidecar_workload, SidecarSpec};
+    /// use akledger::{Config, Ledger};
+    ///
+    /// let w = sidecar_workload(5, SidecarSpec { exchanges: 3, agents: 2, forgeries: false })?;
+    /// let dir = tempfile::tempdir()?;
+    /// let ledger = Ledger::open_with(Config::new(dir.path()).keyring(w.keyring.clone()))?;
+    /// for event in &w.events {
+    ///     ledger.append(event.bytes())?;
+    /// }
+    /// for x in ledger.exchange_ids(&w.sidecar)? {
+    ///     let history = ledger.exchange_history(&w.sidecar, &x)?.expect("admitted items");
+    ///     let first = &history.entries[0];
+    ///     assert_eq!((&first.step, &first.verdict), (&Step::Request, &Verdict::Folded));
+    ///     for entry in &history.entries {
+    ///         println!("{} {} {}: {}", entry.created_at, entry.author, entry.step.text(), entry.verdict.text());
+    ///     }
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn exchange_history(
         &self,
         sidecar: &SidecarId,
