@@ -4,11 +4,14 @@
 //! conflict loser, the controls that beat it). Read off an [`ExchangeOutcome`]: the fold
 //! decides, this only lays its decisions out in time.
 
+use std::collections::HashSet;
+
 use crate::canonical::{Json, Object};
 use crate::did::DidCoreId;
 use crate::id::{EventId, SidecarId};
 use crate::time::Timestamp;
 
+use super::causality::Causality;
 use super::classify::{ExchangeItem, Fact};
 use super::fold::ExchangeOutcome;
 use super::plaintext::{Action, ExchangeId, Role, TerminalKind};
@@ -181,7 +184,8 @@ pub struct ExchangeHistory {
     pub exchange_id: ExchangeId,
     /// The fold's projection, when the exchange has a canonical request.
     pub projection: Option<Projection>,
-    /// Every item, by `created_at` then event id.
+    /// Every item, in causal order; by `created_at` then event id where that leaves the
+    /// order open.
     pub entries: Vec<HistoryEntry>,
 }
 
@@ -203,12 +207,15 @@ impl ExchangeHistory {
 }
 
 /// The timeline of `exchange_id` from its items (items of other exchanges are skipped,
-/// duplicates count once) and the outcome the fold gave for them.
+/// duplicates count once) and the outcome the fold gave for them. Entries are in causal
+/// order, and among items neither of which covers the other, by `created_at` then id:
+/// a claimed time never puts an event before one it covers.
 pub fn exchange_history(
     sidecar_id: SidecarId,
     exchange_id: &ExchangeId,
     items: &[ExchangeItem],
     outcome: &ExchangeOutcome,
+    causality: &impl Causality,
 ) -> ExchangeHistory {
     let projection = outcome.projection.as_ref();
     let mut entries: Vec<HistoryEntry> = items
@@ -232,10 +239,42 @@ pub fn exchange_history(
         sidecar_id,
         exchange_id: exchange_id.clone(),
         projection: projection.cloned(),
-        entries,
+        entries: causal_first(entries, causality),
     }
 }
 
+/// Reorders `entries` (sorted by time, then id) so that every entry comes after the
+/// entries it covers, keeping the time order wherever causality allows: each step takes
+/// the earliest entry whose covered entries are all out. O(n²) coverage lookups over one
+/// exchange's items.
+fn causal_first(entries: Vec<HistoryEntry>, causality: &impl Causality) -> Vec<HistoryEntry> {
+    let ids: Vec<EventId> = entries.iter().map(|e| e.event_id).collect();
+    let below: Vec<Vec<EventId>> = ids
+        .iter()
+        .map(|id| {
+            let mut covered = causality.covered_among(&[*id], &ids);
+            covered.retain(|c| c != id);
+            covered
+        })
+        .collect();
+    let mut done: HashSet<EventId> = HashSet::with_capacity(ids.len());
+    let mut left: Vec<Option<HistoryEntry>> = entries.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(left.len());
+    loop {
+        let ready = left
+            .iter()
+            .zip(&below)
+            .position(|(e, b)| e.is_some() && b.iter().all(|c| done.contains(c)));
+        // In a DAG something is always ready; should coverage answers be inconsistent, the
+        // rest keeps its time order.
+        let next = ready.or_else(|| left.iter().position(Option::is_some));
+        let Some(entry) = next.and_then(|i| left.get_mut(i)).and_then(Option::take) else {
+            return out;
+        };
+        done.insert(entry.event_id);
+        out.push(entry);
+    }
+}
 fn step_of(fact: &Fact) -> Step {
     match fact {
         Fact::Message(Role::Request(_)) => Step::Request,

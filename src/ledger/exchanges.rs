@@ -329,11 +329,23 @@ impl Ledger {
         sidecar: &SidecarId,
         exchange_id: &ExchangeId,
     ) -> Result<Option<ExchangeHistory>, Error> {
-        self.with_sidecar(sidecar, |sx, _| {
-            let items = sx.items.get(exchange_id)?;
-            let outcome = &sx.outcomes.get(exchange_id)?.outcome;
-            Some(exchange_history(*sidecar, exchange_id, items, outcome))
-        })
+        let found = self.with_sidecar(sidecar, |sx, _| {
+            let items = sx.items.get(exchange_id)?.clone();
+            let outcome = sx.outcomes.get(exchange_id)?.outcome.clone();
+            Some((items, outcome))
+        })?;
+        let Some((items, outcome)) = found else {
+            return Ok(None);
+        };
+        // Later admissions never change how admitted items are ordered.
+        let state = self.read_state()?;
+        Ok(Some(exchange_history(
+            *sidecar,
+            exchange_id,
+            &items,
+            &outcome,
+            &StateCausality(&state),
+        )))
     }
 
     /// The ids of the exchanges of `sidecar` that have admitted items, in order.

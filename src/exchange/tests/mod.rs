@@ -121,8 +121,9 @@ impl World {
                 _ => None,
             })
             .collect();
-        let outcome = super::fold_exchange(&self.sidecar, x, &items, &self.graph());
-        super::exchange_history(self.sidecar.sidecar_id, x, &items, &outcome)
+        let graph = self.graph();
+        let outcome = super::fold_exchange(&self.sidecar, x, &items, &graph);
+        super::exchange_history(self.sidecar.sidecar_id, x, &items, &outcome, &graph)
     }
 
     /// The reason `id` did not fold, or `None` when it is not listed.

@@ -203,6 +203,13 @@ fn check_invariants(w: &World, fold: &SidecarFold) {
             .collect();
         folded.sort();
         assert_eq!(folded, p.folded_event_ids);
+        // Causal order: no entry covers one listed after it.
+        let graph = w.graph();
+        for (i, e) in h.entries.iter().enumerate() {
+            for later in h.entries.iter().skip(i + 1) {
+                assert!(!graph.covers(&[e.event_id], &later.event_id));
+            }
+        }
         let terminal = h.entries.iter().find(|e| e.verdict == Verdict::Terminal);
         assert_eq!(terminal.map(|e| e.event_id), p.terminal_event_id);
         for e in &h.entries {
