@@ -1,25 +1,23 @@
 //! `akledger audit LOG`: replay a log into a scratch ledger and report, in the PROFILE §12
 //! shape, what was admitted, what is pending and what was rejected (with its log index),
-//! and the exchange fold of every sidecar.
+//! and the exchange fold of every sidecar; `--html FILE` also writes it as one
+//! self-contained page (see `html`).
 
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, IsTerminal, Seek, SeekFrom, Write};
+use std::io::{BufRead, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use akledger::canonical::Object;
 use akledger::{
     Appended, Config, Durability, EventId, Json, Ledger, NotFolded, PendingCause, Projection,
 };
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 
 use super::io::{claimed_id, feed, rejected_id, who_text, Position};
 use super::output::{
     count, emit, emit_raw, ids_json, json_text, load_keyring, stdout_result, CliError, Outcome,
 };
 use super::query::{decrypt_hint, fold_all, reasons_text, status_text};
-
-/// Logs at least this large get a progress bar (when stderr is a terminal).
-const PROGRESS_MIN_BYTES: u64 = 16 << 20;
 
 /// A rejected log item.
 struct RejectedItem {
@@ -126,13 +124,16 @@ impl Spool {
     }
 
     /// The spooled items merged (by log index) with `late` ones, as (json, text) lines.
-    fn merged(
-        self,
-        mut late: Vec<RejectedItem>,
-    ) -> Result<impl Iterator<Item = Result<(String, String), CliError>>, CliError> {
+    /// Reads the spool from its start; it may be read again.
+    fn merged<'a>(
+        &'a mut self,
+        late: &'a [RejectedItem],
+    ) -> Result<impl Iterator<Item = Result<(String, String), CliError>> + 'a, CliError> {
         let io_err = |e| CliError::Io(std::env::temp_dir(), e);
-        let mut file = self.file.into_inner().map_err(|e| io_err(e.into_error()))?;
+        self.file.flush().map_err(io_err)?;
+        let mut file = self.file.get_ref();
         file.seek(SeekFrom::Start(0)).map_err(io_err)?;
+        let mut late: Vec<&RejectedItem> = late.iter().collect();
         late.sort_by_key(|r| r.pos.index);
         let mut late = late.into_iter().peekable();
         let mut lines = std::io::BufReader::new(file).lines().peekable();
@@ -181,8 +182,13 @@ struct Report {
     not_folded: Vec<NotFolded>,
 }
 
-/// Runs the command.
-pub fn run(log: &Path, keyring: Option<&Path>, json: bool) -> Result<Outcome, CliError> {
+/// Runs the command; with `html`, also writes the HTML page there.
+pub fn run(
+    log: &Path,
+    keyring: Option<&Path>,
+    json: bool,
+    html: Option<&Path>,
+) -> Result<Outcome, CliError> {
     let keyring = load_keyring(keyring)?;
     let scratch = tempfile::tempdir().map_err(|e| CliError::Io(std::env::temp_dir(), e))?;
     remove_on_signal(scratch.path());
@@ -191,10 +197,13 @@ pub fn run(log: &Path, keyring: Option<&Path>, json: bool) -> Result<Outcome, Cl
             .keyring(keyring)
             .durability(Durability::Buffered),
     )?;
-    let progress = progress_bar(log);
-    let report = replay(&ledger, log, progress.as_ref())?;
+    let progress = super::progress::log_bytes(log);
+    let mut report = replay(&ledger, log, progress.as_ref())?;
     if let Some(bar) = progress {
         bar.finish_and_clear();
+    }
+    if let Some(path) = html {
+        report.write_html(path, log, &ledger)?;
     }
     drop(ledger);
     if let Some(hint) = decrypt_hint(
@@ -227,19 +236,6 @@ fn remove_on_signal(scratch: &Path) {
         let _ = std::fs::remove_dir_all(&scratch);
         std::process::exit(130);
     });
-}
-
-fn progress_bar(log: &Path) -> Option<ProgressBar> {
-    let len = std::fs::metadata(log).ok()?.len();
-    if len < PROGRESS_MIN_BYTES || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(len);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    Some(bar)
 }
 
 fn replay(ledger: &Ledger, log: &Path, progress: Option<&ProgressBar>) -> Result<Report, CliError> {
@@ -320,12 +316,83 @@ impl Report {
         Ok(causes)
     }
 
+    /// `pending X: missing …` and `  waits for R, which was …` lines.
+    fn pending_lines(&self, causes: &HashMap<EventId, String>) -> Vec<String> {
+        let mut lines = Vec::new();
+        for p in &self.pending {
+            let missing: Vec<String> = p.missing.iter().map(ToString::to_string).collect();
+            lines.push(format!("pending {}: missing {}", p.id, missing.join(" ")));
+            for root in &p.root_missing {
+                let why = causes
+                    .get(root)
+                    .map_or("never seen in this log", String::as_str);
+                lines.push(format!("  waits for {root}, which was {why}"));
+            }
+        }
+        lines
+    }
+
+    /// Writes the HTML page: the report, and each exchange's timeline and picture (read
+    /// from the scratch ledger, which is still open).
+    fn write_html(&mut self, path: &Path, log: &Path, ledger: &Ledger) -> Result<(), CliError> {
+        let histories = super::dag::all_histories(ledger)?;
+        let mut dependencies = HashMap::new();
+        for id in histories
+            .iter()
+            .flat_map(|h| h.entries.iter().map(|e| e.event_id))
+        {
+            if let Some(event) = ledger.get(&id)? {
+                dependencies.insert(id, event.dependencies());
+            }
+        }
+        let causes = self.root_causes()?;
+        let pending = self.pending_lines(&causes);
+        let rejected_total = self.rejected_total();
+        let mut rejections = Vec::new();
+        let mut by_code: std::collections::BTreeMap<String, usize> = Default::default();
+        for item in self.rejected.merged(&self.released)? {
+            let (json, text) = item?;
+            let code = akledger::canonical::parse_value(json.as_bytes())
+                .ok()
+                .and_then(|v| Some(v.as_object()?.get("code")?.as_str()?.to_string()));
+            *by_code.entry(code.unwrap_or_default()).or_default() += 1;
+            if super::html::wants_rejection(rejections.len()) {
+                rejections.push(text);
+            }
+        }
+        let summary = vec![
+            ("events", self.events),
+            ("admitted", self.admitted),
+            ("duplicates", self.duplicates),
+            ("pending", self.pending.len()),
+            ("rejected", rejected_total),
+            ("heads", self.heads.len()),
+            ("exchanges", self.exchanges.len()),
+            ("not folded", self.not_folded.len()),
+        ];
+        super::html::write(
+            path,
+            &super::html::HtmlReport {
+                log_name: log.display().to_string(),
+                summary,
+                clean: rejected_total + self.pending.len() == 0,
+                rejections,
+                rejected_by_code: by_code.into_iter().collect(),
+                rejected_total,
+                pending,
+                exchanges: &self.exchanges,
+                histories: &histories,
+                dependencies: &dependencies,
+            },
+        )
+    }
+
     fn rejected_total(&self) -> usize {
         self.rejected.count + self.released.len()
     }
 
     /// The §12 object, streamed in canonical key order (`rejected` may be long).
-    fn write_json(self) -> Result<(), CliError> {
+    fn write_json(mut self) -> Result<(), CliError> {
         let summary = Object::new()
             .with("events", count(self.events))
             .with("admitted", count(self.admitted))
@@ -355,7 +422,7 @@ impl Report {
             json_text(&not_folded),
             json_text(&Json::Array(pending)),
         ))?;
-        for (i, item) in self.rejected.merged(self.released)?.enumerate() {
+        for (i, item) in self.rejected.merged(&self.released)?.enumerate() {
             if i > 0 {
                 put(",")?;
             }
@@ -382,21 +449,11 @@ impl Report {
                 self.rejected_total()
             ),
         )?;
-        let mut tail = Vec::new();
-        for p in &self.pending {
-            let missing: Vec<String> = p.missing.iter().map(ToString::to_string).collect();
-            tail.push(format!("pending {}: missing {}", p.id, missing.join(" ")));
-            for root in &p.root_missing {
-                let why = causes
-                    .get(root)
-                    .map_or("never seen in this log", String::as_str);
-                tail.push(format!("  waits for {root}, which was {why}"));
-            }
-        }
+        let mut tail = self.pending_lines(&causes);
         tail.push(format!("heads {}", self.heads.len()));
         tail.push(format!("exchanges {}", status_text(&self.exchanges)));
         tail.push(format!("not folded {}", reasons_text(&self.not_folded)));
-        for item in self.rejected.merged(self.released)? {
+        for item in self.rejected.merged(&self.released)? {
             emit(&mut out, &item?.1)?;
         }
         for line in tail {

@@ -3,16 +3,21 @@
 //! Generates a sidecar (controller, agents, every exchange outcome, forgeries) and a small
 //! realm DAG, writes the keyring next to the ledger, delivers the events partly out of
 //! order (some wait as pending and are released when their parents arrive) and the
-//! forgeries (rejected), then prints what the ledger holds. Deterministic in the seed, so a
+//! forgeries (rejected), then prints what the ledger holds. `--offered-log F` writes that
+//! stream as offered, for `akledger audit F`. Deterministic in the seed, so a
 //! second run finds every event a duplicate.
 
+use std::io::Write;
 use std::path::Path;
 
+use akledger::log_format::{write_item, LogFormat};
 use akledger::workload::{realm_dag, sidecar_workload, SidecarSpec, SplitMix};
 use akledger::{Config, Ledger};
 
 use super::io::Tally;
-use super::output::{load_keyring_or_new, print_lines, save_keyring, CliError, Outcome};
+use super::output::{
+    load_keyring_or_new, open_output, print_lines, save_keyring, CliError, Outcome,
+};
 use super::query::{fold_all, reasons_text, status_text};
 
 /// Events per append batch.
@@ -23,8 +28,14 @@ const AGENTS: usize = 5;
 const DAG_EVENTS: usize = 200;
 const DAG_WRITERS: usize = 4;
 
-/// Runs the command.
-pub fn run(dir: &Path, seed: u64, exchanges: usize) -> Result<Outcome, CliError> {
+/// Runs the command. With `offered_log`, the events are also written there as offered
+/// (out of order, forgeries included), and the printed `try` line audits that file.
+pub fn run(
+    dir: &Path,
+    seed: u64,
+    exchanges: usize,
+    offered_log: Option<&Path>,
+) -> Result<Outcome, CliError> {
     let spec = SidecarSpec {
         exchanges,
         agents: AGENTS,
@@ -66,6 +77,9 @@ pub fn run(dir: &Path, seed: u64, exchanges: usize) -> Result<Outcome, CliError>
         .map(|f| f.bytes.as_slice())
         .collect();
     arrivals.extend(forged.iter().copied());
+    if let Some(path) = offered_log {
+        write_offered(path, &arrivals)?;
+    }
 
     let mut tally = Tally::default();
     let len_before = ledger.len();
@@ -110,9 +124,40 @@ pub fn run(dir: &Path, seed: u64, exchanges: usize) -> Result<Outcome, CliError>
         format!("not folded   {}", reasons_text(&not_folded)),
         format!("files        {d} (ledger), {} (keyring, mode 0600)", keyring_path.display()),
         format!(
-            "try          akledger exchanges --dir {d} --status complete | head; akledger heads --dir {d}; akledger export --dir {d} --out /tmp/demo.jsonl && akledger audit /tmp/demo.jsonl --keyring {}",
-            keyring_path.display()
+            "try          akledger exchanges --dir {d} --status complete | head; akledger exchange --dir {d} {} --history; {}",
+            projections
+                .iter()
+                .find(|p| p.status == akledger::Status::Complete)
+                .or(projections.first())
+                .map_or_else(|| "EXCHANGE-ID".to_string(), |p| p.exchange_id.to_string()),
+            audit_hint(dir, &keyring_path, offered_log)
         ),
     ])?;
     Ok(Outcome::Clean)
+}
+
+/// The `try` line's audit: of the offered log when one was written, else of an export into
+/// the working directory (paths as the user gave them; no shared temporary names).
+fn audit_hint(dir: &Path, keyring: &Path, offered_log: Option<&Path>) -> String {
+    let k = keyring.display();
+    match offered_log {
+        Some(log) => format!(
+            "akledger audit {} --keyring {k}   # the stream as offered: forgeries rejected, late parents",
+            log.display()
+        ),
+        None => format!(
+            "akledger export --dir {} --out demo-export.jsonl && akledger audit demo-export.jsonl --keyring {k}",
+            dir.display()
+        ),
+    }
+}
+
+/// Writes the events as offered, one canonical event per line.
+fn write_offered(path: &Path, events: &[&[u8]]) -> Result<(), CliError> {
+    let (mut out, name) = open_output(Some(path))?;
+    let io_err = |e| CliError::Io(name.clone(), e);
+    for bytes in events {
+        write_item(&mut out, LogFormat::JsonLines, bytes).map_err(io_err)?;
+    }
+    out.flush().map_err(io_err)
 }

@@ -290,7 +290,8 @@ pub fn import(ledger: &LedgerArgs, file: &Path, json: bool) -> Result<Outcome, C
     let mut tally = Tally::default();
     let mut events = 0usize;
     let mut first_problem: Option<String> = None;
-    let fed = feed(&ledger, file, None, |fed| {
+    let progress = super::progress::log_bytes(file);
+    let fed = feed(&ledger, file, progress.as_ref(), |fed| {
         events += 1;
         tally.add(&fed.outcome);
         if let (None, Appended::Rejected { rejection, .. }) = (&first_problem, &fed.outcome) {
@@ -303,6 +304,9 @@ pub fn import(ledger: &LedgerArgs, file: &Path, json: bool) -> Result<Outcome, C
         }
         Ok(())
     });
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
     let summary = match fed {
         Ok(summary) => summary,
         Err(e) if events == 0 => return Err(e),
@@ -373,12 +377,19 @@ pub fn export(
     let (mut writer, name) = open_output(out)?;
     let io_err = |e| CliError::Io(name.clone(), e);
     let mut written = 0usize;
+    let progress = super::progress::events(ledger.len());
     for event in ledger.iter() {
         let event = event?;
         if keep.as_ref().is_none_or(|k| k.contains(&event.id())) {
             write_item(&mut writer, format.into(), event.bytes()).map_err(io_err)?;
             written += 1;
         }
+        if let Some(bar) = &progress {
+            bar.inc(1);
+        }
+    }
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
     }
     writer.flush().map_err(io_err)?;
     if let Some(file) = out.filter(|p| p.as_os_str() != "-") {

@@ -1,44 +1,47 @@
-//! `akledger log [--kind K] [--limit N]`: admitted events newest first, one line each, like
-//! `git log --oneline`.
+//! `akledger log [--kind K] [--limit N] [--follow]`: admitted events newest first, one line
+//! each, like `git log --oneline`; with `--follow`, oldest first and then every event as it
+//! is admitted, like `tail -f`.
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use akledger::canonical::Object;
+use akledger::{Event, Ledger};
 
 use super::output::{json_text, print_lines, CliError, LedgerArgs, Outcome};
 
+/// How often `--follow` looks for newly admitted events. Each look opens the ledger
+/// read-only (a shared lock, held only while reading) and closes it again, so a writer is
+/// never kept out for longer than one look.
+const FOLLOW_POLL: Duration = Duration::from_millis(250);
+
+/// Events `--follow` shows before following when no `--limit` is given (as `tail -f`).
+const FOLLOW_DEFAULT_LIMIT: usize = 10;
+
+/// What to print and how.
+pub struct LogArgs<'a> {
+    /// Only events of this kind.
+    pub kind: Option<&'a str>,
+    /// Only the newest N.
+    pub limit: Option<usize>,
+    /// Keep printing newly admitted events.
+    pub follow: bool,
+    /// One JSON object per line.
+    pub json: bool,
+}
+
 /// Runs the command. With `--limit N` only the newest N matching events are kept while
 /// the ledger is read, so memory follows N, not the ledger.
-pub fn run(
-    ledger: &LedgerArgs,
-    kind: Option<&str>,
-    limit: Option<usize>,
-    json: bool,
-) -> Result<Outcome, CliError> {
-    let ledger = ledger.open()?;
+pub fn run(ledger: &LedgerArgs, args: &LogArgs<'_>) -> Result<Outcome, CliError> {
+    let opened = ledger.open()?;
+    let limit = match (args.limit, args.follow) {
+        (None, true) => Some(FOLLOW_DEFAULT_LIMIT),
+        (limit, _) => limit,
+    };
     let mut newest: VecDeque<String> = VecDeque::new();
-    for event in ledger.iter() {
-        let event = event?;
-        if kind.is_some_and(|k| event.kind() != k) {
+    for event in opened.iter() {
+        let Some(line) = line(&event?, args) else {
             continue;
-        }
-        let line = if json {
-            json_text(
-                &Object::new()
-                    .with("event_id", event.id().to_string().into())
-                    .with("kind", event.kind().into())
-                    .with("actor", event.actor().principal().to_string().into())
-                    .with("created_at", event.created_at().to_string().into())
-                    .into(),
-            )
-        } else {
-            format!(
-                "{} {} {} {}",
-                event.id(),
-                event.created_at(),
-                event.kind(),
-                event.actor().principal()
-            )
         };
         if limit == Some(0) {
             break;
@@ -48,6 +51,82 @@ pub fn run(
         }
         newest.push_back(line);
     }
-    print_lines(newest.into_iter().rev())?;
-    Ok(Outcome::Clean)
+    if !args.follow {
+        print_lines(newest.into_iter().rev())?;
+        return Ok(Outcome::Clean);
+    }
+    print_lines(newest)?;
+    let seen = opened.len();
+    drop(opened);
+    follow(ledger, args, seen)
+}
+
+/// The line of one event, or `None` when `--kind` leaves it out.
+fn line(event: &Event, args: &LogArgs<'_>) -> Option<String> {
+    if args.kind.is_some_and(|k| event.kind() != k) {
+        return None;
+    }
+    Some(if args.json {
+        json_text(
+            &Object::new()
+                .with("event_id", event.id().to_string().into())
+                .with("kind", event.kind().into())
+                .with("actor", event.actor().principal().to_string().into())
+                .with("created_at", event.created_at().to_string().into())
+                .into(),
+        )
+    } else {
+        format!(
+            "{} {} {} {}",
+            event.id(),
+            event.created_at(),
+            event.kind(),
+            event.actor().principal()
+        )
+    })
+}
+
+/// Prints every event admitted after the first `seen`, as it comes, until killed. A look
+/// that finds the ledger held by a writer (or being recovered) is skipped; the next one
+/// catches up.
+fn follow(ledger: &LedgerArgs, args: &LogArgs<'_>, mut seen: usize) -> Result<Outcome, CliError> {
+    let mut looked_at = None;
+    loop {
+        std::thread::sleep(FOLLOW_POLL);
+        // Opening is not free (a read-only open reads the index from a private copy): only
+        // reopen when the log's segments changed since the last successful look.
+        let now = log_sizes(&ledger.dir);
+        if now.is_some() && now == looked_at {
+            continue;
+        }
+        let opened: Ledger = match ledger.open() {
+            Ok(l) => l,
+            Err(CliError::Ledger(akledger::Error::AlreadyOpen { .. })) => continue,
+            Err(e) => return Err(e),
+        };
+        looked_at = now;
+        let mut lines = Vec::new();
+        for event in opened.iter_from(seen as u64) {
+            lines.extend(line(&event?, args));
+            seen += 1;
+        }
+        drop(opened);
+        print_lines(lines)?;
+        if super::output::stdout_closed() {
+            return Ok(Outcome::Clean);
+        }
+    }
+}
+
+/// The names and lengths of the ledger's log segments (`DIR/log/*.log`, see
+/// docs/format.md): the log only grows, so any admitted event changes them.
+fn log_sizes(dir: &std::path::Path) -> Option<Vec<(std::ffi::OsString, u64)>> {
+    let mut sizes: Vec<(std::ffi::OsString, u64)> = std::fs::read_dir(dir.join("log"))
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+        .filter_map(|e| Some((e.file_name(), e.metadata().ok()?.len())))
+        .collect();
+    sizes.sort();
+    Some(sizes)
 }

@@ -1,18 +1,23 @@
 //! Argument parsing (clap) and dispatch; one file per command family:
 //! `demo`, `audit`, `gen`, `io` (append, import, export, drop-pending), `query` (show, heads, covers,
-//! heads-of, exchanges, exchange, check), `log`, `pending`, `keys` (init, keygen, keys add), `sync`
+//! heads-of, exchanges, exchange, check), `decrypt` (show --decrypt), `dag` (dag --dot), `history` (exchange --history), `html` (audit --html), `log`, `pending`, `keys` (init, keygen, keys add), `sync`
 //! (serve, sync), `author` (realm, sidecar and exchange authoring), `verify`, `shell` (completions,
-//! man); shared plumbing in `output`.
+//! man); shared plumbing in `output`, terminal progress in `progress`.
 
 mod audit;
 mod author;
+mod dag;
+mod decrypt;
 mod demo;
 mod gen;
+mod history;
+mod html;
 mod io;
 mod keys;
 mod log;
 mod output;
 mod pending;
+mod progress;
 mod query;
 mod shell;
 mod sync;
@@ -73,6 +78,10 @@ enum Command {
         /// Number of exchanges in the sidecar.
         #[arg(long, default_value_t = 300)]
         exchanges: usize,
+        /// Also write the events as offered (out of order, forgeries included) to FILE as
+        /// JSON Lines; the printed `try` line audits it.
+        #[arg(long, value_name = "FILE")]
+        offered_log: Option<PathBuf>,
     },
     /// Replay a log into a scratch ledger and report what is valid, what is not and why.
     ///
@@ -91,6 +100,11 @@ enum Command {
         /// Print the PROFILE §12 JSON report instead of text.
         #[arg(long)]
         json: bool,
+        /// Also write the report as one self-contained HTML page (no network, no external
+        /// assets): summary, rejections, pending, the exchanges table, and each exchange's
+        /// timeline with a picture of its events.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
     /// Append events from a log, printing one outcome line per event.
     ///
@@ -146,13 +160,22 @@ enum Command {
     },
     /// Print one admitted event's canonical JSON.
     ///
-    /// Example: akledger show ak:event:Ak2d…
+    /// With `--decrypt`, a sidecar message or control is shown with its plaintext opened
+    /// by the keyring's sidecar key: a message's binding and body, a control's exchange,
+    /// action and basis. Never without `--decrypt`; exits 2 with the reason when the
+    /// keyring has no key for the event's sidecar and epoch.
+    ///
+    /// Example: akledger show ak:event:Ak2d… --decrypt
     Show {
         /// The event id.
         id: String,
         #[command(flatten)]
         ledger: LedgerArgs,
-        /// Accepted for symmetry: the output is JSON either way.
+        /// Decrypt the plaintext of a sidecar message or control (keyring required).
+        #[arg(long)]
+        decrypt: bool,
+        /// Without --decrypt, accepted for symmetry (the output is the event's JSON either
+        /// way); with it, print {"event_id","kind","epoch","content_type","plaintext"}.
         #[arg(long)]
         json: bool,
     },
@@ -215,22 +238,30 @@ enum Command {
     },
     /// Show one exchange's projection (PROFILE §8.6), or author exchange events.
     ///
-    /// `akledger exchange --sidecar S ID` shows the projection; `akledger exchange request`,
-    /// `respond` and `control` write events (see their --help).
+    /// `akledger exchange --sidecar S ID` shows the projection; with `--history`, the
+    /// timeline: request, responses, internal messages and controls with time, author,
+    /// role or action, and what the fold made of each (folded, applied, terminal, or
+    /// ignored with the reason; a conflict loser names the controls that beat it).
+    /// `akledger exchange request`, `respond` and `control` write events (see their --help).
     ///
-    /// Example: akledger exchange --sidecar ak:sidecar:… exchange-00000001-00000003 --json
+    /// Example: akledger exchange exchange-00000001-00000003 --history
     #[command(args_conflicts_with_subcommands = true)]
     Exchange {
         #[command(subcommand)]
         action: Option<ExchangeCmd>,
-        /// The sidecar.
+        /// The sidecar [default: the ledger's only sidecar].
         #[arg(long, value_name = "ID")]
         sidecar: Option<String>,
         /// The exchange id.
         exchange_id: Option<String>,
+        /// Print the exchange's timeline instead of its projection.
+        #[arg(long)]
+        history: bool,
         #[command(flatten)]
         ledger: LedgerArgs,
-        /// Print the §8.6 JSON object.
+        /// Print the §8.6 JSON object (with --history: {"sidecar_id","exchange_id","status"?,
+        /// "entries":[{"event_id","created_at","author","by_controller","role","action"?,
+        /// "outcome","reason"?,"beaten_by"?,…}]}).
         #[arg(long)]
         json: bool,
     },
@@ -280,19 +311,55 @@ enum Command {
     /// Admitted events, newest first, one line each (id, time, kind, actor), like
     /// `git log --oneline`.
     ///
+    /// With `--follow`, the newest N (--limit, default 10) oldest first, then every event
+    /// as it is admitted, like `tail -f`, until interrupted. The follower polls: it opens
+    /// the ledger read-only for each look and never takes the writer lock.
+    ///
     /// Example: akledger log --kind ak.sidecar.message --limit 10
     Log {
-        /// Only events of this kind (e.g. ak.realm.create, ak.sidecar.control).
+        /// Only events of this kind (e.g. ak.realm.create, ak.message.create).
         #[arg(long, value_name = "K")]
         kind: Option<String>,
         /// Only the newest N.
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
+        /// Keep printing newly admitted events (oldest first).
+        #[arg(long)]
+        follow: bool,
         #[command(flatten)]
         ledger: LedgerArgs,
         /// One JSON object per event: {"event_id","kind","actor" (its principal),"created_at"}.
         #[arg(long)]
         json: bool,
+    },
+    /// Draw the causal DAG as Graphviz DOT (`akledger dag --dot | dot -Tsvg > dag.svg`).
+    ///
+    /// One node per admitted event (heads with a double border), pending events dashed,
+    /// the events they miss dotted (never seen) or as red octagons (rejected on release),
+    /// exchange controls filled by outcome (green terminal, blue applied, orange ignored,
+    /// with the reason); edges run from a dependency to the event naming it.
+    ///
+    /// Example: akledger dag --dot --exchange exchange-00000001-00000003 | dot -Tsvg > x.svg
+    Dag {
+        /// Write Graphviz DOT (the only format).
+        #[arg(long, required = true)]
+        dot: bool,
+        /// Leave out every event this id covers (repeat, or separate with commas).
+        #[arg(
+            long,
+            value_name = "ID",
+            value_delimiter = ',',
+            conflicts_with = "exchange"
+        )]
+        since: Vec<String>,
+        /// Only this exchange's events (request, messages, controls).
+        #[arg(long, value_name = "X")]
+        exchange: Option<String>,
+        /// The exchange's sidecar [default: the ledger's only sidecar].
+        #[arg(long, value_name = "ID", requires = "exchange")]
+        sidecar: Option<String>,
+        #[command(flatten)]
+        ledger: LedgerArgs,
     },
     /// List the pending events (waiting for dependencies), or explain one.
     ///
@@ -695,8 +762,14 @@ pub fn run() -> ExitCode {
             dir,
             seed,
             exchanges,
-        } => demo::run(&dir, seed, exchanges),
-        Command::Audit { log, keyring, json } => audit::run(&log, keyring.as_deref(), json),
+            offered_log,
+        } => demo::run(&dir, seed, exchanges, offered_log.as_deref()),
+        Command::Audit {
+            log,
+            keyring,
+            json,
+            html,
+        } => audit::run(&log, keyring.as_deref(), json, html.as_deref()),
         Command::Append { file, ledger, json } => io::append(&ledger, &file, json),
         Command::Import { file, ledger, json } => io::import(&ledger, &file, json),
         Command::Export {
@@ -705,7 +778,12 @@ pub fn run() -> ExitCode {
             since,
             out,
         } => io::export(&ledger, format, &since, out.as_deref()),
-        Command::Show { id, ledger, .. } => query::show(&ledger, &id),
+        Command::Show {
+            id,
+            ledger,
+            decrypt,
+            json,
+        } => query::show(&ledger, &id, decrypt, json),
         Command::Heads { ledger, json } => query::heads(&ledger, json),
         Command::Covers {
             basis,
@@ -728,12 +806,13 @@ pub fn run() -> ExitCode {
             action: None,
             sidecar,
             exchange_id,
+            history,
             ledger,
             json,
-        } => match (sidecar, exchange_id) {
-            (Some(sidecar), Some(id)) => query::exchange(&ledger, &sidecar, &id, json),
-            _ => Err(output::CliError::Usage(
-                "exchange: give --sidecar ID and an exchange id, or a subcommand (request, respond, control)".into(),
+        } => match exchange_id {
+            Some(id) => query::exchange(&ledger, sidecar.as_deref(), &id, history, json),
+            None => Err(output::CliError::Usage(
+                "exchange: give an exchange id (and --sidecar ID when the ledger has several), or a subcommand (request, respond, control)".into(),
             )),
         },
         Command::Check { ledger, json } => query::check(&ledger, json),
@@ -762,9 +841,32 @@ pub fn run() -> ExitCode {
         Command::Log {
             kind,
             limit,
+            follow,
             ledger,
             json,
-        } => log::run(&ledger, kind.as_deref(), limit, json),
+        } => log::run(
+            &ledger,
+            &log::LogArgs {
+                kind: kind.as_deref(),
+                limit,
+                follow,
+                json,
+            },
+        ),
+        Command::Dag {
+            dot: _,
+            since,
+            exchange,
+            sidecar,
+            ledger,
+        } => dag::run(
+            &ledger,
+            &dag::DagArgs {
+                since: &since,
+                exchange: exchange.as_deref(),
+                sidecar: sidecar.as_deref(),
+            },
+        ),
         Command::Pending { why, ledger, json } => pending::run(&ledger, why.as_deref(), json),
         Command::DropPending { id, ledger } => io::drop_pending(&ledger, &id),
         Command::Serve {

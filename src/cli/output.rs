@@ -58,6 +58,11 @@ pub enum Outcome {
 /// carries on to its verdict, so `akledger audit bad.jsonl | head -2` still exits 1.
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 
+/// True once stdout's reader has gone (a follower stops then).
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
 /// Maps a command result to the exit code, printing errors on stderr.
 pub fn finish(result: Result<Outcome, CliError>) -> ExitCode {
     match result {
@@ -228,6 +233,14 @@ pub fn parse_ids(texts: &[String]) -> Result<Vec<EventId>, CliError> {
 /// A JSON value as one line of canonical JSON.
 pub fn json_text(value: &Json) -> String {
     String::from_utf8_lossy(&to_canonical(value)).into_owned()
+}
+
+/// An id shortened for a label or a table cell: the part after its last `:`, cut to 12
+/// characters and marked `…` (`ak:event:AtFVPEEJi6R2wS2r…` → `AtFVPEEJi6R2…`).
+pub fn short_id(id: &str) -> String {
+    let tail = id.rsplit(':').next().unwrap_or(id);
+    let head: String = tail.chars().take(12).collect();
+    format!("{head}…")
 }
 
 /// A list of ids as a JSON array.

@@ -11,13 +11,17 @@ use super::output::{
     count, ids_json, parse_id, parse_ids, print_json, print_lines, CliError, LedgerArgs, Outcome,
 };
 
-/// `akledger show ID`: the event's canonical JSON.
-pub fn show(ledger: &LedgerArgs, id: &str) -> Result<Outcome, CliError> {
+/// `akledger show ID [--decrypt]`: the event's canonical JSON, or with its plaintext.
+pub fn show(ledger: &LedgerArgs, id: &str, decrypt: bool, json: bool) -> Result<Outcome, CliError> {
     let ledger = ledger.open()?;
     let id: EventId = parse_id(id)?;
     let event = ledger
         .get(&id)?
         .ok_or_else(|| CliError::Usage(format!("{id}: not an admitted event of this ledger")))?;
+    if decrypt {
+        super::decrypt::show(&event, &ledger.verifier().keyring(), json)?;
+        return Ok(Outcome::Clean);
+    }
     print_lines([String::from_utf8_lossy(event.bytes())])?;
     Ok(Outcome::Clean)
 }
@@ -189,22 +193,25 @@ pub fn exchanges(
     Ok(Outcome::Clean)
 }
 
-/// `akledger exchange --sidecar S ID`: the §8.6 projection.
+/// `akledger exchange [--sidecar S] ID [--history]`: the §8.6 projection, or the timeline.
 pub fn exchange(
     ledger: &LedgerArgs,
-    sidecar: &str,
+    sidecar: Option<&str>,
     exchange_id: &str,
+    history: bool,
     json: bool,
 ) -> Result<Outcome, CliError> {
-    let sidecar: SidecarId = parse_id(sidecar)?;
-    let projection = ledger
-        .open()?
-        .exchange(&sidecar, &ExchangeId::parse(exchange_id)?)?
-        .ok_or_else(|| {
-            CliError::Usage(format!(
-                "{exchange_id}: no exchange with a canonical request in {sidecar}"
-            ))
-        })?;
+    let ledger = ledger.open()?;
+    let sidecar: SidecarId = super::history::resolve_sidecar(&ledger, sidecar)?;
+    let exchange = ExchangeId::parse(exchange_id)?;
+    if history {
+        return super::history::show(&ledger, &sidecar, &exchange, json);
+    }
+    let projection = ledger.exchange(&sidecar, &exchange)?.ok_or_else(|| {
+        CliError::Usage(format!(
+            "{exchange_id}: no exchange with a canonical request in {sidecar}"
+        ))
+    })?;
     if json {
         print_json(&projection.to_json())?;
     } else {
@@ -257,9 +264,17 @@ pub fn check(ledger: &LedgerArgs, json: bool) -> Result<Outcome, CliError> {
         },
         opened => {
             let ledger = opened?;
+            let progress = super::progress::spinner(
+                ledger.len(),
+                &format!("re-verifying {} events", ledger.len()),
+            );
             // Build every sidecar's exchange state so the check compares the fold too.
             fold_all(&ledger)?;
-            ledger.check()?
+            let report = ledger.check();
+            if let Some(spinner) = progress {
+                spinner.finish_and_clear();
+            }
+            report?
         }
     };
     if json {

@@ -9,6 +9,7 @@ use crate::envelope::Body;
 use crate::event::{Event, Verified};
 use crate::id::{EventId, RealmId, SidecarId, StrandId};
 use crate::keyring::Keyring;
+use crate::time::Timestamp;
 
 use super::causality::Causality;
 use super::plaintext::{
@@ -106,6 +107,8 @@ pub struct ExchangeItem {
     pub exchange_id: ExchangeId,
     /// The principal of its actor.
     pub author: DidCoreId,
+    /// Its `created_at` (the author's claim; for timelines, never for decisions).
+    pub created_at: Timestamp,
     /// True when its actor is the controller (complete ActorId, PROFILE §1).
     pub by_controller: bool,
     /// Targets of its causal `after` refs, in canonical order.
@@ -208,6 +211,7 @@ pub fn classify(
         event_id: event.id(),
         exchange_id,
         author: event.actor().principal().clone(),
+        created_at: event.created_at(),
         by_controller: *event.actor() == sidecar.controller,
         after: after_refs(event),
         fact,

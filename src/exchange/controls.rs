@@ -74,24 +74,47 @@ pub(crate) fn static_check(
     Ok(())
 }
 
+/// A valid control that lost a conflict (§8.4), with the valid controls that beat it: those
+/// concurrent with it whose digest bytes are greater, greatest first.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Conflict {
+    /// The losing control.
+    pub loser: EventId,
+    /// The controls that beat it, greatest digest bytes first (never empty).
+    pub beaten_by: Vec<EventId>,
+}
+
 /// §8.4: splits valid controls into the causal chain (in causal order) and the conflict
-/// losers.
+/// losers with what beat each.
 pub(crate) fn chain<'a>(
     valid: &[Control<'a>],
     causality: &impl Causality,
-) -> (Vec<Control<'a>>, Vec<EventId>) {
+) -> (Vec<Control<'a>>, Vec<Conflict>) {
     let concurrent = |a: &Control<'_>, b: &Control<'_>| {
         !causality.covers(&[a.id()], &b.id()) && !causality.covers(&[b.id()], &a.id())
     };
-    let (losers, mut chain): (Vec<Control<'a>>, Vec<Control<'a>>) = valid.iter().partition(|c| {
-        valid
+    let mut chain = Vec::new();
+    let mut losers = Vec::new();
+    for c in valid {
+        let mut beaten_by: Vec<EventId> = valid
             .iter()
-            .any(|o| o.id().digest() > c.id().digest() && concurrent(c, o))
-    });
+            .filter(|o| o.id().digest() > c.id().digest() && concurrent(c, o))
+            .map(Control::id)
+            .collect();
+        if beaten_by.is_empty() {
+            chain.push(*c);
+        } else {
+            beaten_by.sort_by_key(|b| std::cmp::Reverse(b.digest()));
+            losers.push(Conflict {
+                loser: c.id(),
+                beaten_by,
+            });
+        }
+    }
     // The chain is totally ordered by coverage: rank by how many members each covers.
     let ids: Vec<EventId> = chain.iter().map(Control::id).collect();
     chain.sort_by_cached_key(|c| causality.covered_among(&[c.id()], &ids).len());
-    (chain, losers.iter().map(Control::id).collect())
+    (chain, losers)
 }
 
 /// The control that ended the exchange.

@@ -9,7 +9,7 @@ use crate::id::EventId;
 
 use super::causality::Causality;
 use super::classify::{ExchangeItem, Fact, SidecarInfo};
-use super::controls::{chain, static_check, Control, Request, State};
+use super::controls::{chain, static_check, Conflict, Control, Request, State};
 use super::plaintext::{ExchangeId, Role};
 use super::report::{NotFolded, Projection, Reason, Status};
 
@@ -20,6 +20,9 @@ pub struct ExchangeOutcome {
     pub projection: Option<Projection>,
     /// Every item that did not fold, in canonical order of event id.
     pub not_folded: Vec<NotFolded>,
+    /// The conflict losers (§8.4) with the controls that beat them, in canonical order of
+    /// the loser; each is also in `not_folded` as `conflict_loser`.
+    pub conflicts: Vec<Conflict>,
 }
 
 /// An agent message that passed its checks (§8.1).
@@ -63,6 +66,7 @@ pub fn fold_exchange(
         return ExchangeOutcome {
             projection: None,
             not_folded: out,
+            conflicts: Vec::new(),
         };
     };
     let messages: Vec<AgentMessage> = items
@@ -74,7 +78,7 @@ pub fn fold_exchange(
         .filter(|m| m.response)
         .map(|m| m.id)
         .collect();
-    let state = run_controls(&items, &request, &validated, causality, &mut skip);
+    let (state, mut conflicts) = run_controls(&items, &request, &validated, causality, &mut skip);
     let folded_messages = match &state.terminal {
         None => messages,
         Some(t) => {
@@ -94,6 +98,7 @@ pub fn fold_exchange(
         }
     };
     out.sort();
+    conflicts.sort_by_key(|c| c.loser);
     ExchangeOutcome {
         projection: Some(project(
             sidecar,
@@ -104,6 +109,7 @@ pub fn fold_exchange(
             causality,
         )),
         not_folded: out,
+        conflicts,
     }
 }
 
@@ -190,14 +196,15 @@ pub(super) fn check_message(
     }))
 }
 
-/// §8.3–§8.5: static validity, conflicts, chain order and transitions.
+/// §8.3–§8.5: static validity, conflicts, chain order and transitions; the state the chain
+/// drives and the conflict losers.
 fn run_controls(
     items: &[&ExchangeItem],
     request: &Request<'_>,
     validated: &[EventId],
     causality: &impl Causality,
     skip: &mut impl FnMut(&ExchangeItem, Reason),
-) -> State {
+) -> (State, Vec<Conflict>) {
     // Exchange facts (§8.3): the request, messages whose valid binding names this exchange,
     // and this exchange's controls — every item here.
     let facts: HashSet<EventId> = items.iter().map(|i| i.event_id).collect();
@@ -220,7 +227,10 @@ fn run_controls(
         }
     }
     let (chain, losers) = chain(&valid, causality);
-    for control in valid.iter().filter(|c| losers.contains(&c.item.event_id)) {
+    for control in valid
+        .iter()
+        .filter(|c| losers.iter().any(|l| l.loser == c.item.event_id))
+    {
         skip(control.item, Reason::ConflictLoser);
     }
     let mut state = State::new(request);
@@ -229,7 +239,7 @@ fn run_controls(
             skip(control.item, reason);
         }
     }
-    state
+    (state, losers)
 }
 
 /// §8.6.

@@ -6,6 +6,7 @@
 //! - [`plaintext`]: binding, request context, message and control plaintexts.
 //! - [`classify()`]: decrypt and read one event (the cacheable per-event step).
 //! - [`fold`]: one exchange; [`sidecar`]: every exchange of a sidecar.
+//! - [`history`]: one exchange's timeline (what the fold made of each item, in time).
 //! - [`incremental`]: one more agent message folded in without refolding its exchange.
 //! - `controls`: static validity, conflicts, chain order and transitions of controls.
 //! - [`mod@preview`]: what the fold would do with one more event, before it is appended.
@@ -17,6 +18,7 @@ pub mod causality;
 pub mod classify;
 mod controls;
 pub mod fold;
+pub mod history;
 pub mod incremental;
 pub mod plaintext;
 pub mod preview;
@@ -32,7 +34,9 @@ pub use author::{
 };
 pub use causality::{Causality, MemoryGraph};
 pub use classify::{classify, Classified, ContextAttach, ExchangeItem, Fact, SidecarInfo};
+pub use controls::Conflict;
 pub use fold::{fold_exchange, ExchangeOutcome};
+pub use history::{exchange_history, ExchangeHistory, HistoryEntry, Step, Verdict};
 pub use incremental::{fold_added_message, Added};
 pub use plaintext::{
     Action, Binding, ControlPlaintext, ExchangeId, MessagePlaintext, RequestContext, Role,

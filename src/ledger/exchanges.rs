@@ -17,9 +17,9 @@ use crate::dag::Pos;
 use crate::error::Error;
 use crate::event::Event;
 use crate::exchange::{
-    classify, fold_added_message, fold_exchange, fold_sidecar, preview, Added, Causality,
-    Classified, ContextAttach, ExchangeId, ExchangeItem, ExchangeOutcome, NotFolded, Preview,
-    Projection, SidecarFold, SidecarInfo, Status,
+    classify, exchange_history, fold_added_message, fold_exchange, fold_sidecar, preview, Added,
+    Causality, Classified, ContextAttach, ExchangeHistory, ExchangeId, ExchangeItem,
+    ExchangeOutcome, NotFolded, Preview, Projection, SidecarFold, SidecarInfo, Status,
 };
 use crate::id::{EventId, SidecarId};
 use crate::keyring::Keyring;
@@ -296,6 +296,53 @@ impl Ledger {
                 .get(exchange_id)
                 .and_then(|f| f.outcome.projection.clone())
         })
+    }
+
+    /// The timeline of one exchange (PROFILE §8): each of its items with time, author, role
+    /// or action and what the fold made of it; `None` when no admitted item names it.
+    ///
+    /// ```
+    /// use akledger::exchange::{Step, Verdict};
+    /// use akledger::workload::{sidecar_workload, SidecarSpec};
+    /// use akledger::{Config, Ledger};
+    ///
+    /// let w = sidecar_workload(5, SidecarSpec { exchanges: 3, agents: 2, forgeries: false })?;
+    /// let dir = tempfile::tempdir()?;
+    /// let ledger = Ledger::open_with(Config::new(dir.path()).keyring(w.keyring.clone()))?;
+    /// for event in &w.events {
+    ///     ledger.append(event.bytes())?;
+    /// }
+    /// for x in ledger.exchange_ids(&w.sidecar)? {
+    ///     let history = ledger.exchange_history(&w.sidecar, &x)?.expect("admitted items");
+    ///     let first = &history.entries[0];
+    ///     assert_eq!((&first.step, &first.verdict), (&Step::Request, &Verdict::Folded));
+    ///     for entry in &history.entries {
+    ///         println!("{} {} {}: {}", entry.created_at, entry.author, entry.step.text(), entry.verdict.text());
+    ///     }
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn exchange_history(
+        &self,
+        sidecar: &SidecarId,
+        exchange_id: &ExchangeId,
+    ) -> Result<Option<ExchangeHistory>, Error> {
+        self.with_sidecar(sidecar, |state, sx, _| {
+            let items = sx.items.get(exchange_id)?;
+            let outcome = &sx.outcomes.get(exchange_id)?.outcome;
+            Some(exchange_history(
+                *sidecar,
+                exchange_id,
+                items,
+                outcome,
+                &StateCausality(state),
+            ))
+        })
+    }
+
+    /// The ids of the exchanges of `sidecar` that have admitted items, in order.
+    pub fn exchange_ids(&self, sidecar: &SidecarId) -> Result<Vec<ExchangeId>, Error> {
+        self.with_sidecar(sidecar, |_, sx, _| sx.items.keys().cloned().collect())
     }
 
     /// Every exchange projection of `sidecar` and every exchange event that did not fold.

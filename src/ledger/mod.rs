@@ -395,8 +395,7 @@ impl Ledger {
 
     /// Admitted events in admission order.
     pub fn iter(&self) -> impl Iterator<Item = Result<Event, Error>> + '_ {
-        let at: Vec<_> = self.state.read().map(|s| s.at.clone()).unwrap_or_default();
-        at.into_iter().map(move |at| self.read_event(at))
+        self.iter_from(0)
     }
 
     /// Reads and re-parses an event this ledger stored. Its proof was verified before it

@@ -111,6 +111,21 @@ impl World {
             .unwrap()
     }
 
+    /// The timeline of `x`: its items classified and folded as `fold_sidecar` does.
+    pub fn history(&self, x: &ExchangeId) -> super::ExchangeHistory {
+        let items: Vec<super::ExchangeItem> = self
+            .events
+            .iter()
+            .filter_map(|e| match super::classify(&self.sidecar, e, &self.keyring) {
+                Some(super::Classified::Exchange(item)) => Some(*item),
+                _ => None,
+            })
+            .collect();
+        let graph = self.graph();
+        let outcome = super::fold_exchange(&self.sidecar, x, &items, &graph);
+        super::exchange_history(self.sidecar.sidecar_id, x, &items, &outcome, &graph)
+    }
+
     /// The reason `id` did not fold, or `None` when it is not listed.
     pub fn reason(&self, id: EventId) -> Option<Reason> {
         let fold = self.fold();

@@ -191,6 +191,37 @@ fn check_invariants(w: &World, fold: &SidecarFold) {
             .windows(2)
             .all(|w| w[0] < w[1]));
     }
+    // The timeline says what the fold says: folded, applied and terminal items are the
+    // folded ids, ignored ones the not-folded list with the same reason.
+    for p in &fold.projections {
+        let h = w.history(&p.exchange_id);
+        let mut folded: Vec<EventId> = h
+            .entries
+            .iter()
+            .filter(|e| !matches!(e.verdict, Verdict::Ignored { .. }))
+            .map(|e| e.event_id)
+            .collect();
+        folded.sort();
+        assert_eq!(folded, p.folded_event_ids);
+        // Causal order: no entry covers one listed after it.
+        let graph = w.graph();
+        for (i, e) in h.entries.iter().enumerate() {
+            for later in h.entries.iter().skip(i + 1) {
+                assert!(!graph.covers(&[e.event_id], &later.event_id));
+            }
+        }
+        let terminal = h.entries.iter().find(|e| e.verdict == Verdict::Terminal);
+        assert_eq!(terminal.map(|e| e.event_id), p.terminal_event_id);
+        for e in &h.entries {
+            if let Verdict::Ignored { reason, beaten_by } = &e.verdict {
+                assert!(fold
+                    .not_folded
+                    .iter()
+                    .any(|n| n.event_id == e.event_id && n.reason == *reason));
+                assert_eq!(beaten_by.is_empty(), *reason != Reason::ConflictLoser);
+            }
+        }
+    }
     // Every exchange event folds in exactly one projection or is listed exactly once.
     // The sim always requests in the current context: the fold must agree, however many
     // re-attaches happened.

@@ -344,6 +344,85 @@ fn concurrent_terminals_greatest_digest_wins() {
 }
 
 #[test]
+fn conflict_losers_name_every_concurrent_control_that_beat_them() {
+    let (mut w, x, r) = setup();
+    let answer = w.respond(0, &x, r);
+    let view = ExchangeView::of(&w.projection(&x));
+    let mut three = [
+        w.control_from(&view, Act::Close),
+        w.control_from(&view, Act::Cancel),
+        w.control_from(&view, Act::Fail("other_device".into())),
+    ];
+    three.sort_by_key(|c| std::cmp::Reverse(c.digest()));
+    let [win, second, third] = three;
+    let h = w.history(&x);
+    let verdict = |id: EventId| {
+        h.entries
+            .iter()
+            .find(|e| e.event_id == id)
+            .map(|e| e.verdict.clone())
+            .unwrap()
+    };
+    assert_eq!(verdict(win), Verdict::Terminal);
+    assert_eq!(
+        verdict(second),
+        Verdict::Ignored {
+            reason: Reason::ConflictLoser,
+            beaten_by: vec![win]
+        }
+    );
+    assert_eq!(
+        verdict(third),
+        Verdict::Ignored {
+            reason: Reason::ConflictLoser,
+            beaten_by: vec![win, second]
+        }
+    );
+    assert_eq!(verdict(r), Verdict::Folded);
+    assert_eq!(verdict(answer), Verdict::Folded);
+    // Every item once. All carry the same time here, so the order is causal (the request,
+    // then the answer, then the controls), ties by id.
+    let order: Vec<EventId> = h.entries.iter().map(|e| e.event_id).collect();
+    let mut controls = vec![win, second, third];
+    controls.sort();
+    assert_eq!(order, [vec![r, answer], controls].concat());
+    assert_eq!(
+        verdict(third).text(),
+        format!("ignored: conflict_loser (beaten by {win}, {second})")
+    );
+}
+
+#[test]
+fn history_verdicts_follow_the_fold() {
+    let (mut w, x, r) = setup();
+    let a = w.respond(0, &x, r);
+    let reassign = w.control(
+        &x,
+        Act::Reassign {
+            expected: w.agent(0),
+            new: w.agent(1),
+        },
+    );
+    let close = w.control(&x, Act::Close);
+    let late = w.respond(1, &x, r);
+    let h = w.history(&x);
+    let by_id = |id: EventId| h.entries.iter().find(|e| e.event_id == id).unwrap();
+    assert_eq!(by_id(reassign).verdict, Verdict::Applied);
+    assert_eq!(by_id(reassign).step.action(), Some("reassign_coordinator"));
+    assert_eq!(by_id(close).verdict, Verdict::Terminal);
+    assert_eq!(by_id(a).verdict, Verdict::Folded);
+    assert_eq!(
+        by_id(late).verdict,
+        Verdict::Ignored {
+            reason: Reason::AfterTerminal,
+            beaten_by: vec![]
+        }
+    );
+    assert!(by_id(r).by_controller && !by_id(a).by_controller);
+    assert_eq!(h.projection, Some(w.projection(&x)));
+}
+
+#[test]
 fn response_outside_the_terminal_basis_does_not_fold() {
     let (mut w, x, r) = setup();
     let a = w.respond(0, &x, r);
