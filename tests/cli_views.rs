@@ -484,6 +484,30 @@ fn progress_shows_on_a_terminal_only() {
     let check = on_a_terminal(&["check", "--dir", p(&dir)]).unwrap();
     assert!(check.contains("re-verifying 16001 events"), "{check}");
     assert!(check.contains("no differences"), "{check}");
+    // sync: a spinner counting bytes each way, on a terminal only.
+    let serve = format!(
+        "{} serve --stdio --dir {}",
+        env!("CARGO_BIN_EXE_akledger"),
+        p(&dir)
+    );
+    let quiet = run_ok(
+        &[
+            "sync",
+            "--dir",
+            p(&tmp.path().join("peer1")),
+            "--peer-cmd",
+            &serve,
+        ],
+        0,
+    );
+    assert!(!stderr(&quiet).contains("sync:"), "{}", stderr(&quiet));
+    let peer2 = tmp.path().join("peer2");
+    let sync = on_a_terminal(&["sync", "--dir", p(&peer2), "--peer-cmd", &serve]).unwrap();
+    assert!(
+        sync.contains("sync: ") && sync.contains("received"),
+        "{sync}"
+    );
+    assert!(sync.contains("received 16001"), "{sync}");
 }
 
 /// Node ids and edges of a DOT text as `dag --dot` writes it.

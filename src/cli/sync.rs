@@ -14,6 +14,7 @@ use akledger::sync::{Direction, Duplex, SyncOptions, SyncReport, TimedReader};
 use akledger::{Json, Object};
 
 use super::output::{emit, json_text, print_lines, stdout_result, CliError, LedgerArgs, Outcome};
+use super::progress::{transfer, Transfer};
 
 /// Where `sync` finds its peer.
 pub enum Peer {
@@ -96,7 +97,8 @@ pub fn sync(
             options
                 .apply_to(&stream)
                 .map_err(|e| CliError::Usage(format!("connect to {addr}: {e}")))?;
-            ledger.sync(&mut stream, options)
+            let mut counted = Transfer::new(&mut stream, transfer());
+            ledger.sync(&mut counted, options)
         }
         Peer::Command(cmd) => {
             let mut child = Command::new("sh")
@@ -108,10 +110,11 @@ pub fn sync(
             let (Some(writer), Some(reader)) = (child.stdin.take(), child.stdout.take()) else {
                 return Err(CliError::Usage(format!("run {cmd:?}: no pipes")));
             };
-            let mut stream = Duplex {
+            let duplex = Duplex {
                 reader: TimedReader::new(reader, options.timeout),
                 writer,
             };
+            let mut stream = Transfer::new(duplex, transfer());
             let result = ledger.sync(&mut stream, options);
             drop(stream);
             if result.is_err() {
