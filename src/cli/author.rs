@@ -6,8 +6,6 @@
 //! come from the clock, raised to the latest causal parent's when the clock is behind;
 //! nonces from the operating system.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use akledger::canonical::Object;
 use akledger::exchange::{Act, ExchangeView, RequestContext, TrackRef};
 use akledger::{
@@ -75,18 +73,15 @@ impl Signer {
         })
     }
 
-    /// Now, but never earlier than any of `parents` (PROFILE §3).
+    /// Now, but never earlier than any of `parents` this ledger admitted (PROFILE §3); the
+    /// others (pending or unknown here) are the admission's business.
     fn now_after(&self, parents: &[EventId]) -> Result<Timestamp, CliError> {
-        let clock = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        let mut at = clock;
-        for id in parents {
-            if let Some(e) = self.ledger.get(id)? {
-                at = at.max(e.created_at().millis());
-            }
-        }
-        Ok(Timestamp::from_millis(at)?)
+        let admitted: Vec<EventId> = parents
+            .iter()
+            .filter(|id| self.ledger.contains(id))
+            .copied()
+            .collect();
+        Ok(self.ledger.now_after(&admitted)?)
     }
 
     /// The admitted sidecar, with its attaches, as the fold's sidecar description.
