@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::error::{Code, Error, Rejection};
-use crate::id::EventId;
+use crate::id::{DigestSuite, EventId};
 use crate::store::log::{HighWater, LogPos};
 use crate::store::tables::{
     CodecError, Key, Store, StoreError, StoreOptions, Table, Value, WriteBatch, META,
@@ -34,13 +34,13 @@ impl Value for PendingEntry {
     fn encode(&self) -> Vec<u8> {
         let mut out = Key::encode(&self.at);
         out.extend_from_slice(&self.size.to_be_bytes());
-        out.extend_from_slice(self.waits_for.bytes());
+        out.extend_from_slice(&self.waits_for);
         out
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
-        let (at, size, dep) = <(LogPos, u32, [u8; 33]) as Key>::decode(bytes)?;
-        let waits_for = EventId::from_bytes(&dep).map_err(|e| CodecError(e.to_string()))?;
+        let (at, size, waits_for) = <(LogPos, u32, [u8; 33]) as Key>::decode(bytes)?;
+        DigestSuite::from_header(waits_for[0]).map_err(|e| CodecError(e.to_string()))?;
         Ok(PendingEntry {
             at,
             size,
@@ -198,8 +198,9 @@ impl Index {
         let pending = self.store.tree(&PENDING).map_err(|e| e.to_string())?;
         for row in pending.iter() {
             let (id, entry) = row.map_err(|e| e.to_string())?;
-            let id = EventId::from_bytes(&id).map_err(|e| format!("pending row: {e}"))?;
-            state.add_pending(id, entry);
+            if !state.pending.insert_raw(id, entry) {
+                return Err("a pending row names an id of no known digest suite".into());
+            }
         }
         let rejected = self.store.tree(&REJECTED).map_err(|e| e.to_string())?;
         for row in rejected.iter() {

@@ -10,7 +10,7 @@ use std::hash::RandomState;
 
 use hashbrown::HashTable;
 
-use crate::id::EventId;
+use crate::id::{DigestSuite, EventId};
 use crate::store::log::LogPos;
 
 use super::id_table::id_hash;
@@ -68,12 +68,35 @@ impl PendingSet {
         self.slot(self.find(id.bytes())?).and_then(entry)
     }
 
+    /// Room for `n` more pending events (before a bulk load).
+    pub fn reserve(&mut self, n: usize) {
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        self.by_id.reserve(n, rehash(slots, hasher, |s| &s.id));
+        self.by_dep
+            .reserve(n, rehash(slots, hasher, |s| &s.waits_for));
+        self.slots.reserve(n);
+    }
+
     /// Files `id` (replacing an earlier entry of it).
     pub fn insert(&mut self, id: EventId, e: PendingEntry) {
         self.remove(&id);
+        self.file(*id.bytes(), e);
+    }
+
+    /// Files the event with these id bytes, as a stored row names it; false (and nothing
+    /// filed) when the id is not of a known digest suite or is already filed.
+    pub fn insert_raw(&mut self, id: [u8; 33], e: PendingEntry) -> bool {
+        if DigestSuite::from_header(id[0]).is_err() || self.find(&id).is_some() {
+            return false;
+        }
+        self.file(id, e);
+        true
+    }
+
+    fn file(&mut self, id: [u8; 33], e: PendingEntry) {
         let slot = Slot {
-            id: *id.bytes(),
-            waits_for: *e.waits_for.bytes(),
+            id,
+            waits_for: e.waits_for,
             size: e.size,
             at: e.at,
         };
@@ -96,15 +119,10 @@ impl PendingSet {
             *place = Some(slot);
         }
         let (slots, hasher) = (&self.slots, &self.hasher);
-        let rehash = |key: fn(&Slot) -> &[u8; 33]| {
-            move |&m: &u32| match slots.get(m as usize) {
-                Some(Some(s)) => id_hash(hasher, key(s)),
-                _ => 0,
-            }
-        };
-        self.by_id.insert_unique(id_hash_of, n, rehash(|s| &s.id));
+        self.by_id
+            .insert_unique(id_hash_of, n, rehash(slots, hasher, |s| &s.id));
         self.by_dep
-            .insert_unique(dep_hash, n, rehash(|s| &s.waits_for));
+            .insert_unique(dep_hash, n, rehash(slots, hasher, |s| &s.waits_for));
     }
 
     /// Removes pending event `id`; its entry, if it was pending.
@@ -151,11 +169,23 @@ impl PendingSet {
     }
 }
 
+/// How a table of slot numbers rehashes one when it grows: by the `key` of its slot.
+fn rehash<'a>(
+    slots: &'a [Option<Slot>],
+    hasher: &'a RandomState,
+    key: fn(&Slot) -> &[u8; 33],
+) -> impl Fn(&u32) -> u64 + 'a {
+    move |&m| match slots.get(m as usize) {
+        Some(Some(s)) => id_hash(hasher, key(s)),
+        _ => 0,
+    }
+}
+
 fn entry(s: &Slot) -> Option<PendingEntry> {
     Some(PendingEntry {
         at: s.at,
         size: s.size,
-        waits_for: EventId::from_bytes(&s.waits_for).ok()?,
+        waits_for: s.waits_for,
     })
 }
 
@@ -219,7 +249,7 @@ mod tests {
         for dep in (10_000..10_050).map(id) {
             let expected: Vec<EventId> = oracle
                 .iter()
-                .filter(|(_, e)| e.waits_for == dep)
+                .filter(|(_, e)| e.waits_for == *dep.bytes())
                 .map(|(i, _)| *i)
                 .collect();
             assert_eq!(set.waiters(&dep), expected);

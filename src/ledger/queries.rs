@@ -153,7 +153,7 @@ impl Ledger {
     fn pending_dependencies(&self, entry: &PendingEntry) -> Vec<EventId> {
         self.read_event(entry.at)
             .map(|event| super::admit::dependencies(&event))
-            .unwrap_or_else(|_| vec![entry.waits_for])
+            .unwrap_or_else(|_| entry.waits_for().into_iter().collect())
     }
 
     /// The pending event with this id (`None` when it is admitted, unknown or not pending).

@@ -16,7 +16,6 @@ use std::path::Path;
 use crate::codec::{put_u32, put_u64, put_u64s, Reader};
 use crate::dag::{DagIndex, Pos};
 use crate::event::Event;
-use crate::id::EventId;
 use crate::store::log::{HighWater, LogPos, LogReader};
 use crate::store::tables::Value;
 
@@ -171,13 +170,13 @@ fn decode_body(r: &mut Reader<'_>) -> Option<Snapshot> {
         state.register(pos, id, &role);
     }
     let pending = r.count(33 + PENDING_ROW)?;
+    state.pending.reserve(pending);
     for _ in 0..pending {
-        let id = EventId::from_bytes(&r.array::<33>()?).ok()?;
+        let id = r.array::<33>()?;
         let entry = PendingEntry::decode(r.take(PENDING_ROW)?).ok()?;
-        if state.ids.contains(&id) {
+        if !state.pending.insert_raw(id, entry) {
             return None;
         }
-        state.add_pending(id, entry);
     }
     let rejections = r.count(37)?;
     for _ in 0..rejections {

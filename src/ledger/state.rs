@@ -48,7 +48,9 @@ pub struct PendingEntry {
     pub size: u32,
     /// The missing dependency it is filed under in [`State::waiting`]: when that one is
     /// admitted, the event is read back and either released or filed under the next one.
-    pub waits_for: EventId,
+    /// (Its 33 id bytes: entries are loaded by the thousand, and an id's text is built only
+    /// when asked for.)
+    pub waits_for: [u8; 33],
 }
 
 impl PendingEntry {
@@ -57,8 +59,13 @@ impl PendingEntry {
         PendingEntry {
             at,
             size: u32::try_from(size).unwrap_or(u32::MAX),
-            waits_for,
+            waits_for: *waits_for.bytes(),
         }
+    }
+
+    /// The dependency it waits for.
+    pub fn waits_for(&self) -> Option<EventId> {
+        EventId::from_bytes(&self.waits_for).ok()
     }
 }
 
