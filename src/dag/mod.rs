@@ -236,7 +236,14 @@ impl DagIndex {
         };
         self.chain_of.push(c);
         self.seq_of.push(seq);
-        self.heads.retain(|h| !uniq.contains(h));
+        // Heads stay ascending (`x` is the greatest position): a parent that was a head is
+        // found by binary search, so an event naming many parents among many heads costs
+        // O(parents · log heads), not O(parents · heads).
+        for p in &uniq {
+            if let Ok(i) = self.heads.binary_search(p) {
+                self.heads.remove(i);
+            }
+        }
         self.heads.push(x);
         self.maybe_checkpoint(c, seq, x);
         Ok(x)
