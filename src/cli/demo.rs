@@ -93,7 +93,7 @@ pub fn run(
         tally.reject(rejection);
     }
 
-    let still_pending = ledger.pending().len();
+    let still_pending = ledger.pending_count();
     let heads = ledger.heads();
     let (projections, not_folded) = fold_all(&ledger)?;
     let mut head_text: Vec<String> = heads.iter().take(3).map(ToString::to_string).collect();

@@ -323,7 +323,7 @@ pub fn import(ledger: &LedgerArgs, file: &Path, json: bool) -> Result<Outcome, C
     for (_, rejection) in &summary.rejected_on_release {
         tally.reject(rejection);
     }
-    let still_pending = ledger.pending().len();
+    let still_pending = ledger.pending_count();
     if json {
         let Json::Object(mut obj) = tally.to_json() else {
             unreachable!("tally is an object")

@@ -122,6 +122,11 @@ impl Ledger {
         order.into_iter().filter_map(|p| state.id_at(p)).collect()
     }
 
+    /// Number of pending events (without reading them back, as [`Ledger::pending`] does).
+    pub fn pending_count(&self) -> usize {
+        self.read_state().map_or(0, |s| s.pending.len())
+    }
+
     /// Pending events with the dependencies they still miss, in canonical order. (Pending
     /// events are kept compact in memory: this reads each one back from the log.)
     pub fn pending(&self) -> Vec<(EventId, Vec<EventId>)> {
