@@ -72,24 +72,22 @@ impl<'a> Reader<'a> {
 
     /// A `put_u32s` list.
     pub(crate) fn u32s(&mut self) -> Option<Vec<u32>> {
-        let n = self.count(4)?;
-        let bytes = self.take(n * 4)?;
-        Some(
-            bytes
-                .chunks_exact(4)
-                .filter_map(|c| c.try_into().ok().map(u32::from_le_bytes))
-                .collect(),
-        )
+        self.list(u32::from_le_bytes)
     }
 
     /// A `put_u64s` list.
     pub(crate) fn u64s(&mut self) -> Option<Vec<u64>> {
-        let n = self.count(8)?;
-        let bytes = self.take(n * 8)?;
+        self.list(u64::from_le_bytes)
+    }
+
+    /// A count then that many items of `N` bytes, each decoded by `item`.
+    fn list<const N: usize, T>(&mut self, item: fn([u8; N]) -> T) -> Option<Vec<T>> {
+        let n = self.count(N)?;
+        let bytes = self.take(n * N)?;
         Some(
             bytes
-                .chunks_exact(8)
-                .filter_map(|c| c.try_into().ok().map(u64::from_le_bytes))
+                .chunks_exact(N)
+                .filter_map(|c| c.try_into().ok().map(item))
                 .collect(),
         )
     }

@@ -69,7 +69,8 @@ impl Ledger {
     }
 }
 
-fn compare_states(fresh: &State, live: &State, diffs: &mut Vec<String>) {
+/// Every difference between two states, as sentences (empty when they agree).
+pub(super) fn compare_states(fresh: &State, live: &State, diffs: &mut Vec<String>) {
     let mut differ = |what: &str, same: bool| {
         if !same {
             diffs.push(format!(
