@@ -122,6 +122,40 @@ impl Ledger {
         order.into_iter().filter_map(|p| state.id_at(p)).collect()
     }
 
+    /// The admitted events among `ids`, in admission order (a causal order: parents are
+    /// admitted before their children); ids not admitted here are left out.
+    pub fn admission_order(&self, ids: &[EventId]) -> Vec<EventId> {
+        let Ok(state) = self.read_state() else {
+            return Vec::new();
+        };
+        let mut found: Vec<(Pos, EventId)> = ids
+            .iter()
+            .filter_map(|id| state.ids.get(id).map(|p| (p, *id)))
+            .collect();
+        found.sort_unstable_by_key(|(p, _)| *p);
+        found.dedup_by_key(|(p, _)| *p);
+        found.into_iter().map(|(_, id)| id).collect()
+    }
+
+    /// The stored bytes of an admitted event, as the log holds them (not re-parsed: they
+    /// were checked before they were written to the checksummed log).
+    pub fn stored_bytes(&self, id: &EventId) -> Result<Option<Vec<u8>>, Error> {
+        let at = {
+            let state = self.read_state()?;
+            state
+                .ids
+                .get(id)
+                .and_then(|p| state.at.get(p.index()).copied())
+        };
+        at.map(|at| {
+            self.reader
+                .read(at)
+                .map(|(_, bytes)| bytes)
+                .map_err(super::log_error)
+        })
+        .transpose()
+    }
+
     /// Number of pending events (without reading them back, as [`Ledger::pending`] does).
     pub fn pending_count(&self) -> usize {
         self.read_state().map_or(0, |s| s.pending.len())

@@ -34,14 +34,10 @@ pub(super) fn common_heads<S: Read + Write>(
     if known.len() == peer_heads.len() {
         return Ok(ledger.heads_of(&known)?);
     }
-    let mut candidates = ledger.difference(&ledger.heads(), &known)?;
-    candidates.sort_unstable();
-    // Newest first: a `yes` settles what comes later in this order.
-    let mut order: Vec<EventId> = ledger
-        .causal_order()
-        .into_iter()
-        .filter(|id| candidates.binary_search(id).is_ok())
-        .collect();
+    let candidates = ledger.difference(&ledger.heads(), &known)?;
+    // Newest first (reverse admission order, a reverse causal order): a `yes` settles the
+    // ancestors, which come later in this order.
+    let mut order = ledger.admission_order(&candidates);
     order.reverse();
     drop(candidates);
 

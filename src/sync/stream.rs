@@ -61,34 +61,28 @@ impl<'s, S: Read + Write> Wire<'s, S> {
         }
     }
 
-    /// Sends the events `missing` (ids held here, in any order) in causal order, in
-    /// batches, then `Done(count)`.
+    /// Sends the events `missing` (ids held here, in any order) in admission order (a
+    /// causal order), in batches, then `Done(count)`. Their bytes go as stored, not
+    /// re-parsed.
     pub fn send_events(&mut self, ledger: &Ledger, missing: &[EventId]) -> Result<(), SyncError> {
-        let mut sorted = missing.to_vec();
-        sorted.sort_unstable();
         let mut batch: Vec<Vec<u8>> = Vec::new();
         let mut bytes = 0usize;
         let mut sent = 0u64;
-        if !sorted.is_empty() {
-            for id in ledger.causal_order() {
-                if sorted.binary_search(&id).is_err() {
-                    continue;
-                }
-                let Some(event) = ledger.get(&id)? else {
-                    continue;
-                };
-                let size = event.bytes().len();
-                if !batch.is_empty()
-                    && (batch.len() >= SYNC_BATCH_EVENTS || bytes + size > SYNC_BATCH_BYTES)
-                {
-                    self.send(&Frame::Events(std::mem::take(&mut batch)))?;
-                    bytes = 0;
-                }
-                bytes += size;
-                sent += 1;
-                self.report.event_bytes += size as u64;
-                batch.push(event.bytes().to_vec());
+        for id in ledger.admission_order(missing) {
+            let Some(event) = ledger.stored_bytes(&id)? else {
+                continue;
+            };
+            let size = event.len();
+            if !batch.is_empty()
+                && (batch.len() >= SYNC_BATCH_EVENTS || bytes + size > SYNC_BATCH_BYTES)
+            {
+                self.send(&Frame::Events(std::mem::take(&mut batch)))?;
+                bytes = 0;
             }
+            bytes += size;
+            sent += 1;
+            self.report.event_bytes += size as u64;
+            batch.push(event);
         }
         if !batch.is_empty() {
             self.send(&Frame::Events(batch))?;
