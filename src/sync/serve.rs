@@ -2,7 +2,7 @@
 
 use std::io::{Read, Write};
 
-use crate::ledger::Ledger;
+use crate::ledger::{Ledger, Pipeline};
 use crate::limits::MAX_SYNC_ROUNDS;
 
 use super::frame::Frame;
@@ -35,6 +35,21 @@ impl Ledger {
 }
 
 fn answer<S: Read + Write>(ledger: &Ledger, wire: &mut Wire<'_, S>) -> Result<(), SyncError> {
+    // The pushed stream's batches, admitted two stages deep until its `Done`; a session
+    // that fails mid-stream still commits the batch that arrived whole.
+    let mut receiving: Option<Pipeline<'_>> = None;
+    let result = answer_frames(ledger, wire, &mut receiving);
+    match (result, receiving) {
+        (Err(failure), Some(pipeline)) => Err(wire.fail_after(ledger, pipeline, failure)),
+        (result, _) => result,
+    }
+}
+
+fn answer_frames<'l, S: Read + Write>(
+    ledger: &'l Ledger,
+    wire: &mut Wire<'_, S>,
+    receiving: &mut Option<Pipeline<'l>>,
+) -> Result<(), SyncError> {
     let mut phase = Phase::Hello;
     let mut pushed_from = 0u64;
     // Ledger size and admissions counted when the pushed stream began.
@@ -75,11 +90,18 @@ fn answer<S: Read + Write>(ledger: &Ledger, wire: &mut Wire<'_, S>) -> Result<()
                 pushed_from = wire.report.received;
                 len_before = ledger.len();
                 admitted_before = wire.report.admitted;
-                wire.admit(ledger, &events)?;
+                let pipeline = receiving.insert(ledger.pipeline());
+                wire.admit(ledger, pipeline, events)?;
                 phase = Phase::Receiving;
             }
-            (Phase::Receiving, Frame::Events(events)) => wire.admit(ledger, &events)?,
+            (Phase::Receiving, Frame::Events(events)) => {
+                let pipeline = receiving.get_or_insert_with(|| ledger.pipeline());
+                wire.admit(ledger, pipeline, events)?;
+            }
             (Phase::Receiving | Phase::Requests, Frame::Done(n)) => {
+                if let Some(pipeline) = receiving.take() {
+                    wire.admit_rest(ledger, pipeline)?;
+                }
                 let got = wire.report.received - pushed_from;
                 if phase == Phase::Requests && n != 0 || phase == Phase::Receiving && n != got {
                     return Err(SyncError::Protocol(format!(

@@ -2,9 +2,10 @@
 //! streams (sending what the peer lacks in causal order, admitting what arrives).
 
 use std::io::{Read, Write};
+use std::sync::Arc;
 
 use crate::id::EventId;
-use crate::ledger::{Appended, Ledger};
+use crate::ledger::{Appended, Ledger, Pipeline};
 use crate::limits::{MAX_SYNC_REJECTED, SYNC_BATCH_BYTES, SYNC_BATCH_EVENTS};
 
 use super::frame::{read_frame, write_frame, Frame};
@@ -91,13 +92,35 @@ impl<'s, S: Read + Write> Wire<'s, S> {
         self.send(&Frame::Done(sent))
     }
 
-    /// Admits one received batch through normal admission; counts the outcomes. Too many
-    /// rejected events, or more duplicates than this ledger holds, in one session is a
-    /// flood.
-    pub fn admit(&mut self, ledger: &Ledger, events: &[Vec<u8>]) -> Result<(), SyncError> {
+    /// Starts admitting one received batch through `pipeline` (verified while the batch
+    /// before it commits); counts the outcomes of the batch that commit completed.
+    pub fn admit(
+        &mut self,
+        ledger: &Ledger,
+        pipeline: &mut Pipeline<'_>,
+        events: Vec<Vec<u8>>,
+    ) -> Result<(), SyncError> {
         self.report.received += events.len() as u64;
         self.report.event_bytes += events.iter().map(|e| e.len() as u64).sum::<u64>();
-        for outcome in ledger.append_batch(events)? {
+        let batch: Vec<Arc<[u8]>> = events.into_iter().map(Arc::from).collect();
+        match pipeline.push(batch)? {
+            Some(outcomes) => self.count(ledger, outcomes),
+            None => Ok(()),
+        }
+    }
+
+    /// Commits the last batch `pipeline` holds and counts its outcomes.
+    pub fn admit_rest(&mut self, ledger: &Ledger, pipeline: Pipeline<'_>) -> Result<(), SyncError> {
+        match pipeline.finish()? {
+            Some(outcomes) => self.count(ledger, outcomes),
+            None => Ok(()),
+        }
+    }
+
+    /// Counts a committed batch's outcomes. Too many rejected events, or more duplicates
+    /// than this ledger holds, in one session is a flood.
+    fn count(&mut self, ledger: &Ledger, outcomes: Vec<Appended>) -> Result<(), SyncError> {
+        for outcome in outcomes {
             match outcome {
                 Appended::Admitted(id) => {
                     self.report.admitted += 1;
@@ -131,21 +154,43 @@ impl<'s, S: Read + Write> Wire<'s, S> {
         Ok(())
     }
 
-    /// Receives a stream of `Events` up to its `Done`, admitting each batch as it arrives.
+    /// Receives a stream of `Events` up to its `Done`, admitting the batches two stages
+    /// deep (one verified while the one before it commits).
     pub fn receive_events(&mut self, ledger: &Ledger) -> Result<(), SyncError> {
         let before = self.report.received;
-        loop {
-            match self.recv(0)? {
-                Frame::Events(events) => self.admit(ledger, &events)?,
-                Frame::Done(n) if n == self.report.received - before => return Ok(()),
-                Frame::Done(n) => {
-                    return Err(SyncError::Protocol(format!(
-                        "the peer announced {n} events but sent {}",
-                        self.report.received - before
-                    )))
+        let mut pipeline = ledger.pipeline();
+        let failure = loop {
+            let step = match self.recv(0) {
+                Ok(Frame::Events(events)) => self.admit(ledger, &mut pipeline, events),
+                Ok(Frame::Done(n)) if n == self.report.received - before => {
+                    return self.admit_rest(ledger, pipeline)
                 }
-                other => return Err(unexpected(&other, "events or done")),
+                Ok(Frame::Done(n)) => Err(SyncError::Protocol(format!(
+                    "the peer announced {n} events but sent {}",
+                    self.report.received - before
+                ))),
+                Ok(other) => Err(unexpected(&other, "events or done")),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = step {
+                break e;
             }
+        };
+        Err(self.fail_after(ledger, pipeline, failure))
+    }
+
+    /// The error a receiving session ends with, once the batch `pipeline` still holds (whole,
+    /// and verified) is committed: what arrived whole is kept, and a flood it reveals is
+    /// the error to report.
+    pub fn fail_after(
+        &mut self,
+        ledger: &Ledger,
+        pipeline: Pipeline<'_>,
+        failure: SyncError,
+    ) -> SyncError {
+        match self.admit_rest(ledger, pipeline) {
+            Err(flood @ SyncError::Protocol(_)) => flood,
+            _ => failure,
         }
     }
 }
