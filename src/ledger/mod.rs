@@ -383,14 +383,18 @@ impl Ledger {
 
     /// The admitted event with this id.
     pub fn get(&self, id: &EventId) -> Result<Option<Event>, Error> {
-        let at = {
-            let state = self.read_state()?;
-            state
-                .ids
-                .get(id)
-                .and_then(|p| state.at.get(p.index()).copied())
-        };
-        at.map(|at| self.read_event(at)).transpose()
+        self.admitted_at(id)?
+            .map(|at| self.read_event(at))
+            .transpose()
+    }
+
+    /// Where the log holds the admitted event `id`.
+    fn admitted_at(&self, id: &EventId) -> Result<Option<crate::store::log::LogPos>, Error> {
+        let state = self.read_state()?;
+        Ok(state
+            .ids
+            .get(id)
+            .and_then(|p| state.at.get(p.index()).copied()))
     }
 
     /// Admitted events in admission order.

@@ -140,20 +140,14 @@ impl Ledger {
     /// The stored bytes of an admitted event, as the log holds them (not re-parsed: they
     /// were checked before they were written to the checksummed log).
     pub fn stored_bytes(&self, id: &EventId) -> Result<Option<Vec<u8>>, Error> {
-        let at = {
-            let state = self.read_state()?;
-            state
-                .ids
-                .get(id)
-                .and_then(|p| state.at.get(p.index()).copied())
-        };
-        at.map(|at| {
-            self.reader
-                .read(at)
-                .map(|(_, bytes)| bytes)
-                .map_err(super::log_error)
-        })
-        .transpose()
+        self.admitted_at(id)?
+            .map(|at| {
+                self.reader
+                    .read(at)
+                    .map(|(_, bytes)| bytes)
+                    .map_err(super::log_error)
+            })
+            .transpose()
     }
 
     /// Number of pending events (without reading them back, as [`Ledger::pending`] does).
