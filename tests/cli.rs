@@ -617,12 +617,12 @@ fn authoring_an_exchange_to_complete() {
     ));
     assert_eq!(answer["outcome"], "admitted");
     // Bob may not close it: the ledger refuses an agent's control.
-    let forbidden = run_ok(
-        &[
+    let close = |key: &Path, code: i32| {
+        let args = [
             "exchange",
             "control",
             "--key",
-            p(&bob),
+            p(key),
             "--dir",
             d,
             "--sidecar",
@@ -630,26 +630,12 @@ fn authoring_an_exchange_to_complete() {
             "--exchange-id",
             x,
             "close",
-        ],
-        1,
-    );
+        ];
+        run_ok(&args, code)
+    };
+    let forbidden = close(&bob, 1);
     assert!(stderr(&forbidden).contains("sidecar_exchange_control_forbidden"));
-    run_ok(
-        &[
-            "exchange",
-            "control",
-            "--key",
-            p(&boss),
-            "--dir",
-            d,
-            "--sidecar",
-            sidecar_id,
-            "--exchange-id",
-            x,
-            "close",
-        ],
-        0,
-    );
+    close(&boss, 0);
     let done = json(&run_ok(
         &["exchange", "--dir", d, "--sidecar", sidecar_id, x, "--json"],
         0,
