@@ -109,6 +109,11 @@ pub const MAX_SYNC_SESSIONS: usize = 64;
 /// fails with a timeout.
 pub const SYNC_TIMEOUT_SECS: u64 = 30;
 
+/// Default seconds one sync session may last in all. Per-read timeouts alone let a peer
+/// that trickles a byte now and then hold a session (and one of [`MAX_SYNC_SESSIONS`])
+/// forever; an hour is about 40 times what a first sync of a million events takes here.
+pub const SYNC_SESSION_LIMIT_SECS: u64 = 3_600;
+
 /// Changes an exchange feed holds for a subscriber that has not read them. A slow (or
 /// forgotten) subscriber must not grow the ledger's memory: past this the feed drops
 /// changes and tells the subscriber it lagged, so it re-reads the projections instead.

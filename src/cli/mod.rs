@@ -408,9 +408,8 @@ enum Command {
         /// Serve one session over stdin/stdout.
         #[arg(long)]
         stdio: bool,
-        /// Seconds a peer may stay silent before its session fails.
-        #[arg(long, value_name = "SECS", default_value_t = akledger::limits::SYNC_TIMEOUT_SECS)]
-        timeout: u64,
+        #[command(flatten)]
+        session: sync::SessionArgs,
     },
     /// Exchange events with a peer ledger: send what it lacks, receive what this one lacks.
     ///
@@ -435,9 +434,8 @@ enum Command {
         /// Only send events.
         #[arg(long)]
         push_only: bool,
-        /// Seconds the peer may stay silent before the sync fails.
-        #[arg(long, value_name = "SECS", default_value_t = akledger::limits::SYNC_TIMEOUT_SECS)]
-        timeout: u64,
+        #[command(flatten)]
+        session: sync::SessionArgs,
         /// Print {"sent","received","bytes_sent","bytes_received","rounds"}.
         #[arg(long)]
         json: bool,
@@ -873,12 +871,12 @@ pub fn run() -> ExitCode {
             ledger,
             listen,
             stdio: _,
-            timeout,
+            session,
         } => {
-            let timeout = std::time::Duration::from_secs(timeout);
+            let options = session.options(akledger::sync::Direction::Both);
             match listen {
-                Some(addr) => sync::serve_tcp(&ledger, &addr, timeout),
-                None => sync::serve_stdio(&ledger, timeout),
+                Some(addr) => sync::serve_tcp(&ledger, &addr, &options),
+                None => sync::serve_stdio(&ledger, &options),
             }
         }
         Command::Sync {
@@ -887,7 +885,7 @@ pub fn run() -> ExitCode {
             peer_cmd,
             pull_only,
             push_only,
-            timeout,
+            session,
             json,
         } => sync::direction(pull_only, push_only).and_then(|direction| {
             let peer = match (peer, peer_cmd) {
@@ -895,11 +893,7 @@ pub fn run() -> ExitCode {
                 (None, Some(cmd)) => sync::Peer::Command(cmd),
                 (None, None) => return Err(output::CliError::Usage("--peer or --peer-cmd".into())),
             };
-            let options = akledger::sync::SyncOptions {
-                direction,
-                timeout: std::time::Duration::from_secs(timeout),
-            };
-            sync::sync(&ledger, &peer, &options, json)
+            sync::sync(&ledger, &peer, &session.options(direction), json)
         }),
         Command::Completions { shell } => shell::completions(shell),
         Command::Man => shell::man(),

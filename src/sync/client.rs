@@ -23,7 +23,7 @@ impl Ledger {
         stream: &mut S,
         options: &SyncOptions,
     ) -> Result<SyncReport, SyncError> {
-        let mut wire = Wire::new(stream);
+        let mut wire = Wire::new(stream, options.session_limit);
         match drive(self, &mut wire, options.direction) {
             Ok(()) => Ok(wire.report),
             Err(e) => {
