@@ -72,7 +72,7 @@ fn drive<S: Read + Write>(
         for _ in 0..MAX_SYNC_ROUNDS {
             peer_has.append(&mut wire.received_ids);
             let base = admitted_here(ledger, &peer_has);
-            let missing = ledger.difference(&ledger.heads(), &base)?;
+            let missing = ledger.difference_in_admission_order(&ledger.heads(), &base)?;
             if missing.is_empty() {
                 break;
             }

@@ -96,7 +96,7 @@ fn answer_frames<'l, S: Read + Write>(
                     .into_iter()
                     .filter(|id| ledger.contains(id))
                     .collect();
-                let missing = ledger.difference(&ledger.heads(), &common)?;
+                let missing = ledger.difference_in_admission_order(&ledger.heads(), &common)?;
                 wire.send_events(ledger, &missing)?;
             }
             (Phase::Requests, Frame::Events(events)) => {

@@ -120,14 +120,14 @@ impl<'s, S: Read + Write> Wire<'s, S> {
         }
     }
 
-    /// Sends the events `missing` (ids held here, in any order) in admission order (a
-    /// causal order), in batches, then `Done(count)`. Their bytes go as stored, not
-    /// re-parsed.
+    /// Sends the events `missing` (ids held here, in admission order: a causal order, see
+    /// [`Ledger::difference_in_admission_order`]), in batches, then `Done(count)`. Their
+    /// bytes go as stored, not re-parsed.
     pub fn send_events(&mut self, ledger: &Ledger, missing: &[EventId]) -> Result<(), SyncError> {
         let mut batch: Vec<Vec<u8>> = Vec::new();
         let mut bytes = 0usize;
         let mut sent = 0u64;
-        for id in ledger.admission_order(missing) {
+        for &id in missing {
             let Some(event) = ledger.stored_bytes(&id)? else {
                 continue;
             };
