@@ -178,8 +178,12 @@ mod tests {
                 end: 90
             })
         );
+        let key = ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
+        let actor = crate::did::ActorId::service_for_key(&key.verifying_key());
+        let at = crate::time::Timestamp::from_millis(1).unwrap();
+        let realm = crate::exchange::create_realm(&key, actor, at).unwrap();
         let tag = Tag {
-            cause: EventId::parse("ak:event:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA").unwrap(),
+            cause: realm.id(),
             effect: 2,
         };
         assert_eq!(

@@ -74,7 +74,7 @@ pub fn split_records(data: &[u8]) -> Split {
             }
             let end = match (data.get(comma + 1), data.get(comma + 2..)) {
                 (None, _) => Some(comma + 1),
-                (Some(b'\n'), Some(rest)) if rest.is_empty() || header_may_start(rest) => {
+                (Some(b'\n'), Some(rest)) if rest.is_empty() || header_starts(rest) => {
                     Some(comma + 2)
                 }
                 (Some(b'\n'), Some(rest)) if garbage_lines(rest).is_some() => Some(comma + 2),
@@ -127,33 +127,22 @@ fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
     hay.iter().position(|&b| b == needle)
 }
 
-/// True when `rest` begins with `to,sender,protocol_id,` (a valid protocol id), or with a
-/// beginning that more bytes could still turn into one.
-fn header_may_start(rest: &[u8]) -> bool {
+/// True when `rest` begins with `to,sender,protocol_id,`: addresses on one line and a
+/// valid protocol id.
+fn header_starts(rest: &[u8]) -> bool {
     let mut fields = rest.splitn(4, |&b| b == SEPARATOR);
-    let (Some(to), sender, protocol, after) =
+    let (Some(to), Some(sender), Some(protocol), Some(_)) =
         (fields.next(), fields.next(), fields.next(), fields.next())
     else {
         return false;
     };
     let address_ok = |f: &[u8]| f.len() <= MAX_ENVELOPE_HEADER_FIELD_BYTES && !f.contains(&b'\n');
-    if !address_ok(to) || !sender.is_none_or(address_ok) {
-        return false;
-    }
-    match (protocol, after) {
-        // The protocol id is complete (a comma follows it): it must be valid.
-        (Some(p), Some(_)) => std::str::from_utf8(p)
+    address_ok(to)
+        && address_ok(sender)
+        && std::str::from_utf8(protocol)
             .ok()
-            .and_then(|p| ProtocolId::parse(p.trim()))
-            .is_some(),
-        // Still being written: it must be able to become one.
-        (Some(p), None) => {
-            p.len() <= MAX_ENVELOPE_HEADER_FIELD_BYTES
-                && p.iter()
-                    .all(|&b| b.is_ascii_alphanumeric() || b"_/:.+- \t".contains(&b))
-        }
-        (None, _) => true,
-    }
+            .and_then(|p| ProtocolId::parse(p.trim_matches(is_py_space)))
+            .is_some()
 }
 
 /// Why a record does not decode (the reference logs these and skips the record).
