@@ -52,7 +52,10 @@ impl Sidecar {
             c.env(CRASH_AT_ENV, step);
         }
         let out = c.output().unwrap();
-        (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
+        (
+            out.status,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     }
 
     fn append(&self, bytes: &[u8]) {
@@ -79,9 +82,15 @@ impl Sidecar {
             .arg(&export)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let text = std::fs::read_to_string(&export).unwrap();
-        text.lines().filter(|l| l.contains("\"kind\":\"ak.message.create\"")).count()
+        text.lines()
+            .filter(|l| l.contains("\"kind\":\"ak.message.create\""))
+            .count()
     }
 }
 
@@ -125,14 +134,20 @@ fn the_echo_demo_through_files_bootstraps_mirrors_and_audits_clean() {
     assert!(stderr.contains("bootstrapped"), "{stderr}");
     assert!(stderr.contains("controller.key"), "{stderr}");
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(s.dir.join("controller.key")).unwrap().permissions().mode();
+    let mode = std::fs::metadata(s.dir.join("controller.key"))
+        .unwrap()
+        .permissions()
+        .mode();
     assert_eq!(mode & 0o777, 0o600);
     assert!(s.dir.join("keyring.json").exists());
 
     let sent = s.sent();
     assert_eq!(sent.len(), 1);
     let echo = &sent[0];
-    assert_eq!((echo.to.as_str(), echo.sender.as_str()), ("sender_aea", "my_first_aea"));
+    assert_eq!(
+        (echo.to.as_str(), echo.sender.as_str()),
+        ("sender_aea", "my_first_aea")
+    );
     assert_eq!(echo.protocol_id.as_str(), "fetchai/default:1.0.0");
     assert_eq!(bytes_content(echo), ("1".into(), 2, 1, b"hello".to_vec()));
 
@@ -158,7 +173,11 @@ fn the_echo_demo_through_files_bootstraps_mirrors_and_audits_clean() {
         .arg("--json")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["summary"]["admitted"], 8, "{report}");
     assert_eq!(report["summary"]["rejected"], 0);
@@ -177,7 +196,11 @@ fn the_error_skill_answers_what_cannot_be_handled() {
     let not_protobuf = b"me,you,fetchai/default:1.0.0,hello,\n";
     let mut invalid = b"me,you,fetchai/default:1.0.0,".to_vec();
     invalid.extend_from_slice(
-        &DefaultMessage { target: 5, ..DefaultMessage::bytes("1", b"x".to_vec()) }.encode(),
+        &DefaultMessage {
+            target: 5,
+            ..DefaultMessage::bytes("1", b"x".to_vec())
+        }
+        .encode(),
     );
     invalid.extend_from_slice(b",\n");
     s.append(b"1,2,3,4,5,\n");
@@ -192,24 +215,35 @@ fn the_error_skill_answers_what_cannot_be_handled() {
     let (status, _) = s.once(&[], None);
     assert!(status.success());
     let sent = s.sent();
-    let addresses: Vec<(&str, &str)> = sent.iter().map(|e| (e.to.as_str(), e.sender.as_str())).collect();
+    let addresses: Vec<(&str, &str)> = sent
+        .iter()
+        .map(|e| (e.to.as_str(), e.sender.as_str()))
+        .collect();
     let back = ("you", "me");
-    assert_eq!(addresses, vec![back, back, back, ("sender_aea", "my_first_aea")]);
+    assert_eq!(
+        addresses,
+        vec![back, back, back, ("sender_aea", "my_first_aea")]
+    );
     let codes: Vec<(String, i32)> = sent
         .iter()
-        .map(|e| {
-            match DefaultMessage::decode(&e.message).unwrap().performative {
+        .map(
+            |e| match DefaultMessage::decode(&e.message).unwrap().performative {
                 Performative::Error { code, .. } => (e.protocol_id.to_string(), code as i32),
                 other => panic!("{other:?}"),
-            }
-        })
+            },
+        )
         .collect();
     let default = "fetchai/default:1.0.0".to_string();
     assert_eq!(
         codes,
         // DECODING_ERROR, INVALID_MESSAGE, UNSUPPORTED_PROTOCOL, UNSUPPORTED_SKILL; the
         // malformed line gets nothing.
-        vec![(default.clone(), 1), (default.clone(), 2), (default.clone(), 0), (default, 3)]
+        vec![
+            (default.clone(), 1),
+            (default.clone(), 2),
+            (default.clone(), 0),
+            (default, 3)
+        ]
     );
 }
 
@@ -225,16 +259,26 @@ fn a_crash_between_each_pair_of_steps_loses_nothing_and_repeats_nothing() {
         }
         let (status, stderr) = s.once(&["--echo"], Some(step));
         use std::os::unix::process::ExitStatusExt;
-        assert_eq!(status.signal(), Some(6), "{step}: killed by SIGABRT: {stderr}");
+        assert_eq!(
+            status.signal(),
+            Some(6),
+            "{step}: killed by SIGABRT: {stderr}"
+        );
         let (status, stderr) = s.once(&["--echo"], None);
         assert!(status.success(), "{step}: {stderr}");
         let contents: Vec<Vec<u8>> = s.sent().iter().map(|e| bytes_content(e).3).collect();
         assert_eq!(
             contents,
-            (0..3).map(|n| format!("hello {n}").into_bytes()).collect::<Vec<_>>(),
+            (0..3)
+                .map(|n| format!("hello {n}").into_bytes())
+                .collect::<Vec<_>>(),
             "{step}: each envelope echoed exactly once, in order"
         );
-        assert_eq!(s.message_events(), 6, "{step}: three in, three out, no twins");
+        assert_eq!(
+            s.message_events(),
+            6,
+            "{step}: three in, three out, no twins"
+        );
         // More input after the restart is taken in from where the ledger says.
         s.append(&echo_line(3));
         assert!(s.once(&["--echo"], None).0.success());
@@ -277,7 +321,218 @@ fn sigterm_and_sigint_stop_the_runtime_cleanly_with_exit_0() {
             .unwrap();
         assert!(killed.success());
         let out = child.wait_with_output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{signal}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{signal}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(String::from_utf8_lossy(&out.stderr).contains("stopped"));
     }
+}
+
+/// An exchange envelope line from `sender` with a JSON message.
+fn exchange_line(sender: &str, message: serde_json::Value) -> Vec<u8> {
+    let mut line = format!("sidecar,{sender},akledger/exchange:1.0.0,").into_bytes();
+    line.extend_from_slice(message.to_string().as_bytes());
+    line.extend_from_slice(b",\n");
+    line
+}
+
+/// What the sidecar sent, readably: (to, performative, exchange id, status, coordinator's
+/// address or failure code).
+fn reports(s: &Sidecar, from: usize) -> Vec<(String, String, String, String)> {
+    s.sent()
+        .iter()
+        .skip(from)
+        .map(|e| {
+            assert_eq!(e.protocol_id.as_str(), "akledger/exchange:1.0.0", "{e:?}");
+            let m: serde_json::Value = serde_json::from_slice(&e.message).unwrap();
+            let p = &m["projection"];
+            let status = p["status"].as_str().unwrap_or("-").to_string();
+            let extra = p["failure_reason_code"].as_str().unwrap_or("").to_string();
+            let x = m["exchange_id"]
+                .as_str()
+                .or(p["exchange_id"].as_str())
+                .unwrap_or("-");
+            (
+                e.to.clone(),
+                format!("{} {x}", m["performative"].as_str().unwrap()),
+                status,
+                extra,
+            )
+        })
+        .collect()
+}
+
+fn row(to: &str, what: &str, status: &str, extra: &str) -> (String, String, String, String) {
+    (to.into(), what.into(), status.into(), extra.into())
+}
+
+/// The controller requests, two agents reply, the decision maker closes; a coordinator
+/// declared gone is replaced; an exchange left open past the timeout is failed — all
+/// through the two files, with crashes at the bridge and decision steps on the way.
+#[test]
+fn a_scripted_exchange_runs_through_files_and_the_decision_maker_closes_it() {
+    let s = Sidecar::new();
+    assert!(s.once(&[], None).0.success(), "bootstrap");
+    for agent in ["agent_a", "agent_b"] {
+        let out = bin()
+            .args(["keygen", "--out"])
+            .arg(s.dir.join(format!("{agent}.key")))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    }
+    let config_path = s.dir.join("sidecar-runtime.json");
+    let mut config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&config_path).unwrap()).unwrap();
+    config["agents"] = serde_json::json!([
+        {"address": "agent_a", "key_file": "agent_a.key"},
+        {"address": "agent_b", "key_file": "agent_b.key"},
+    ]);
+    std::fs::write(&config_path, config.to_string()).unwrap();
+
+    // 1. A request to both agents (agent_a coordinates), agent_b's partial answer, and
+    // agent_a's completing answer; the run crashes right after the request is in the
+    // ledger and is restarted.
+    let x1 = "order-000000000000000001";
+    s.append(&exchange_line(
+        "controller",
+        serde_json::json!({
+        "performative": "request", "exchange_id": x1, "agents": ["agent_a", "agent_b"],
+        "coordinator": "agent_a", "track": "orders", "body": {"sku": "A-1", "qty": 2}}),
+    ));
+    s.append(&exchange_line(
+        "agent_b",
+        serde_json::json!({
+        "performative": "respond", "exchange_id": x1, "body": "picked"}),
+    ));
+    s.append(&exchange_line(
+        "agent_a",
+        serde_json::json!({
+        "performative": "respond", "exchange_id": x1, "body": "shipped", "completes": true}),
+    ));
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(s.once(&[], Some("bridged")).0.signal(), Some(6));
+    let (status, stderr) = s.once(&[], None);
+    assert!(status.success(), "{stderr}");
+    assert_eq!(
+        reports(&s, 0),
+        vec![
+            row("agent_a", &format!("request {x1}"), "-", ""),
+            row("agent_b", &format!("request {x1}"), "-", ""),
+            row("controller", &format!("projection {x1}"), "delivered", ""),
+            row("agent_b", &format!("projection {x1}"), "responding", ""),
+            row("agent_a", &format!("projection {x1}"), "responding", ""),
+            // The decision maker's close, reported to the controller.
+            row("controller", &format!("projection {x1}"), "complete", ""),
+        ]
+    );
+
+    // 2. Another request; the controller declares agent_a gone; the decision maker hands
+    // the exchange to agent_b, who completes it; the run crashes right after the close.
+    let x2 = "order-000000000000000002";
+    s.append(&exchange_line(
+        "controller",
+        serde_json::json!({
+        "performative": "request", "exchange_id": x2, "agents": ["agent_a", "agent_b"],
+        "coordinator": "agent_a", "body": "order 2"}),
+    ));
+    s.append(&exchange_line(
+        "controller",
+        serde_json::json!({
+        "performative": "coordinator_gone", "agent": "agent_a"}),
+    ));
+    assert!(s.once(&[], None).0.success());
+    let before = s.sent().len();
+    s.append(&exchange_line(
+        "agent_b",
+        serde_json::json!({
+        "performative": "respond", "exchange_id": x2, "body": "done by b", "completes": true}),
+    ));
+    assert_eq!(s.once(&[], Some("decided")).0.signal(), Some(6));
+    assert!(s.once(&[], None).0.success());
+    let tail = reports(&s, before - 1);
+    assert_eq!(tail[0].2, "delivered", "after the reassignment: {tail:?}");
+    assert_eq!(
+        tail[1..],
+        [
+            row("agent_b", &format!("projection {x2}"), "responding", ""),
+            row("controller", &format!("projection {x2}"), "complete", ""),
+        ]
+    );
+    let projection = |x: &str| -> serde_json::Value {
+        let out = bin()
+            .args(["exchange", x, "--json", "--dir"])
+            .arg(&s.dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let p2 = projection(x2);
+    let agent_b = p2["participating_agent_ids"][0].clone();
+    assert_eq!(
+        p2["coordinator_agent_id"], agent_b,
+        "reassigned to agent_b: {p2}"
+    );
+    assert_ne!(
+        p2["coordinator_assignment_event_id"],
+        p2["request_event_id"]
+    );
+    assert_eq!(p2["status"], "complete");
+
+    // 3. With a timeout of zero, an exchange nobody answers is failed at once.
+    config["timeout_secs"] = serde_json::json!(0);
+    config["timeout_code"] = serde_json::json!("nobody_answered");
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let x3 = "order-000000000000000003";
+    s.append(&exchange_line(
+        "controller",
+        serde_json::json!({
+        "performative": "request", "exchange_id": x3, "agents": ["agent_b"], "body": "order 3"}),
+    ));
+    assert!(s.once(&[], None).0.success());
+    let p3 = projection(x3);
+    assert_eq!(
+        (p3["status"].as_str(), p3["failure_reason_code"].as_str()),
+        (Some("failed"), Some("nobody_answered"))
+    );
+    let last = reports(&s, 0).pop().unwrap();
+    assert_eq!(
+        last,
+        row(
+            "controller",
+            &format!("projection {x3}"),
+            "failed",
+            "nobody_answered"
+        )
+    );
+
+    // Refusals come back through the error skill: a request from an agent, a response
+    // from an address the runtime holds no key for.
+    let before = s.sent().len();
+    s.append(&exchange_line("agent_a", serde_json::json!({
+        "performative": "request", "exchange_id": "order-000000000000000004", "agents": ["agent_b"], "body": 1})));
+    s.append(&exchange_line(
+        "stranger",
+        serde_json::json!({
+        "performative": "respond", "exchange_id": x1, "body": "me too"}),
+    ));
+    assert!(s.once(&[], None).0.success());
+    let errors: Vec<i32> = s.sent()[before..]
+        .iter()
+        .map(
+            |e| match DefaultMessage::decode(&e.message).unwrap().performative {
+                Performative::Error { code, .. } => code as i32,
+                other => panic!("{other:?}"),
+            },
+        )
+        .collect();
+    assert_eq!(errors, vec![2, 2], "INVALID_MESSAGE twice");
 }
