@@ -177,8 +177,7 @@ mod tests {
         assert_eq!(fields(&[0x08; 11]), Err(WireError::Varint));
         assert_eq!(fields(&[0x0b]), Err(WireError::WireType));
         assert_eq!(fields(&[0x02, 0x00]), Err(WireError::WireType));
-        let many: Vec<u8> = std::iter::repeat([0x08, 0x01])
-            .take(MAX_PROTOBUF_FIELDS + 1)
+        let many: Vec<u8> = std::iter::repeat_n([0x08, 0x01], MAX_PROTOBUF_FIELDS + 1)
             .flatten()
             .collect();
         assert_eq!(fields(&many), Err(WireError::TooManyFields));
