@@ -55,7 +55,12 @@ fn exported(p: &Prepared) -> Vec<u8> {
     let ledger = Ledger::open(p.dir.path().join("ledger")).expect("open");
     let mut log = Vec::new();
     for event in ledger.iter() {
-        write_item(&mut log, LogFormat::JsonLines, event.expect("event").bytes()).expect("write");
+        write_item(
+            &mut log,
+            LogFormat::JsonLines,
+            event.expect("event").bytes(),
+        )
+        .expect("write");
     }
     log
 }

@@ -2,15 +2,14 @@
 //! a crash (SIGABRT from the test hook) between each pair of steps followed by a restart,
 //! a clean stop on SIGTERM and SIGINT, and a scripted exchange run by the decision maker.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 
 use akledger::runtime::stub_format::{decode_record, split_records};
 use akledger::runtime::{DefaultMessage, Envelope, Performative, CRASH_AT_ENV};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_akledger"))
-}
+use common::cli::{bin, json, p, run_ok, stdout};
 
 struct Sidecar {
     _tmp: tempfile::TempDir,
@@ -75,18 +74,7 @@ impl Sidecar {
     /// The ledger's `ak.message.create` events (each envelope in or out is one).
     fn message_events(&self) -> usize {
         let export = self.dir.with_extension("export.jsonl");
-        let out = bin()
-            .args(["export", "--dir"])
-            .arg(&self.dir)
-            .arg("--out")
-            .arg(&export)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        run_ok(&["export", "--dir", p(&self.dir), "--out", p(&export)], 0);
         let text = std::fs::read_to_string(&export).unwrap();
         text.lines()
             .filter(|l| l.contains("\"kind\":\"ak.message.create\""))
@@ -165,29 +153,20 @@ fn the_echo_demo_through_files_bootstraps_mirrors_and_audits_clean() {
 
     // The export audits clean, with the envelopes as events of the sidecar.
     let export = s.dir.with_extension("export.jsonl");
-    let out = bin()
-        .arg("audit")
-        .arg(&export)
-        .arg("--keyring")
-        .arg(s.dir.join("keyring.json"))
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let keyring = s.dir.join("keyring.json");
+    let out = run_ok(
+        &["audit", p(&export), "--keyring", p(&keyring), "--json"],
+        0,
     );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = json(&out);
     assert_eq!(report["summary"]["admitted"], 8, "{report}");
     assert_eq!(report["summary"]["rejected"], 0);
     assert_eq!(report["summary"]["pending"], 0);
-    let shown = bin()
-        .args(["log", "--kind", "ak.message.create", "--dir"])
-        .arg(&s.dir)
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&shown.stdout).lines().count(), 4);
+    let shown = run_ok(
+        &["log", "--kind", "ak.message.create", "--dir", p(&s.dir)],
+        0,
+    );
+    assert_eq!(stdout(&shown).lines().count(), 4);
 }
 
 #[test]
@@ -377,12 +356,8 @@ fn a_scripted_exchange_runs_through_files_and_the_decision_maker_closes_it() {
     let s = Sidecar::new();
     assert!(s.once(&[], None).0.success(), "bootstrap");
     for agent in ["agent_a", "agent_b"] {
-        let out = bin()
-            .args(["keygen", "--out"])
-            .arg(s.dir.join(format!("{agent}.key")))
-            .output()
-            .unwrap();
-        assert!(out.status.success());
+        let key = s.dir.join(format!("{agent}.key"));
+        run_ok(&["keygen", "--out", p(&key)], 0);
     }
     let config_path = s.dir.join("sidecar-runtime.json");
     let mut config: serde_json::Value =
@@ -462,19 +437,7 @@ fn a_scripted_exchange_runs_through_files_and_the_decision_maker_closes_it() {
             row("controller", &format!("projection {x2}"), "complete", ""),
         ]
     );
-    let projection = |x: &str| -> serde_json::Value {
-        let out = bin()
-            .args(["exchange", x, "--json", "--dir"])
-            .arg(&s.dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let projection = |x: &str| json(&run_ok(&["exchange", x, "--json", "--dir", p(&s.dir)], 0));
     let p2 = projection(x2);
     let agent_b = p2["participating_agent_ids"][0].clone();
     assert_eq!(

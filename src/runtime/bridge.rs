@@ -95,8 +95,22 @@ pub(super) fn handle(
             .and_then(|x| ExchangeId::parse(x).map_err(|e| invalid(e.message().to_string())))
     };
     let outcome = match text("performative") {
-        Some("request") => request(ledger, config, &doc, exchange(), envelope, effects)?,
-        Some("respond") => respond(ledger, config, &doc, exchange(), envelope, effects)?,
+        Some(p @ ("request" | "respond")) => match exchange() {
+            Err(refusal) => Err(refusal),
+            Ok(exchange) => {
+                let ask = Ask {
+                    ledger,
+                    config,
+                    doc: &doc,
+                    exchange,
+                    envelope,
+                };
+                match p {
+                    "request" => request(&ask, effects)?,
+                    _ => respond(&ask, effects)?,
+                }
+            }
+        },
         Some("coordinator_gone") => {
             declare_gone(config, gone, text("agent"), envelope).map(|()| None)
         }
@@ -134,121 +148,129 @@ pub(super) fn handle(
     Ok(Ok(()))
 }
 
+/// One exchange envelope being handled.
+struct Ask<'a> {
+    ledger: &'a Ledger,
+    config: &'a RuntimeConfig,
+    doc: &'a Object,
+    exchange: ExchangeId,
+    envelope: &'a Envelope,
+}
+
 /// A request from the controller: open the exchange, deliver it to the addressed agents.
 fn request(
-    ledger: &Ledger,
-    config: &RuntimeConfig,
-    doc: &Object,
-    exchange: Result<ExchangeId, Refusal>,
-    envelope: &Envelope,
+    ask: &Ask<'_>,
     effects: &mut Effects<'_>,
 ) -> Result<Result<Option<ExchangeId>, Refusal>, Error> {
-    let exchange = match exchange {
-        Ok(x) => x,
-        Err(r) => return Ok(Err(r)),
-    };
-    if envelope.sender != config.controller.address {
+    if ask.envelope.sender != ask.config.controller.address {
         return Ok(Err(invalid(format!(
             "only the controller ({}) may request an exchange",
-            config.controller.address
+            ask.config.controller.address
         ))));
     }
-    let addresses: Vec<&str> = doc
+    let addresses: Vec<&str> = ask
+        .doc
         .get("agents")
         .and_then(Json::as_array)
         .map(|a| a.iter().filter_map(Json::as_str).collect())
         .unwrap_or_default();
     let mut agents = Vec::new();
     for address in &addresses {
-        match config.principal(address) {
+        match ask.config.principal(address) {
             Some(d) => agents.push(d),
             None => return Ok(Err(invalid(format!("unknown agent address {address:?}")))),
         }
     }
-    let coordinator = match doc.get("coordinator").and_then(Json::as_str) {
-        Some(a) => match config.principal(a) {
+    let coordinator = match ask.doc.get("coordinator").and_then(Json::as_str) {
+        Some(a) => match ask.config.principal(a) {
             Some(d) => Some(d),
             None => return Ok(Err(invalid(format!("unknown coordinator address {a:?}")))),
         },
         None => None,
     };
-    let track = doc.get("track").and_then(Json::as_str).unwrap_or("default");
-    let order_key = doc
+    let track = ask
+        .doc
+        .get("track")
+        .and_then(Json::as_str)
+        .unwrap_or("default");
+    let order_key = ask
+        .doc
         .get("order_key")
         .and_then(Json::as_str)
-        .unwrap_or(exchange.as_str());
-    let content = doc.get("body").cloned().unwrap_or(Json::Null);
-    let author =
-        ledger.sidecar_author(config.controller.key.clone(), config.sidecar, config.epoch)?;
-    let handle = ledger.sidecar(&author);
+        .unwrap_or(ask.exchange.as_str());
+    let content = ask.doc.get("body").cloned().unwrap_or(Json::Null);
+    let author = ask.ledger.sidecar_author(
+        ask.config.controller.key.clone(),
+        ask.config.sidecar,
+        ask.config.epoch,
+    )?;
+    let handle = ask.ledger.sidecar(&author);
     let tag = effects.next();
     if !effects.taken(tag) {
         let context = match handle.request_context(track, order_key, agents, coordinator) {
             Ok(c) => c,
             Err(e) => return refused(e).map(Err),
         };
-        if let Err(e) = handle.request(&exchange, context, bridge_body(tag, content.clone())) {
+        if let Err(e) = handle.request(&ask.exchange, context, bridge_body(tag, content.clone())) {
             return refused(e).map(Err);
         }
         effects.crash_point("bridged");
     }
-    let Some(p) = ledger.exchange(&config.sidecar, &exchange)? else {
-        return Ok(Err(invalid(format!("exchange {exchange} has no request"))));
+    let Some(p) = ask.ledger.exchange(&ask.config.sidecar, &ask.exchange)? else {
+        return Ok(Err(invalid(format!(
+            "exchange {} has no request",
+            ask.exchange
+        ))));
     };
     for address in addresses {
         let delivery = Object::new()
             .with("performative", "request".into())
-            .with("exchange_id", exchange.as_str().into())
+            .with("exchange_id", ask.exchange.as_str().into())
             .with("request_event_id", p.request_event_id.to_string().into())
-            .with("from", envelope.sender.as_str().into())
+            .with("from", ask.envelope.sender.as_str().into())
             .with("body", content.clone());
         effects.send(Envelope::new(
             address,
-            &config.address,
+            &ask.config.address,
             exchange_protocol_id(),
             to_canonical(&delivery.into()),
         ));
     }
-    Ok(Ok(Some(exchange)))
+    Ok(Ok(Some(ask.exchange.clone())))
 }
 
 /// A reply from an agent the runtime signs for: its bound response.
 fn respond(
-    ledger: &Ledger,
-    config: &RuntimeConfig,
-    doc: &Object,
-    exchange: Result<ExchangeId, Refusal>,
-    envelope: &Envelope,
+    ask: &Ask<'_>,
     effects: &mut Effects<'_>,
 ) -> Result<Result<Option<ExchangeId>, Refusal>, Error> {
-    let exchange = match exchange {
-        Ok(x) => x,
-        Err(r) => return Ok(Err(r)),
-    };
-    let Some(agent) = config.agent(&envelope.sender) else {
+    let Some(agent) = ask.config.agent(&ask.envelope.sender) else {
         return Ok(Err(invalid(format!(
             "no identity for sender {:?}: the runtime cannot sign its response",
-            envelope.sender
+            ask.envelope.sender
         ))));
     };
-    let completes = doc
+    let completes = ask
+        .doc
         .get("completes")
         .and_then(Json::as_bool)
         .unwrap_or(false);
-    let content = doc.get("body").cloned().unwrap_or(Json::Null);
+    let content = ask.doc.get("body").cloned().unwrap_or(Json::Null);
     let tag = effects.next();
     if !effects.taken(tag) {
-        let author = ledger.sidecar_author(agent.key.clone(), config.sidecar, config.epoch)?;
+        let author =
+            ask.ledger
+                .sidecar_author(agent.key.clone(), ask.config.sidecar, ask.config.epoch)?;
         if let Err(e) =
-            ledger
+            ask.ledger
                 .sidecar(&author)
-                .respond(&exchange, bridge_body(tag, content), completes)
+                .respond(&ask.exchange, bridge_body(tag, content), completes)
         {
             return refused(e).map(Err);
         }
         effects.crash_point("bridged");
     }
-    Ok(Ok(Some(exchange)))
+    Ok(Ok(Some(ask.exchange.clone())))
 }
 
 /// The controller declares `agent` gone.

@@ -16,11 +16,19 @@ pub fn check(data: &[u8]) {
         };
         if !needs_unescape(&envelope.message) {
             let again = encode_record(&envelope);
-            assert_eq!(decode_record(&again).as_ref(), Ok(&envelope), "record round trip");
+            assert_eq!(
+                decode_record(&again).as_ref(),
+                Ok(&envelope),
+                "record round trip"
+            );
         }
         if envelope.protocol_id.as_str() == DEFAULT_PROTOCOL_ID {
             if let Ok(m) = DefaultMessage::decode(&envelope.message) {
-                assert_eq!(DefaultMessage::decode(&m.encode()).as_ref(), Ok(&m), "message round trip");
+                assert_eq!(
+                    DefaultMessage::decode(&m.encode()).as_ref(),
+                    Ok(&m),
+                    "message round trip"
+                );
             }
         }
     }
