@@ -6,7 +6,7 @@
 //! (each envelope an encrypted `ak.message.create` event of the sidecar, appended before
 //! it is handled or written); [`Handler`]s react per protocol ([`EchoHandler`] for the
 //! default protocol, the error skill for what nobody handles); the exchange
-//! [`bridge`](self::bridge) turns envelopes into exchange requests and responses; and the
+//! [`bridge`] turns envelopes into exchange requests and responses; and the
 //! decision maker's pure [`policy`] proposes the controller's controls.
 //!
 //! - [`envelope`]: `Envelope`, `ProtocolId`, the `Connection` trait.
