@@ -16,12 +16,13 @@
 //! skipped, so an action taken before the crash is not taken twice and one not taken yet
 //! is taken now.
 //!
-//! **Test hook.** `AKLEDGER_RUNTIME_CRASH_AT=<step>` aborts the process (as a crash would)
-//! at the first time it reaches `<step>`: `received` (envelopes read, nothing appended),
+//! **Test hook.** `AKLEDGER_RUNTIME_CRASH_AT=<step>[:<n>]` aborts the process (as a crash
+//! would) the n-th time (default: the first) it reaches `<step>`: `received` (envelopes read, nothing appended),
 //! `inbox` (inbox batch appended, nothing handled), `bridged` (a bridge request or
 //! response appended, its report not), `outbox` (outbox events appended, none written),
 //! `sent` (the first outbound envelope written, the marker not), `decided` (a control
-//! appended, its report not), `marker` (the marker written). It is compiled in always
+//! appended, its report not), `marker` (the marker written; the first one is written by
+//! the recovery that opens every run). It is compiled in always
 //! so that the crash tests exercise the shipped binary; unset, it costs one comparison.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -55,19 +56,38 @@ use crate::time::Timestamp;
 /// The environment variable of the crash test hook (see the module doc).
 pub const CRASH_AT_ENV: &str = "AKLEDGER_RUNTIME_CRASH_AT";
 
-/// Aborts the process at a configured step (the crash test hook).
-#[derive(Clone, Debug, Default)]
-struct CrashHook(Option<String>);
+/// Aborts the process at a configured step (the crash test hook): `<step>` or
+/// `<step>:<n>` (the n-th time the step is reached, from 1).
+#[derive(Debug, Default)]
+struct CrashHook {
+    step: Option<String>,
+    nth: u64,
+    seen: std::cell::Cell<u64>,
+}
 
 impl CrashHook {
     fn from_env() -> Self {
-        CrashHook(std::env::var(CRASH_AT_ENV).ok())
+        let Ok(spec) = std::env::var(CRASH_AT_ENV) else {
+            return CrashHook::default();
+        };
+        let (step, nth) = match spec.split_once(':') {
+            Some((step, n)) => (step.to_string(), n.parse().unwrap_or(1)),
+            None => (spec, 1),
+        };
+        CrashHook {
+            step: Some(step),
+            nth,
+            seen: std::cell::Cell::new(0),
+        }
     }
 
     fn at(&self, step: &str) {
-        if self.0.as_deref() == Some(step) {
-            eprintln!("akledger: sidecar: {CRASH_AT_ENV}={step}: aborting (test hook)");
-            std::process::abort();
+        if self.step.as_deref() == Some(step) {
+            self.seen.set(self.seen.get() + 1);
+            if self.seen.get() == self.nth {
+                eprintln!("akledger: sidecar: {CRASH_AT_ENV}: aborting at {step} (test hook)");
+                std::process::abort();
+            }
         }
     }
 }
