@@ -167,3 +167,7 @@ pub const MAX_PROTOBUF_FIELDS: usize = 4_096;
 /// Largest sidecar runtime configuration file (`sidecar run --config`), in bytes: a few
 /// identities and an address book; anything far larger is not a configuration.
 pub const MAX_RUNTIME_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Largest runtime progress marker read (`DIR/runtime-progress.json`): four numbers and the
+/// agents declared gone, at most [`MAX_DID_CORE_ID_BYTES`] each; anything larger is damage.
+pub const MAX_PROGRESS_BYTES: u64 = 1 << 20;

@@ -17,6 +17,7 @@ use crate::canonical::{parse_value, to_canonical, Json, Object};
 use crate::did::DidCoreId;
 use crate::error::Error;
 use crate::ledger::keyring_file::write_private;
+use crate::limits::MAX_PROGRESS_BYTES;
 
 /// The marker's file name in the ledger directory.
 pub const PROGRESS_FILE: &str = "runtime-progress.json";
@@ -24,8 +25,6 @@ pub const PROGRESS_FILE: &str = "runtime-progress.json";
 /// The marker's `version`.
 const VERSION: i64 = 1;
 
-/// Largest marker read: four numbers and the declared-gone agents.
-const MAX_PROGRESS_BYTES: u64 = 1 << 20;
 
 /// The marker's content.
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
