@@ -25,9 +25,15 @@ struct Prepared {
     config: akledger::runtime::RuntimeConfig,
 }
 
+/// The ledger of a prepared directory, with its keyring file (the sidecar key is in it).
+fn open(dir: &std::path::Path) -> Ledger {
+    Ledger::open_with(Config::new(dir.join("ledger")).keyring_file(dir.join("keyring.json")))
+        .expect("open")
+}
+
 fn prepare() -> Prepared {
     let dir = tempfile::tempdir().expect("tempdir");
-    let ledger = Ledger::open(dir.path().join("ledger")).expect("open");
+    let ledger = open(dir.path());
     let config = bootstrap(&ledger, SigningKey::generate(&mut OsRng)).expect("bootstrap");
     let mut input = Vec::new();
     for n in 0..ENVELOPES {
@@ -41,7 +47,7 @@ fn prepare() -> Prepared {
 
 /// Runs the runtime until the input is drained; returns the ledger's length.
 fn run(p: &Prepared) -> usize {
-    let ledger = Ledger::open(p.dir.path().join("ledger")).expect("open");
+    let ledger = open(p.dir.path());
     let connection =
         StubConnection::open(&p.dir.path().join("in"), &p.dir.path().join("out")).expect("stub");
     let mut runtime = Runtime::new(&ledger, connection, p.config.clone()).expect("runtime");
@@ -50,9 +56,9 @@ fn run(p: &Prepared) -> usize {
     ledger.len()
 }
 
-/// The ledger's events as a JSON Lines log, with its keyring file.
+/// The ledger's events as a JSON Lines log.
 fn exported(p: &Prepared) -> Vec<u8> {
-    let ledger = Ledger::open(p.dir.path().join("ledger")).expect("open");
+    let ledger = open(p.dir.path());
     let mut log = Vec::new();
     for event in ledger.iter() {
         write_item(
