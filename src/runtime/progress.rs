@@ -25,7 +25,6 @@ pub const PROGRESS_FILE: &str = "runtime-progress.json";
 /// The marker's `version`.
 const VERSION: i64 = 1;
 
-
 /// The marker's content.
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
 pub struct Progress {
