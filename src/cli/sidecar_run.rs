@@ -96,8 +96,8 @@ pub fn run(args: &RunArgs<'_>) -> Result<Outcome, CliError> {
     let flag = Arc::clone(&stop);
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Release));
     if args.once {
-        // Until a step finds nothing more to do.
-        while !runtime.step(Timestamp::now())?.is_idle() {}
+        // Until a step finds nothing more to do (or a signal asks to stop between steps).
+        while !stop.load(Ordering::Acquire) && !runtime.step(Timestamp::now())?.is_idle() {}
     } else {
         runtime.run(&stop)?;
         eprintln!("akledger: sidecar: stopped");
