@@ -1,6 +1,6 @@
 //! Argument parsing (clap) and dispatch; one file per command family:
 //! `demo`, `audit`, `gen`, `io` (append, import, export, drop-pending), `query` (show, heads, covers,
-//! heads-of, exchanges, exchange, check), `decrypt` (show --decrypt), `dag` (dag --dot), `history` (exchange --history), `html` (audit --html), `log`, `pending`, `keys` (init, keygen, keys add), `sync`
+//! heads-of, exchanges, exchange, check), `decrypt` (show --decrypt), `dag` (dag --dot), `history` (exchange --history), `html` (audit --html), `log`, `pending`, `keys` (init, keygen, keys add), `sidecar_run` (sidecar run), `sync`
 //! (serve, sync), `author` (realm, sidecar and exchange authoring), `verify`, `shell` (completions,
 //! man); shared plumbing in `output`, terminal progress in `progress`.
 
@@ -20,6 +20,7 @@ mod pending;
 mod progress;
 mod query;
 mod shell;
+mod sidecar_run;
 mod sync;
 mod verify;
 
@@ -616,6 +617,37 @@ enum SidecarCmd {
         #[command(flatten)]
         author: AuthorArgs,
     },
+    /// Run the sidecar runtime on two files: envelopes appended to the input file (AEA stub
+    /// line format `TO,SENDER,PROTOCOL_ID,MESSAGE,`) become encrypted events of the sidecar,
+    /// handlers answer them, and every answer becomes an event before it is appended to the
+    /// output file. Exchange envelopes (`akledger/exchange:1.0.0`) open and answer
+    /// exchanges; the decision maker closes, fails on timeout and reassigns as the
+    /// controller. Runs until SIGINT or SIGTERM (exit 0). A directory without a ledger is
+    /// bootstrapped (controller key DIR/controller.key, realm, sidecar, private strand,
+    /// sidecar key in DIR/keyring.json, DIR/sidecar-runtime.json) and the command says so.
+    ///
+    /// Example: akledger sidecar run --dir ./sc --input-file in.txt --output-file out.txt --echo
+    Run {
+        /// The ledger directory (bootstrapped when it holds no ledger).
+        #[arg(long, value_name = "DIR", default_value = "./akledger-data")]
+        dir: PathBuf,
+        /// The file envelopes arrive in (followed as it grows; created when missing).
+        #[arg(long, value_name = "FILE")]
+        input_file: PathBuf,
+        /// The file envelopes are appended to.
+        #[arg(long, value_name = "FILE")]
+        output_file: PathBuf,
+        /// Identities, address book and policy (default DIR/sidecar-runtime.json).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Install the echo handler: default-protocol bytes messages are answered with the
+        /// same content.
+        #[arg(long)]
+        echo: bool,
+        /// Handle what the input holds now and exit instead of following it.
+        #[arg(long)]
+        once: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -956,6 +988,24 @@ pub fn run() -> ExitCode {
                     author,
                 },
         } => author::sidecar_attach(&author, &sidecar, &strand),
+        Command::Sidecar {
+            action:
+                SidecarCmd::Run {
+                    dir,
+                    input_file,
+                    output_file,
+                    config,
+                    echo,
+                    once,
+                },
+        } => sidecar_run::run(&sidecar_run::RunArgs {
+            dir: &dir,
+            input: &input_file,
+            output: &output_file,
+            config: config.as_deref(),
+            echo,
+            once,
+        }),
         Command::Strand {
             action: StrandCmd::Create { realm, author },
         } => author::strand_create(&author, &realm),
