@@ -4,8 +4,10 @@
 //! the stored ids. About 40 bytes per event, against ~200 for a `Vec<EventId>` plus a
 //! `HashMap<EventId, Pos>` (an `EventId` carries its text form: 77 bytes, kept twice).
 //!
-//! Pure data. The hash of an id is a keyed hash of its first eight digest bytes: digests
-//! are uniform, and the per-process key keeps crafted ids from piling into one probe run.
+//! Pure data. The hash of an id is a keyed hash of its first eight digest bytes (one
+//! folded 64×64→128-bit multiply, not SipHash: digests are already uniform), and the key,
+//! drawn per table from the standard library's random hash keys, keeps crafted ids from
+//! piling into one probe run.
 
 use std::hash::{BuildHasher, RandomState};
 
@@ -14,13 +16,34 @@ use hashbrown::HashTable;
 use crate::dag::Pos;
 use crate::id::{DigestSuite, EventId};
 
-/// The hash of an id's 33 bytes: a keyed hash of its first eight digest bytes.
-pub(super) fn id_hash(hasher: &RandomState, raw: &[u8; 33]) -> u64 {
+/// The key of the ids' hash: two secret words, the multiplier odd.
+#[derive(Clone, Copy)]
+pub(super) struct IdHasher {
+    k0: u64,
+    k1: u64,
+}
+
+impl Default for IdHasher {
+    /// A fresh key from the standard library's random hash keys.
+    fn default() -> Self {
+        let keys = RandomState::new();
+        IdHasher {
+            k0: keys.hash_one(0u64),
+            k1: keys.hash_one(1u64) | 1,
+        }
+    }
+}
+
+/// The hash of an id's 33 bytes: its first eight digest bytes, xored with one key word and
+/// multiplied by the other into 128 bits, whose halves are folded together (every output
+/// bit depends on every input bit and on the key).
+pub(super) fn id_hash(hasher: &IdHasher, raw: &[u8; 33]) -> u64 {
     let mut prefix = [0u8; 8];
     if let Some(digest) = raw.get(1..9) {
         prefix.copy_from_slice(digest);
     }
-    hasher.hash_one(u64::from_le_bytes(prefix))
+    let product = u128::from(u64::from_le_bytes(prefix) ^ hasher.k0) * u128::from(hasher.k1);
+    (product as u64) ^ ((product >> 64) as u64)
 }
 
 /// Ids by position, and positions by id.
@@ -28,7 +51,7 @@ pub(super) fn id_hash(hasher: &RandomState, raw: &[u8; 33]) -> u64 {
 pub struct IdTable {
     ids: Vec<[u8; 33]>,
     index: HashTable<u32>,
-    hasher: RandomState,
+    hasher: IdHasher,
 }
 
 impl IdTable {
@@ -37,7 +60,7 @@ impl IdTable {
         self.ids.len()
     }
 
-    fn hash(hasher: &RandomState, raw: &[u8; 33]) -> u64 {
+    fn hash(hasher: &IdHasher, raw: &[u8; 33]) -> u64 {
         id_hash(hasher, raw)
     }
 

@@ -9,14 +9,12 @@
 //!
 //! Pure data; iteration is in slot order, [`PendingSet::sorted`] in canonical id order.
 
-use std::hash::RandomState;
-
 use hashbrown::HashTable;
 
 use crate::id::{DigestSuite, EventId};
 use crate::store::log::LogPos;
 
-use super::id_table::id_hash;
+use super::id_table::{id_hash, IdHasher};
 use super::state::PendingEntry;
 
 /// No slot (the end of a dependency's list).
@@ -41,7 +39,7 @@ pub struct PendingSet {
     by_id: HashTable<u32>,
     /// Per dependency, the first slot of its list.
     by_dep: HashTable<u32>,
-    hasher: RandomState,
+    hasher: IdHasher,
     bytes: usize,
 }
 
@@ -221,7 +219,7 @@ impl PendingSet {
 /// How a table of slot numbers rehashes one when it grows: by the `key` of its slot.
 fn rehash<'a>(
     slots: &'a [Option<Slot>],
-    hasher: &'a RandomState,
+    hasher: &'a IdHasher,
     key: fn(&Slot) -> &[u8; 33],
 ) -> impl Fn(&u32) -> u64 + 'a {
     move |&m| match slots.get(m as usize) {
