@@ -68,11 +68,13 @@ pub struct ReplicateReport {
     pub published: u64,
     /// Messages consumed from the stream.
     pub consumed: u64,
-    /// Consumed events admitted now.
+    /// Events admitted here: consumed ones, and pending ones (consumed earlier, or held
+    /// here before) that consumed events released.
     pub admitted: u64,
     /// Consumed events already held here (published from here, or redelivered).
     pub duplicates: u64,
-    /// Consumed events stored as pending (their dependencies are not here yet).
+    /// Consumed events stored as pending (their dependencies were not here yet; counted
+    /// again under `admitted` when released).
     pub pending: u64,
     /// Consumed messages admission refused (forged, malformed): acknowledged, not kept.
     pub rejected: u64,

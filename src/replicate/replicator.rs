@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::id::EventId;
-use crate::ledger::{Appended, Ledger, OutcomeCounts, Pipeline};
+use crate::ledger::{AppendReport, Appended, Ledger, OutcomeCounts, Pipeline};
 use crate::limits::{
     MAX_REPLICATE_ECHO_IDS, REPLICATE_BACKOFF_MILLIS, REPLICATE_BATCH_BYTES,
     REPLICATE_BATCH_EVENTS, REPLICATE_POLL_MILLIS,
@@ -256,8 +256,8 @@ impl<'l> Replicator<'l> {
             let mut items: Vec<Arc<[u8]>> = batch.iter().map(|m| Arc::from(m.payload())).collect();
             items.push(Arc::from(last.payload()));
             self.report.consumed += items.len() as u64;
-            if let Some(outcomes) = committing.pipeline.push(items)? {
-                self.count(outcomes);
+            if let Some(committed) = committing.pipeline.push_report(items)? {
+                self.count(committed);
                 if let Some(previous) = committing.last.take() {
                     self.runtime.ack_through(&previous)?;
                 }
@@ -271,8 +271,8 @@ impl<'l> Replicator<'l> {
 
     /// Commits the batch the pipeline holds and acknowledges it.
     fn settle(&mut self, committing: Committing<'_>) -> Result<(), ReplicateError> {
-        if let Some(outcomes) = committing.pipeline.finish()? {
-            self.count(outcomes);
+        if let Some(committed) = committing.pipeline.finish_report()? {
+            self.count(committed);
         }
         match committing.last {
             Some(last) => self.runtime.ack_through(&last),
@@ -280,15 +280,16 @@ impl<'l> Replicator<'l> {
         }
     }
 
-    /// Counts a committed batch's outcomes; remembers the consumed events now held here so
-    /// that publishing passes over them.
-    fn count(&mut self, outcomes: Vec<Appended>) {
-        let counts = OutcomeCounts::of(&outcomes);
-        self.report.admitted += counts.admitted;
+    /// Counts a committed batch's outcomes (pending events it released count as admitted
+    /// now); remembers the consumed events now held here so that publishing passes over
+    /// them.
+    fn count(&mut self, committed: AppendReport) {
+        let counts = OutcomeCounts::of(&committed.outcomes);
+        self.report.admitted += counts.admitted + committed.released.len() as u64;
         self.report.duplicates += counts.duplicates;
         self.report.pending += counts.pending;
         self.report.rejected += counts.rejected;
-        for outcome in outcomes {
+        for outcome in committed.outcomes {
             if let Appended::Admitted(id) | Appended::Pending { id, .. } = outcome {
                 if self.echo.len() >= MAX_REPLICATE_ECHO_IDS {
                     self.echo.clear();

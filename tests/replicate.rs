@@ -1,0 +1,405 @@
+//! `akledger replicate` against a real `nats-server` (JetStream, loopback port, temporary
+//! store), with real processes: three ledgers holding disjoint parts of one log converge
+//! through `--once` rounds; a follower killed with SIGKILL and restarted loses and
+//! duplicates nothing; the server killed and restarted mid-follow loses nothing; forged
+//! messages a stranger publishes straight to the stream are rejected by every ledger and
+//! stop nothing. Without `nats-server` installed each test says it is skipped and returns.
+
+mod common;
+
+use common::cli::*;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use akledger::replicate::subject::subject_of;
+use akledger::{Event, Unverified};
+
+/// How long a test waits for something that must happen (a port, a follower catching up)
+/// before it fails. Generous: a loaded machine is slow, and nothing is timed.
+const PATIENCE: Duration = Duration::from_secs(120);
+
+/// The `nats-server` binary, if installed.
+fn nats_server_binary() -> Option<PathBuf> {
+    let candidates = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
+        .map(|dir| dir.join("nats-server"));
+    candidates.into_iter().find(|p| p.is_file())
+}
+
+/// A `nats-server -js` on a loopback port with its store in a temporary directory, killed on
+/// drop.
+struct NatsServer {
+    binary: PathBuf,
+    port: u16,
+    store: tempfile::TempDir,
+    child: Option<Child>,
+}
+
+impl NatsServer {
+    /// Starts one, or says why the test is skipped and returns `None`.
+    fn start(test: &str) -> Option<NatsServer> {
+        let Some(binary) = nats_server_binary() else {
+            eprintln!(
+                "{test}: skipped: nats-server is not installed (apt-get install nats-server)"
+            );
+            return None;
+        };
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let mut server = NatsServer {
+            binary,
+            port,
+            store: tempfile::tempdir().unwrap(),
+            child: None,
+        };
+        server.spawn();
+        Some(server)
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new(&self.binary)
+            .args([
+                "-js",
+                "-a",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-sd",
+            ])
+            .arg(self.store.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+        let deadline = Instant::now() + PATIENCE;
+        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(Instant::now() < deadline, "nats-server did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILL, then the same server again on the same port and store.
+    fn kill_and_restart(&mut self) {
+        self.kill();
+        self.spawn();
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// `replicate --once --json` on `dir`, requiring exit code `code`.
+fn once(dir: &Path, server: &NatsServer, code: i32) -> serde_json::Value {
+    json(&run_ok(
+        &[
+            "replicate",
+            "--dir",
+            p(dir),
+            "--nats",
+            &server.url(),
+            "--once",
+            "--json",
+        ],
+        code,
+    ))
+}
+
+/// `replicate --once --json` on `dir` until it succeeds (a server just restarted may refuse
+/// requests while it recovers its streams).
+fn once_when_ready(dir: &Path, server: &NatsServer) -> serde_json::Value {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let out = run(&[
+            "replicate",
+            "--dir",
+            p(dir),
+            "--nats",
+            &server.url(),
+            "--once",
+            "--json",
+        ]);
+        if out.status.code() == Some(0) {
+            return json(&out);
+        }
+        assert!(Instant::now() < deadline, "{}", stderr(&out));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn n(report: &serde_json::Value, field: &str) -> u64 {
+    report[field].as_u64().unwrap()
+}
+
+/// A `replicate --follow` process and the lines of its stderr.
+struct Follower {
+    child: Child,
+    lines: Receiver<String>,
+}
+
+impl Follower {
+    fn start(dir: &Path, server: &NatsServer) -> Follower {
+        let mut child = bin()
+            .args(["replicate", "--dir", p(dir), "--nats", &server.url()])
+            .args(["--follow", "--json", "--timeout", "2"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr: ChildStderr = child.stderr.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Follower { child, lines }
+    }
+
+    /// Waits for a "caught up" line saying `admitted` events were admitted in this run.
+    fn wait_caught_up(&self, admitted: u64) {
+        let deadline = Instant::now() + PATIENCE;
+        let needle = format!("admitted {admitted},");
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Ok(line) = self.lines.recv_timeout(left) else {
+                panic!("the follower never caught up with {admitted}: {seen:#?}");
+            };
+            seen.push(line.clone());
+            if line.contains("caught up") && line.contains(&needle) {
+                eprintln!("follower: {seen:#?}");
+                return;
+            }
+        }
+    }
+
+    /// SIGTERM; the process must stop cleanly and print its summary.
+    fn stop(mut self) -> serde_json::Value {
+        let killed = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let status = self.child.wait().unwrap();
+        let mut out = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        assert_eq!(status.code(), Some(0), "stdout: {out}");
+        serde_json::from_str(&out).unwrap()
+    }
+}
+
+#[test]
+fn three_ledgers_with_disjoint_parts_of_one_log_converge_through_once_rounds() {
+    let Some(server) = NatsServer::start("three_ledgers") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let lines = log_lines(tmp.path(), 1500);
+    let total = lines.len();
+    // Disjoint thirds; the last third's events wait (pending) on the middle third's.
+    let third = total / 3;
+    let dirs = ["a", "b", "c"].map(|d| tmp.path().join(d));
+    ledger_of(&dirs[0], &lines.iter().take(third).collect::<Vec<_>>());
+    ledger_of(&dirs[1], &lines.iter().skip(2 * third).collect::<Vec<_>>());
+    ledger_of(
+        &dirs[2],
+        &lines.iter().skip(third).take(third).collect::<Vec<_>>(),
+    );
+    let mut published = 0;
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        assert!(rounds <= 5, "not converged after 4 rounds");
+        let mut moved = 0;
+        for dir in &dirs {
+            let report = once(dir, &server, 0);
+            published += n(&report, "published");
+            moved += n(&report, "published") + n(&report, "admitted");
+            assert_eq!(n(&report, "rejected"), 0);
+        }
+        if moved == 0 {
+            break;
+        }
+    }
+    // Every event reached the stream once, and every ledger holds all of them.
+    assert_eq!(published as usize, total);
+    for dir in &dirs {
+        assert_eq!(len(dir), total);
+        assert_eq!(heads(dir), heads(&dirs[0]));
+    }
+}
+
+#[test]
+fn a_follower_killed_and_restarted_loses_and_duplicates_nothing() {
+    let Some(server) = NatsServer::start("follower_killed") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let lines = log_lines(tmp.path(), 6000);
+    let total = lines.len();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    ledger_of(&a, &lines.iter().collect::<Vec<_>>());
+    assert_eq!(n(&once(&a, &server, 0), "published") as usize, total);
+    // Killed while it consumes (several batches of 1000): whatever it committed stays,
+    // whatever it did not acknowledge is delivered again.
+    let mut follower = Follower::start(&b, &server);
+    std::thread::sleep(Duration::from_millis(700));
+    follower.child.kill().unwrap();
+    follower.child.wait().unwrap();
+    let kept = len(&b);
+    eprintln!("the killed follower kept {kept} of {total} events");
+    let rerun = once(&b, &server, 0);
+    // Nothing lost: what the first run kept plus what the rerun admitted is everything; the
+    // rerun saw again only what the killed run committed without acknowledging.
+    assert_eq!(kept + n(&rerun, "admitted") as usize, total);
+    assert_eq!(
+        n(&rerun, "consumed"),
+        n(&rerun, "admitted") + n(&rerun, "duplicates")
+    );
+    assert!(n(&rerun, "duplicates") as usize <= kept);
+    assert_eq!(n(&rerun, "published"), 0);
+    // Nothing duplicated: the ledger holds each event once and checks clean.
+    assert_eq!(len(&b), total);
+    let export = tmp.path().join("b-export.jsonl");
+    run_ok(&["export", "--dir", p(&b), "--out", p(&export)], 0);
+    assert_eq!(
+        std::fs::read_to_string(&export).unwrap().lines().count(),
+        total
+    );
+    assert_eq!(heads(&a), heads(&b));
+}
+
+#[test]
+fn the_server_killed_and_restarted_mid_follow_loses_nothing() {
+    let Some(mut server) = NatsServer::start("server_killed") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let lines = log_lines(tmp.path(), 4000);
+    let total = lines.len();
+    let half = total / 2;
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    ledger_of(&a, &lines.iter().take(half).collect::<Vec<_>>());
+    let follower = Follower::start(&b, &server);
+    assert_eq!(n(&once(&a, &server, 0), "published") as usize, half);
+    // The server dies while the follower consumes, and comes back with its store.
+    std::thread::sleep(Duration::from_millis(300));
+    server.kill_and_restart();
+    // More events arrive after the restart.
+    let rest = tmp.path().join("rest.jsonl");
+    let text: String = lines.iter().skip(half).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&rest, text).unwrap();
+    run_ok(&["import", p(&rest), "--dir", p(&a)], 0);
+    assert_eq!(
+        n(&once_when_ready(&a, &server), "published") as usize,
+        total - half
+    );
+    follower.wait_caught_up(total as u64);
+    let summary = follower.stop();
+    assert_eq!(n(&summary, "admitted") as usize, total);
+    assert_eq!(n(&summary, "rejected"), 0);
+    assert_eq!(len(&b), total);
+    assert_eq!(heads(&a), heads(&b));
+}
+
+/// Publishes `payloads` on `subject` with the plain NATS protocol, as any client of the
+/// server could (no JetStream acknowledgement asked), and waits until the server read them.
+fn stranger_publishes(server: &NatsServer, subject: &str, payloads: &[Vec<u8>]) {
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let mut wire = b"CONNECT {\"verbose\":false,\"pedantic\":false}\r\n".to_vec();
+    for payload in payloads {
+        wire.extend_from_slice(format!("PUB {subject} {}\r\n", payload.len()).as_bytes());
+        wire.extend_from_slice(payload);
+        wire.extend_from_slice(b"\r\n");
+    }
+    wire.extend_from_slice(b"PING\r\n");
+    stream.write_all(&wire).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "server hung up");
+        assert!(!line.starts_with("-ERR"), "{line}");
+        if line.starts_with("PONG") {
+            return;
+        }
+    }
+}
+
+#[test]
+fn forged_messages_from_a_stranger_are_rejected_by_every_ledger_and_stop_nothing() {
+    let Some(server) = NatsServer::start("forged") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let lines = log_lines(tmp.path(), 300);
+    let total = lines.len();
+    let note = &lines[1];
+    let subject = subject_of(&Event::<Unverified>::parse(note.as_bytes()).unwrap());
+    // A note with its text changed (its id no longer matches), one with its signature
+    // changed, and bytes that are no event at all.
+    let bad_id = note.replacen("xxxx", "yyyy", 1);
+    assert_ne!(&bad_id, note);
+    let jws_at = note.find("\"jws\":\"").unwrap() + 60;
+    let mut bad_signature = note.clone().into_bytes();
+    bad_signature[jws_at] = if bad_signature[jws_at] == b'A' {
+        b'B'
+    } else {
+        b'A'
+    };
+    let forged = [bad_id.into_bytes(), bad_signature, b"not an event".to_vec()];
+    let (a, b, c) = (
+        tmp.path().join("a"),
+        tmp.path().join("b"),
+        tmp.path().join("c"),
+    );
+    // A first run makes the stream; the forgeries come first in it, the honest events after.
+    assert_eq!(n(&once(&c, &server, 0), "consumed"), 0);
+    stranger_publishes(&server, &subject, &forged);
+    ledger_of(&a, &lines.iter().collect::<Vec<_>>());
+    let first = once(&a, &server, 1);
+    assert_eq!(n(&first, "published") as usize, total);
+    assert_eq!(n(&first, "rejected"), 3);
+    for dir in [&b, &c] {
+        let report = once(dir, &server, 1);
+        assert_eq!(n(&report, "rejected"), 3);
+        assert_eq!(n(&report, "admitted") as usize, total);
+        assert_eq!(heads(dir), heads(&a));
+    }
+    // Acknowledged with the rest: never delivered again.
+    for dir in [&a, &b, &c] {
+        let again = once(dir, &server, 0);
+        assert_eq!((n(&again, "consumed"), n(&again, "rejected")), (0, 0));
+    }
+}
