@@ -8,6 +8,7 @@
 mod common;
 
 use common::cli::*;
+use common::nats::{NatsServer, PATIENCE};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -17,100 +18,6 @@ use std::time::{Duration, Instant};
 
 use akledger::replicate::subject::subject_of;
 use akledger::{Event, Unverified};
-
-/// How long a test waits for something that must happen (a port, a follower catching up)
-/// before it fails. Generous: a loaded machine is slow, and nothing is timed.
-const PATIENCE: Duration = Duration::from_secs(120);
-
-/// The `nats-server` binary, if installed.
-fn nats_server_binary() -> Option<PathBuf> {
-    let candidates = std::env::var_os("PATH")
-        .map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
-        .map(|dir| dir.join("nats-server"));
-    candidates.into_iter().find(|p| p.is_file())
-}
-
-/// A `nats-server -js` on a loopback port with its store in a temporary directory, killed on
-/// drop.
-struct NatsServer {
-    binary: PathBuf,
-    port: u16,
-    store: tempfile::TempDir,
-    child: Option<Child>,
-}
-
-impl NatsServer {
-    /// Starts one, or says why the test is skipped and returns `None`.
-    fn start(test: &str) -> Option<NatsServer> {
-        let Some(binary) = nats_server_binary() else {
-            eprintln!(
-                "{test}: skipped: nats-server is not installed (apt-get install nats-server)"
-            );
-            return None;
-        };
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .unwrap()
-            .port();
-        let mut server = NatsServer {
-            binary,
-            port,
-            store: tempfile::tempdir().unwrap(),
-            child: None,
-        };
-        server.spawn();
-        Some(server)
-    }
-
-    fn spawn(&mut self) {
-        let child = Command::new(&self.binary)
-            .args([
-                "-js",
-                "-a",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-sd",
-            ])
-            .arg(self.store.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        self.child = Some(child);
-        let deadline = Instant::now() + PATIENCE;
-        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(Instant::now() < deadline, "nats-server did not listen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// SIGKILL, then the same server again on the same port and store.
-    fn kill_and_restart(&mut self) {
-        self.kill();
-        self.spawn();
-    }
-
-    fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("nats://127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for NatsServer {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
 
 /// `replicate --once --json` on `dir`, requiring exit code `code`.
 fn once(dir: &Path, server: &NatsServer, code: i32) -> serde_json::Value {
