@@ -2,7 +2,7 @@
 //! JetStream stream, a clustered, durable log run by someone else.
 //!
 //! The IO shell's second network end (after [`crate::sync`]); it owns the replication
-//! marker `DIR/replicate/<stream>.json` ([`marker`]) and the client ([`nats`], the only
+//! marker `DIR/replicate/<stream>.json` (`marker.rs`) and the client (`nats.rs`, the only
 //! async code of the crate, confined to its own current-thread runtime). A [`Replicator`]
 //! does, in rounds:
 //!
@@ -14,7 +14,7 @@
 //!   the stream are not published back.
 //! * **consume** — a durable pull consumer named from the ledger's identity (a random id kept
 //!   in the marker) fetches batches; each goes through normal admission (verification,
-//!   pending for out-of-order delivery) in a [`Ledger::pipeline`], and is acknowledged only
+//!   pending for out-of-order delivery) in a [`Ledger::pipeline`](crate::Ledger::pipeline), and is acknowledged only
 //!   once committed (at-least-once delivery and idempotent append: each event takes effect
 //!   once). Forged or malformed messages are rejected by admission, counted, and
 //!   acknowledged with the rest, so they are never redelivered and stop nothing.
