@@ -5,6 +5,8 @@
 //! messages a stranger publishes straight to the stream are rejected by every ledger and
 //! stop nothing. Without `nats-server` installed each test says it is skipped and returns.
 
+#![cfg(feature = "nats")]
+
 mod common;
 
 use common::cli::*;

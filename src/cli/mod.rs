@@ -19,6 +19,7 @@ mod output;
 mod pending;
 mod progress;
 mod query;
+#[cfg(feature = "nats")]
 mod replicate;
 mod shell;
 mod sync;
@@ -456,6 +457,7 @@ enum Command {
     /// were rejected (forged or malformed), 2 on usage, server or IO errors.
     ///
     /// Example: akledger replicate --dir ./books --nats nats://127.0.0.1:4222 --once --json
+    #[cfg(feature = "nats")]
     Replicate {
         #[command(flatten)]
         ledger: LedgerArgs,
@@ -937,6 +939,7 @@ pub fn run() -> ExitCode {
             };
             sync::sync(&ledger, &peer, &options, json)
         }),
+        #[cfg(feature = "nats")]
         Command::Replicate {
             ledger,
             nats,
