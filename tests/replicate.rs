@@ -18,6 +18,7 @@ use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
+use akledger::limits::REPLICATE_BATCH_EVENTS;
 use akledger::replicate::subject::subject_of;
 use akledger::{Event, Unverified};
 
@@ -189,6 +190,7 @@ fn a_follower_killed_and_restarted_loses_and_duplicates_nothing() {
     let kept = len(&b);
     eprintln!("the killed follower kept {kept} of {total} events");
     let rerun = once(&b, &server, 0);
+    eprintln!("the restarted follower: {rerun}");
     // Nothing lost: what the first run kept plus what the rerun admitted is everything; the
     // rerun saw again only what the killed run committed without acknowledging.
     assert_eq!(kept + n(&rerun, "admitted") as usize, total);
@@ -196,7 +198,9 @@ fn a_follower_killed_and_restarted_loses_and_duplicates_nothing() {
         n(&rerun, "consumed"),
         n(&rerun, "admitted") + n(&rerun, "duplicates")
     );
-    assert!(n(&rerun, "duplicates") as usize <= kept);
+    // The killed run acknowledged every batch but the last one it committed and the one in
+    // flight: the rerun (the same durable consumer) sees no more than those again.
+    assert!(n(&rerun, "duplicates") as usize <= kept.min(2 * REPLICATE_BATCH_EVENTS));
     assert_eq!(n(&rerun, "published"), 0);
     // Nothing duplicated: the ledger holds each event once and checks clean.
     assert_eq!(len(&b), total);

@@ -37,22 +37,33 @@ pub fn path(dir: &Path, stream: &str) -> PathBuf {
     dir.join("replicate").join(format!("{stream}.json"))
 }
 
-/// Reads the marker at `path`, or makes a new one (nothing published, a fresh random
-/// consumer identity) when there is none. A damaged marker is an error, never replaced
-/// silently: replacing it would re-publish everything and change the consumer.
+/// Reads the marker at `path`, or makes and saves a new one (nothing published, a fresh
+/// random consumer identity) when there is none: the consumer's name must outlive this run
+/// before the server knows it. A damaged marker is an error, never replaced silently:
+/// replacing it would re-publish everything and change the consumer.
 pub fn load_or_new(path: &Path, stream: &str) -> Result<Marker, ReplicateError> {
-    let file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    match load(path, stream)? {
+        Some(marker) => Ok(marker),
+        None => {
             let mut identity = [0u8; 16];
             OsRng.fill_bytes(&mut identity);
-            return Ok(Marker {
+            let marker = Marker {
                 version: VERSION,
                 stream: stream.to_owned(),
                 consumer: consumer_name(&identity),
                 published: 0,
-            });
+            };
+            save(path, &marker)?;
+            Ok(marker)
         }
+    }
+}
+
+/// Reads the marker at `path`; `None` when there is none.
+fn load(path: &Path, stream: &str) -> Result<Option<Marker>, ReplicateError> {
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(ReplicateError::marker(path, e.to_string())),
     };
     let mut bytes = Vec::new();
@@ -76,7 +87,7 @@ pub fn load_or_new(path: &Path, stream: &str) -> Result<Marker, ReplicateError> 
             ),
         ));
     }
-    Ok(marker)
+    Ok(Some(marker))
 }
 
 /// Writes `marker` to `path` atomically and durably.
@@ -98,7 +109,10 @@ mod tests {
         let at = path(dir.path(), "S");
         let fresh = load_or_new(&at, "S").unwrap();
         assert_eq!(fresh.published, 0);
-        assert_ne!(fresh.consumer, load_or_new(&at, "S").unwrap().consumer);
+        // Saved at once: the consumer keeps its name.
+        assert_eq!(load_or_new(&at, "S").unwrap(), fresh);
+        let other = load_or_new(&path(dir.path(), "T"), "T").unwrap();
+        assert_ne!(fresh.consumer, other.consumer);
         let marker = Marker {
             published: 42,
             ..fresh

@@ -84,7 +84,8 @@ impl Runtime {
     /// Connects to `url`, creates the stream `stream` when it is missing (subjects
     /// `ak.*.events`, file storage, a duplicate window and a message size bound) and opens
     /// the durable pull consumer `consumer` on it (every message from the start, each
-    /// acknowledgement covering the messages before it).
+    /// acknowledgement covering the messages before it; messages a previous run took and
+    /// never acknowledged are delivered again at once).
     pub fn connect(
         &self,
         url: &str,
@@ -132,11 +133,34 @@ impl Runtime {
             max_ack_pending: i64::try_from(4 * REPLICATE_BATCH_EVENTS).unwrap_or(i64::MAX),
             ..pull::Config::default()
         };
-        let consumer = self.run(
-            &format!("open consumer {consumer} on stream {stream}"),
+        let what = format!("open consumer {consumer} on stream {stream}");
+        let found = self.run(
+            &what,
             timeout,
-            stream_handle.get_or_create_consumer(consumer, config),
+            stream_handle.get_or_create_consumer(consumer, config.clone()),
         )?;
+        let info = found.cached_info();
+        if info.num_ack_pending == 0 {
+            return Ok(Session {
+                js,
+                consumer: found,
+            });
+        }
+        // Messages delivered and never acknowledged: only this ledger reads with this
+        // consumer, so they went to a run that died (or to this one before the connection
+        // was lost). The server would redeliver them only after the ack wait; the consumer
+        // is made again from just after the last acknowledged message instead, so they come
+        // now, in stream order. (Dying in between leaves no consumer: the next run makes one
+        // from the start, and the repeats are duplicates.)
+        let start_sequence = info.ack_floor.stream_sequence + 1;
+        let config = pull::Config {
+            deliver_policy: DeliverPolicy::ByStartSequence { start_sequence },
+            ..config
+        };
+        let consumer = self.run(&what, timeout, async {
+            stream_handle.delete_consumer(consumer).await?;
+            stream_handle.create_consumer(config).await
+        })?;
         Ok(Session { js, consumer })
     }
 
