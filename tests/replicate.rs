@@ -13,8 +13,8 @@ use common::cli::*;
 use common::nats::{NatsServer, PATIENCE};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, ChildStderr, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, Command, Output, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
@@ -22,41 +22,66 @@ use akledger::limits::REPLICATE_BATCH_EVENTS;
 use akledger::replicate::subject::subject_of;
 use akledger::{Event, Unverified};
 
-/// `replicate --once --json` on `dir`, requiring exit code `code`.
-fn once(dir: &Path, server: &NatsServer, code: i32) -> serde_json::Value {
-    json(&run_ok(
-        &[
-            "replicate",
-            "--dir",
-            p(dir),
-            "--nats",
-            &server.url(),
-            "--once",
-            "--json",
-        ],
-        code,
-    ))
+/// A server, a scratch directory and a generated log of `events` notes (and their realm).
+struct World {
+    server: NatsServer,
+    tmp: tempfile::TempDir,
+    lines: Vec<String>,
 }
 
-/// `replicate --once --json` on `dir` until it succeeds (a server just restarted may refuse
-/// requests while it recovers its streams).
-fn once_when_ready(dir: &Path, server: &NatsServer) -> serde_json::Value {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let out = run(&[
+impl World {
+    /// `None` (the test is skipped) without `nats-server`.
+    fn new(test: &str, events: usize) -> Option<World> {
+        let server = NatsServer::start(test)?;
+        let tmp = tempfile::tempdir().unwrap();
+        let lines = log_lines(tmp.path(), events);
+        Some(World { server, tmp, lines })
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.tmp.path().join(name)
+    }
+
+    /// A ledger `name` holding the lines `range` of the log.
+    fn ledger(&self, name: &str, range: std::ops::Range<usize>) -> PathBuf {
+        let dir = self.path(name);
+        ledger_of(&dir, &self.lines[range].iter().collect::<Vec<_>>());
+        dir
+    }
+
+    /// `replicate --once --json` on `dir`.
+    fn once_output(&self, dir: &Path) -> Output {
+        let url = self.server.url();
+        run(&[
             "replicate",
             "--dir",
             p(dir),
             "--nats",
-            &server.url(),
+            &url,
             "--once",
             "--json",
-        ]);
-        if out.status.code() == Some(0) {
-            return json(&out);
+        ])
+    }
+
+    /// The same, requiring exit code `code`.
+    fn once(&self, dir: &Path, code: i32) -> serde_json::Value {
+        let out = self.once_output(dir);
+        assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
+        json(&out)
+    }
+
+    /// The same until it succeeds (a server just restarted may refuse requests while it
+    /// recovers its streams).
+    fn once_when_ready(&self, dir: &Path) -> serde_json::Value {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let out = self.once_output(dir);
+            if out.status.code() == Some(0) {
+                return json(&out);
+            }
+            assert!(Instant::now() < deadline, "{}", stderr(&out));
+            std::thread::sleep(Duration::from_millis(200));
         }
-        assert!(Instant::now() < deadline, "{}", stderr(&out));
-        std::thread::sleep(Duration::from_millis(200));
     }
 }
 
@@ -131,21 +156,17 @@ impl Follower {
 
 #[test]
 fn three_ledgers_with_disjoint_parts_of_one_log_converge_through_once_rounds() {
-    let Some(server) = NatsServer::start("three_ledgers") else {
+    let Some(w) = World::new("three_ledgers", 1500) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let lines = log_lines(tmp.path(), 1500);
-    let total = lines.len();
+    let total = w.lines.len();
     // Disjoint thirds; the last third's events wait (pending) on the middle third's.
     let third = total / 3;
-    let dirs = ["a", "b", "c"].map(|d| tmp.path().join(d));
-    ledger_of(&dirs[0], &lines.iter().take(third).collect::<Vec<_>>());
-    ledger_of(&dirs[1], &lines.iter().skip(2 * third).collect::<Vec<_>>());
-    ledger_of(
-        &dirs[2],
-        &lines.iter().skip(third).take(third).collect::<Vec<_>>(),
-    );
+    let dirs = [
+        w.ledger("a", 0..third),
+        w.ledger("b", 2 * third..total),
+        w.ledger("c", third..2 * third),
+    ];
     let mut published = 0;
     let mut rounds = 0;
     loop {
@@ -153,7 +174,7 @@ fn three_ledgers_with_disjoint_parts_of_one_log_converge_through_once_rounds() {
         assert!(rounds <= 5, "not converged after 4 rounds");
         let mut moved = 0;
         for dir in &dirs {
-            let report = once(dir, &server, 0);
+            let report = w.once(dir, 0);
             published += n(&report, "published");
             moved += n(&report, "published") + n(&report, "admitted");
             assert_eq!(n(&report, "rejected"), 0);
@@ -172,24 +193,21 @@ fn three_ledgers_with_disjoint_parts_of_one_log_converge_through_once_rounds() {
 
 #[test]
 fn a_follower_killed_and_restarted_loses_and_duplicates_nothing() {
-    let Some(server) = NatsServer::start("follower_killed") else {
+    let Some(w) = World::new("follower_killed", 6000) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let lines = log_lines(tmp.path(), 6000);
-    let total = lines.len();
-    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-    ledger_of(&a, &lines.iter().collect::<Vec<_>>());
-    assert_eq!(n(&once(&a, &server, 0), "published") as usize, total);
+    let total = w.lines.len();
+    let (a, b) = (w.ledger("a", 0..total), w.path("b"));
+    assert_eq!(n(&w.once(&a, 0), "published") as usize, total);
     // Killed while it consumes (several batches of 1000): whatever it committed stays,
     // whatever it did not acknowledge is delivered again.
-    let mut follower = Follower::start(&b, &server);
+    let mut follower = Follower::start(&b, &w.server);
     std::thread::sleep(Duration::from_millis(700));
     follower.child.kill().unwrap();
     follower.child.wait().unwrap();
     let kept = len(&b);
     eprintln!("the killed follower kept {kept} of {total} events");
-    let rerun = once(&b, &server, 0);
+    let rerun = w.once(&b, 0);
     eprintln!("the restarted follower: {rerun}");
     // Nothing lost: what the first run kept plus what the rerun admitted is everything; the
     // rerun saw again only what the killed run committed without acknowledging.
@@ -204,7 +222,7 @@ fn a_follower_killed_and_restarted_loses_and_duplicates_nothing() {
     assert_eq!(n(&rerun, "published"), 0);
     // Nothing duplicated: the ledger holds each event once and checks clean.
     assert_eq!(len(&b), total);
-    let export = tmp.path().join("b-export.jsonl");
+    let export = w.path("b-export.jsonl");
     run_ok(&["export", "--dir", p(&b), "--out", p(&export)], 0);
     assert_eq!(
         std::fs::read_to_string(&export).unwrap().lines().count(),
@@ -215,27 +233,21 @@ fn a_follower_killed_and_restarted_loses_and_duplicates_nothing() {
 
 #[test]
 fn the_server_killed_and_restarted_mid_follow_loses_nothing() {
-    let Some(mut server) = NatsServer::start("server_killed") else {
+    let Some(mut w) = World::new("server_killed", 4000) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let lines = log_lines(tmp.path(), 4000);
-    let total = lines.len();
+    let total = w.lines.len();
     let half = total / 2;
-    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-    ledger_of(&a, &lines.iter().take(half).collect::<Vec<_>>());
-    let follower = Follower::start(&b, &server);
-    assert_eq!(n(&once(&a, &server, 0), "published") as usize, half);
+    let (a, b) = (w.ledger("a", 0..half), w.path("b"));
+    let follower = Follower::start(&b, &w.server);
+    assert_eq!(n(&w.once(&a, 0), "published") as usize, half);
     // The server dies while the follower consumes, and comes back with its store.
     std::thread::sleep(Duration::from_millis(300));
-    server.kill_and_restart();
+    w.server.kill_and_restart();
     // More events arrive after the restart.
-    let rest = tmp.path().join("rest.jsonl");
-    let text: String = lines.iter().skip(half).map(|l| format!("{l}\n")).collect();
-    std::fs::write(&rest, text).unwrap();
-    run_ok(&["import", p(&rest), "--dir", p(&a)], 0);
+    w.ledger("a", half..total);
     assert_eq!(
-        n(&once_when_ready(&a, &server), "published") as usize,
+        n(&w.once_when_ready(&a), "published") as usize,
         total - half
     );
     follower.wait_caught_up(total as u64);
@@ -272,13 +284,11 @@ fn stranger_publishes(server: &NatsServer, subject: &str, payloads: &[Vec<u8>]) 
 
 #[test]
 fn forged_messages_from_a_stranger_are_rejected_by_every_ledger_and_stop_nothing() {
-    let Some(server) = NatsServer::start("forged") else {
+    let Some(w) = World::new("forged", 300) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let lines = log_lines(tmp.path(), 300);
-    let total = lines.len();
-    let note = &lines[1];
+    let total = w.lines.len();
+    let note = &w.lines[1];
     let subject = subject_of(&Event::<Unverified>::parse(note.as_bytes()).unwrap());
     // A note with its text changed (its id no longer matches), one with its signature
     // changed, and bytes that are no event at all.
@@ -292,27 +302,23 @@ fn forged_messages_from_a_stranger_are_rejected_by_every_ledger_and_stop_nothing
         b'A'
     };
     let forged = [bad_id.into_bytes(), bad_signature, b"not an event".to_vec()];
-    let (a, b, c) = (
-        tmp.path().join("a"),
-        tmp.path().join("b"),
-        tmp.path().join("c"),
-    );
+    let (b, c) = (w.path("b"), w.path("c"));
     // A first run makes the stream; the forgeries come first in it, the honest events after.
-    assert_eq!(n(&once(&c, &server, 0), "consumed"), 0);
-    stranger_publishes(&server, &subject, &forged);
-    ledger_of(&a, &lines.iter().collect::<Vec<_>>());
-    let first = once(&a, &server, 1);
+    assert_eq!(n(&w.once(&c, 0), "consumed"), 0);
+    stranger_publishes(&w.server, &subject, &forged);
+    let a = w.ledger("a", 0..total);
+    let first = w.once(&a, 1);
     assert_eq!(n(&first, "published") as usize, total);
     assert_eq!(n(&first, "rejected"), 3);
     for dir in [&b, &c] {
-        let report = once(dir, &server, 1);
+        let report = w.once(dir, 1);
         assert_eq!(n(&report, "rejected"), 3);
         assert_eq!(n(&report, "admitted") as usize, total);
         assert_eq!(heads(dir), heads(&a));
     }
     // Acknowledged with the rest: never delivered again.
     for dir in [&a, &b, &c] {
-        let again = once(dir, &server, 0);
+        let again = w.once(dir, 0);
         assert_eq!((n(&again, "consumed"), n(&again, "rejected")), (0, 0));
     }
 }
