@@ -146,8 +146,10 @@ pub const REPLICATE_BATCH_EVENTS: usize = 1_000;
 pub const REPLICATE_BATCH_BYTES: usize = 8 << 20;
 
 /// Largest message the `replicate` stream accepts (set as the stream's `max_msg_size` when
-/// it is created): one canonical event, so the server refuses anything larger from anyone.
-pub const REPLICATE_MAX_MESSAGE_BYTES: usize = MAX_EVENT_BYTES;
+/// it is created): one canonical event and its headers (the `Nats-Msg-Id`, well under 4 KiB),
+/// so the server refuses anything larger from anyone. Events near [`MAX_EVENT_BYTES`] also
+/// need the server's `max_payload` raised above its 1 MiB default.
+pub const REPLICATE_MAX_MESSAGE_BYTES: usize = MAX_EVENT_BYTES + 4096;
 
 /// Seconds the server waits for a consumed batch's acknowledgement before redelivering it.
 /// A batch is acknowledged only once durable here; this covers verifying and committing two
