@@ -266,6 +266,10 @@ impl<'l> Replicator<'l> {
             if stop.load(Ordering::SeqCst) {
                 return Ok(false);
             }
+            if wait.is_some() {
+                // Following: events admitted here meanwhile do not wait for a quiet stream.
+                self.publish_new(session)?;
+            }
         }
     }
 
