@@ -52,6 +52,7 @@ pub mod log_format;
 pub mod proof;
 #[cfg(feature = "nats")]
 pub mod replicate;
+pub mod runtime;
 pub mod store;
 pub mod sync;
 pub mod time;

@@ -109,6 +109,11 @@ pub const MAX_SYNC_SESSIONS: usize = 64;
 /// fails with a timeout.
 pub const SYNC_TIMEOUT_SECS: u64 = 30;
 
+/// Default seconds one sync session may last in all. Per-read timeouts alone let a peer
+/// that trickles a byte now and then hold a session (and one of [`MAX_SYNC_SESSIONS`])
+/// forever; an hour is about 40 times what a first sync of a million events takes here.
+pub const SYNC_SESSION_LIMIT_SECS: u64 = 3_600;
+
 /// Changes an exchange feed holds for a subscriber that has not read them. A slow (or
 /// forgotten) subscriber must not grow the ledger's memory: past this the feed drops
 /// changes and tells the subscriber it lagged, so it re-reads the projections instead.
@@ -134,6 +139,43 @@ pub const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1)
 /// of the last snapshot (~1 s of parsing at 2^18 events) against the cost of writing one
 /// (~0.1 s per million events held).
 pub const SNAPSHOT_INTERVAL: usize = 1 << 18;
+
+// The sidecar runtime (`runtime/`): envelopes in through the stub connection, events out.
+
+/// Largest stub-connection record (`TO,SENDER,PROTOCOL_ID,MESSAGE,`), in bytes. The record
+/// becomes one encrypted `ak.message.create` event, base64 inside JSON (4/3) and sealed, so
+/// it must stay well within [`MAX_EVENT_BYTES`]; a longer record is logged and skipped.
+pub const MAX_STUB_RECORD_BYTES: usize = 512 << 10;
+
+/// Longest `to`, `sender` or protocol id of an envelope, in bytes. Addresses are names or
+/// hex keys; the bound keeps the header scan that finds record boundaries short.
+pub const MAX_ENVELOPE_HEADER_FIELD_BYTES: usize = 1024;
+
+/// Most bytes the stub connection reads from its input file in one poll. Bounds the
+/// memory of one poll; a longer backlog is read over several polls.
+pub const MAX_STUB_READ_BYTES: usize = 4 << 20;
+
+/// Envelopes appended to the ledger as one inbox batch. Within [`MAX_BATCH_EVENTS`]; one
+/// batch is one log write (one fsync), which is what makes a backlog fast to take in.
+pub const MAX_INBOX_BATCH: usize = 1_000;
+
+/// Pause between polls of the input file when it had nothing new, in milliseconds. The
+/// stub connection follows a plain file (no inotify): short enough that an `echo >>`
+/// answers promptly, long enough that an idle sidecar costs nothing measurable.
+pub const STUB_POLL_INTERVAL_MS: u64 = 20;
+
+/// Most fields one protobuf message of the default protocol may carry. Bounds the work of
+/// decoding an untrusted message (a 512 KiB record of one-byte fields would otherwise be
+/// half a million map entries).
+pub const MAX_PROTOBUF_FIELDS: usize = 4_096;
+
+/// Largest sidecar runtime configuration file (`sidecar run --config`), in bytes: a few
+/// identities and an address book; anything far larger is not a configuration.
+pub const MAX_RUNTIME_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Largest runtime progress marker read (`DIR/runtime-progress.json`): four numbers and the
+/// agents declared gone, at most [`MAX_DID_CORE_ID_BYTES`] each; anything larger is damage.
+pub const MAX_PROGRESS_BYTES: u64 = 1 << 20;
 
 /// Events one `replicate` fetch asks the server for, and events published before waiting for
 /// their acknowledgements: one admission batch each (well within [`MAX_BATCH_EVENTS`]),

@@ -61,7 +61,8 @@ replay_tests!(
     log_reader,
     segment_recovery,
     admission_model,
-    fold
+    fold,
+    stub_envelope
 );
 
 #[test]
@@ -76,7 +77,8 @@ fn every_target_has_a_replay_test() {
             "log_reader",
             "segment_recovery",
             "admission_model",
-            "fold"
+            "fold",
+            "stub_envelope"
         ]
     );
 }

@@ -265,11 +265,7 @@ fn a_malicious_or_silent_peer_gets_a_clear_error_and_nothing_is_written() {
         "protocol",
     );
     // A hello, then silence: the timeout ends it.
-    sync_fails_with(
-        &a,
-        &fake_peer(vec![1, 1, 0, 0, 0, 4, 0, 0, 0, 0]),
-        "timed out",
-    );
+    sync_fails_with(&a, &fake_peer(EMPTY_HELLO.to_vec()), "timed out");
     // Lies about its heads: advertises one it never sends.
     let mut liar = vec![1, 1, 0, 0, 0, 37, 0, 0, 0, 1, 2];
     liar.extend_from_slice(&[7u8; 32]);
@@ -292,6 +288,75 @@ fn a_malicious_or_silent_peer_gets_a_clear_error_and_nothing_is_written() {
     flood.extend_from_slice(&payload);
     sync_fails_with(&a, &fake_peer(flood), "repeats itself");
     assert_eq!(heads(&a), before);
+}
+
+/// A hello with no heads: the frame an empty ledger opens with.
+const EMPTY_HELLO: [u8; 10] = [1, 1, 0, 0, 0, 4, 0, 0, 0, 0];
+
+#[test]
+fn a_peer_command_that_stops_reading_is_timed_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    let lines = log_lines(tmp.path(), 3000);
+    ledger_of(&a, &lines.iter().collect::<Vec<_>>());
+    // The peer says hello (no heads), then sleeps without reading its stdin: the push of
+    // 3,000 events (over a megabyte) fills the pipe, and the write timeout ends the session
+    // (without it, the push would wait for the peer to exit and then fail as a disconnect).
+    let hello: String = EMPTY_HELLO.iter().map(|b| format!("\\{b:03o}")).collect();
+    let peer = format!("printf '{hello}'; exec sleep 60");
+    let o = run_ok(
+        &[
+            "sync",
+            "--dir",
+            p(&a),
+            "--peer-cmd",
+            &peer,
+            "--push-only",
+            "--timeout",
+            "2",
+        ],
+        2,
+    );
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(err.contains("timed out"), "{err}");
+}
+
+#[test]
+fn a_peer_that_trickles_bytes_is_cut_off_at_the_session_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    let lines = log_lines(tmp.path(), 10);
+    ledger_of(&a, &lines.iter().collect::<Vec<_>>());
+    // Announces a 1 MiB hello, then sends one byte of it every 100 ms: each read is well
+    // within the 5 s timeout, so only the 1 s session limit ends it.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let _ = s.write_all(&[1, 1, 0, 0x10, 0, 0, 0, 0]);
+        for _ in 0..600 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            if s.write_all(&[0]).is_err() {
+                return;
+            }
+        }
+    });
+    let o = run_ok(
+        &[
+            "sync",
+            "--dir",
+            p(&a),
+            "--peer",
+            &addr,
+            "--timeout",
+            "5",
+            "--session-limit",
+            "1",
+        ],
+        2,
+    );
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(err.contains("time limit"), "{err}");
 }
 
 #[test]

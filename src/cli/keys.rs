@@ -107,6 +107,14 @@ pub fn init(ledger: &LedgerArgs, json: bool) -> Result<Outcome, CliError> {
     Ok(Outcome::Clean)
 }
 
+/// Writes `key` as a key file (mode 0600).
+pub fn write_key_file(out: &Path, key: &SigningKey) -> Result<(), CliError> {
+    let doc = Object::new().with(SECRET_MEMBER, URL_SAFE_NO_PAD.encode(key.to_bytes()).into());
+    let mut bytes = json_text(&doc.into()).into_bytes();
+    bytes.push(b'\n');
+    write_secret(out, &bytes)
+}
+
 /// `akledger keygen`: a new Ed25519 key file.
 pub fn keygen(out: &Path, force: bool, json: bool) -> Result<Outcome, CliError> {
     if out.exists() && !force {
@@ -116,10 +124,7 @@ pub fn keygen(out: &Path, force: bool, json: bool) -> Result<Outcome, CliError> 
         )));
     }
     let key = SigningKey::generate(&mut OsRng);
-    let doc = Object::new().with(SECRET_MEMBER, URL_SAFE_NO_PAD.encode(key.to_bytes()).into());
-    let mut bytes = json_text(&doc.into()).into_bytes();
-    bytes.push(b'\n');
-    write_secret(out, &bytes)?;
+    write_key_file(out, &key)?;
     let public = key.verifying_key();
     let did = did_key(&public);
     let core = DidCoreId::for_key(&public);

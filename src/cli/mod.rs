@@ -1,6 +1,6 @@
 //! Argument parsing (clap) and dispatch; one file per command family:
 //! `demo`, `audit`, `gen`, `io` (append, import, export, drop-pending), `query` (show, heads, covers,
-//! heads-of, exchanges, exchange, check), `decrypt` (show --decrypt), `dag` (dag --dot), `history` (exchange --history), `html` (audit --html), `log`, `pending`, `keys` (init, keygen, keys add), `sync`
+//! heads-of, exchanges, exchange, check), `decrypt` (show --decrypt), `dag` (dag --dot), `history` (exchange --history), `html` (audit --html), `log`, `pending`, `keys` (init, keygen, keys add), `sidecar_run` (sidecar run), `sync`
 //! (serve, sync), `replicate` (NATS JetStream), `author` (realm, sidecar and exchange authoring), `verify`, `shell` (completions,
 //! man); shared plumbing in `output`, terminal progress in `progress`.
 
@@ -22,6 +22,7 @@ mod query;
 #[cfg(feature = "nats")]
 mod replicate;
 mod shell;
+mod sidecar_run;
 mod sync;
 mod verify;
 
@@ -410,9 +411,8 @@ enum Command {
         /// Serve one session over stdin/stdout.
         #[arg(long)]
         stdio: bool,
-        /// Seconds a peer may stay silent before its session fails.
-        #[arg(long, value_name = "SECS", default_value_t = akledger::limits::SYNC_TIMEOUT_SECS)]
-        timeout: u64,
+        #[command(flatten)]
+        session: sync::SessionArgs,
     },
     /// Exchange events with a peer ledger: send what it lacks, receive what this one lacks.
     ///
@@ -437,9 +437,8 @@ enum Command {
         /// Only send events.
         #[arg(long)]
         push_only: bool,
-        /// Seconds the peer may stay silent before the sync fails.
-        #[arg(long, value_name = "SECS", default_value_t = akledger::limits::SYNC_TIMEOUT_SECS)]
-        timeout: u64,
+        #[command(flatten)]
+        session: sync::SessionArgs,
         /// Print {"sent","received","bytes_sent","bytes_received","rounds"}.
         #[arg(long)]
         json: bool,
@@ -655,6 +654,37 @@ enum SidecarCmd {
         strand: String,
         #[command(flatten)]
         author: AuthorArgs,
+    },
+    /// Run the sidecar runtime on two files: envelopes appended to the input file (AEA stub
+    /// line format `TO,SENDER,PROTOCOL_ID,MESSAGE,`) become encrypted events of the sidecar,
+    /// handlers answer them, and every answer becomes an event before it is appended to the
+    /// output file. Exchange envelopes (`akledger/exchange:1.0.0`) open and answer
+    /// exchanges; the decision maker closes, fails on timeout and reassigns as the
+    /// controller. Runs until SIGINT or SIGTERM (exit 0). A directory without a ledger is
+    /// bootstrapped (controller key DIR/controller.key, realm, sidecar, private strand,
+    /// sidecar key in DIR/keyring.json, DIR/sidecar-runtime.json) and the command says so.
+    ///
+    /// Example: akledger sidecar run --dir ./sc --input-file in.txt --output-file out.txt --echo
+    Run {
+        /// The ledger directory (bootstrapped when it holds no ledger).
+        #[arg(long, value_name = "DIR", default_value = "./akledger-data")]
+        dir: PathBuf,
+        /// The file envelopes arrive in (followed as it grows; created when missing).
+        #[arg(long, value_name = "FILE")]
+        input_file: PathBuf,
+        /// The file envelopes are appended to.
+        #[arg(long, value_name = "FILE")]
+        output_file: PathBuf,
+        /// Identities, address book and policy (default DIR/sidecar-runtime.json).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Install the echo handler: default-protocol bytes messages are answered with the
+        /// same content.
+        #[arg(long)]
+        echo: bool,
+        /// Handle what the input holds now and exit instead of following it.
+        #[arg(long)]
+        once: bool,
     },
 }
 
@@ -911,12 +941,12 @@ pub fn run() -> ExitCode {
             ledger,
             listen,
             stdio: _,
-            timeout,
+            session,
         } => {
-            let timeout = std::time::Duration::from_secs(timeout);
+            let options = session.options(akledger::sync::Direction::Both);
             match listen {
-                Some(addr) => sync::serve_tcp(&ledger, &addr, timeout),
-                None => sync::serve_stdio(&ledger, timeout),
+                Some(addr) => sync::serve_tcp(&ledger, &addr, &options),
+                None => sync::serve_stdio(&ledger, &options),
             }
         }
         Command::Sync {
@@ -925,7 +955,7 @@ pub fn run() -> ExitCode {
             peer_cmd,
             pull_only,
             push_only,
-            timeout,
+            session,
             json,
         } => sync::direction(pull_only, push_only).and_then(|direction| {
             let peer = match (peer, peer_cmd) {
@@ -933,11 +963,7 @@ pub fn run() -> ExitCode {
                 (None, Some(cmd)) => sync::Peer::Command(cmd),
                 (None, None) => return Err(output::CliError::Usage("--peer or --peer-cmd".into())),
             };
-            let options = akledger::sync::SyncOptions {
-                direction,
-                timeout: std::time::Duration::from_secs(timeout),
-            };
-            sync::sync(&ledger, &peer, &options, json)
+            sync::sync(&ledger, &peer, &session.options(direction), json)
         }),
         #[cfg(feature = "nats")]
         Command::Replicate {
@@ -1017,6 +1043,24 @@ pub fn run() -> ExitCode {
                     author,
                 },
         } => author::sidecar_attach(&author, &sidecar, &strand),
+        Command::Sidecar {
+            action:
+                SidecarCmd::Run {
+                    dir,
+                    input_file,
+                    output_file,
+                    config,
+                    echo,
+                    once,
+                },
+        } => sidecar_run::run(&sidecar_run::RunArgs {
+            dir: &dir,
+            input: &input_file,
+            output: &output_file,
+            config: config.as_deref(),
+            echo,
+            once,
+        }),
         Command::Strand {
             action: StrandCmd::Create { realm, author },
         } => author::strand_create(&author, &realm),

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use akledger::limits::MAX_SYNC_SESSIONS;
-use akledger::sync::{Direction, Duplex, SyncOptions, SyncReport, TimedReader};
+use akledger::limits::{SYNC_SESSION_LIMIT_SECS, SYNC_TIMEOUT_SECS};
+use akledger::sync::{Direction, Duplex, SyncOptions, SyncReport};
 use akledger::{Json, Object};
 
 use super::output::{emit, json_text, print_lines, stdout_result, CliError, LedgerArgs, Outcome};
@@ -24,8 +25,35 @@ pub enum Peer {
     Command(String),
 }
 
+/// The time bounds of a session, for `serve` and `sync`.
+#[derive(clap::Args, Debug)]
+pub struct SessionArgs {
+    /// Seconds the peer may stay silent, or leave our bytes untaken, before the session
+    /// fails.
+    #[arg(long, value_name = "SECS", default_value_t = SYNC_TIMEOUT_SECS)]
+    timeout: u64,
+    /// Seconds one whole session may last before it is cut off.
+    #[arg(long, value_name = "SECS", default_value_t = SYNC_SESSION_LIMIT_SECS)]
+    session_limit: u64,
+}
+
+impl SessionArgs {
+    /// The library's options for a session moving events in `direction`.
+    pub fn options(&self, direction: Direction) -> SyncOptions {
+        SyncOptions {
+            direction,
+            timeout: Duration::from_secs(self.timeout),
+            session_limit: Duration::from_secs(self.session_limit),
+        }
+    }
+}
+
 /// `akledger serve --listen ADDR`: one ledger shared by concurrent sessions.
-pub fn serve_tcp(ledger: &LedgerArgs, addr: &str, timeout: Duration) -> Result<Outcome, CliError> {
+pub fn serve_tcp(
+    ledger: &LedgerArgs,
+    addr: &str,
+    options: &SyncOptions,
+) -> Result<Outcome, CliError> {
     let ledger = Arc::new(ledger.open_or_create()?);
     let listener =
         TcpListener::bind(addr).map_err(|e| CliError::Usage(format!("listen on {addr}: {e}")))?;
@@ -36,10 +64,7 @@ pub fn serve_tcp(ledger: &LedgerArgs, addr: &str, timeout: Duration) -> Result<O
     emit(&mut out, &bound.to_string())?;
     stdout_result(out.flush())?;
     let active = Arc::new(AtomicUsize::new(0));
-    let options = SyncOptions {
-        timeout,
-        ..SyncOptions::default()
-    };
+    let options = *options;
     for conn in listener.incoming() {
         let Ok(mut stream) = conn else { continue };
         if active.load(Ordering::SeqCst) >= MAX_SYNC_SESSIONS {
@@ -55,7 +80,7 @@ pub fn serve_tcp(ledger: &LedgerArgs, addr: &str, timeout: Duration) -> Result<O
             let result = options
                 .apply_to(&stream)
                 .map_err(akledger::sync::SyncError::io)
-                .and_then(|()| ledger.serve_session(&mut stream));
+                .and_then(|()| ledger.serve_session_within(&mut stream, options.session_limit));
             match result {
                 Ok(r) => eprintln!(
                     "akledger: serve: {peer}: sent {} events, received {}",
@@ -70,14 +95,11 @@ pub fn serve_tcp(ledger: &LedgerArgs, addr: &str, timeout: Duration) -> Result<O
 }
 
 /// `akledger serve --stdio`: one session over stdin/stdout.
-pub fn serve_stdio(ledger: &LedgerArgs, timeout: Duration) -> Result<Outcome, CliError> {
+pub fn serve_stdio(ledger: &LedgerArgs, options: &SyncOptions) -> Result<Outcome, CliError> {
     let ledger = ledger.open_or_create()?;
-    let mut stream = Duplex {
-        reader: TimedReader::new(io::stdin(), timeout),
-        writer: io::stdout(),
-    };
+    let mut stream = Duplex::timed(io::stdin(), io::stdout(), options.timeout);
     ledger
-        .serve_session(&mut stream)
+        .serve_session_within(&mut stream, options.session_limit)
         .map_err(|e| CliError::Usage(e.to_string()))?;
     Ok(Outcome::Clean)
 }
@@ -110,10 +132,7 @@ pub fn sync(
             let (Some(writer), Some(reader)) = (child.stdin.take(), child.stdout.take()) else {
                 return Err(CliError::Usage(format!("run {cmd:?}: no pipes")));
             };
-            let duplex = Duplex {
-                reader: TimedReader::new(reader, options.timeout),
-                writer,
-            };
+            let duplex = Duplex::timed(reader, writer, options.timeout);
             let mut stream = Transfer::new(duplex, transfer());
             let result = ledger.sync(&mut stream, options);
             drop(stream);

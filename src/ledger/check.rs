@@ -6,8 +6,8 @@ use crate::error::Error;
 use crate::store::log::HighWater;
 
 use super::index::Changes;
-use super::open::{replay, Reverify};
 use super::record::Record;
+use super::replay::{replay, Reverify};
 use super::state::State;
 use super::Ledger;
 

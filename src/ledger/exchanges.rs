@@ -275,7 +275,7 @@ impl Ledger {
             let Some(at) = state.at.get(pos.index()) else {
                 continue;
             };
-            let event = super::open::read_stored(&self.reader, *at)?;
+            let event = super::open::read_stored(&self.reader, at)?;
             touched.extend(sx.add(&event, keyring));
         }
         let causality = StateCausality(state);
@@ -497,7 +497,7 @@ impl Ledger {
             let mut events = Vec::with_capacity(positions.len());
             for pos in positions {
                 if let Some(at) = fresh.at.get(pos.index()) {
-                    events.push(super::open::read_stored(&self.reader, *at)?);
+                    events.push(super::open::read_stored(&self.reader, at)?);
                 }
             }
             let full = fold_sidecar(

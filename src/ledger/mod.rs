@@ -31,8 +31,10 @@ mod open;
 mod pending_set;
 mod pipeline;
 mod pool;
+mod positions;
 mod queries;
 mod record;
+mod replay;
 mod sidecar_handle;
 mod snapshot;
 mod state;
@@ -367,7 +369,7 @@ impl Ledger {
         let stored = state
             .at
             .get(pos.index())
-            .and_then(|at| self.reader.read(*at).ok());
+            .and_then(|at| self.reader.read(at).ok());
         stored.is_some_and(|(_, b)| b == bytes)
     }
 
@@ -391,10 +393,7 @@ impl Ledger {
     /// Where the log holds the admitted event `id`.
     fn admitted_at(&self, id: &EventId) -> Result<Option<crate::store::log::LogPos>, Error> {
         let state = self.read_state()?;
-        Ok(state
-            .ids
-            .get(id)
-            .and_then(|p| state.at.get(p.index()).copied()))
+        Ok(state.ids.get(id).and_then(|p| state.at.get(p.index())))
     }
 
     /// Admitted events in admission order.

@@ -8,19 +8,16 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::proof::Verifier;
 use crate::store::log::{
-    segment_file_name, HighWater, LogEntry, LogError, LogOptions, LogReader, RecoveryReport,
-    SegmentLog,
+    segment_file_name, HighWater, LogError, LogOptions, LogReader, RecoveryReport, SegmentLog,
 };
 use crate::store::root::{read_acked, AckWriter, Acked, LockError, RootLock, ACK_FILE};
 
-use super::admit::{Decider, Source};
-use super::drop_pending::dropped_ids;
 use super::index::{Changes, Index};
 use super::record::Record;
+use super::replay::{replay, Sink};
 use super::snapshot::{self, Snapshot};
 use super::state::State;
-use super::verify_batch::verify_all;
-use super::{log_error, Config, Ledger, Writer, ENTRY_EVENT};
+use super::{log_error, Config, Ledger, Writer};
 
 /// What opening found and did.
 #[derive(Clone, Debug, Default)]
@@ -396,7 +393,7 @@ pub(crate) fn read_stored(
     parse_stored(&bytes, at)
 }
 
-fn parse_stored(bytes: &[u8], at: crate::store::log::LogPos) -> Result<Event, Error> {
+pub(crate) fn parse_stored(bytes: &[u8], at: crate::store::log::LogPos) -> Result<Event, Error> {
     Event::parse(bytes)
         .map(Event::assume_verified)
         .map_err(|r| Error::Corrupt {
@@ -404,106 +401,4 @@ fn parse_stored(bytes: &[u8], at: crate::store::log::LogPos) -> Result<Event, Er
             offset: at.offset,
             reason: format!("stored event does not parse: {r}"),
         })
-}
-
-/// Checks every replayed event's proof (used by [`Ledger::check`]).
-pub(crate) struct Reverify<'a> {
-    pub verifier: &'a Verifier,
-    pub threads: usize,
-}
-
-/// What a replay did.
-#[derive(Default)]
-pub(crate) struct Replayed {
-    pub entries: u64,
-    /// Stored events whose proof no longer verifies (only with [`Reverify`]).
-    pub failures: Vec<String>,
-}
-
-/// Where replayed batches go: the index on open, nowhere for a check.
-pub(crate) type Sink<'a> =
-    dyn FnMut(usize, &[Record], &Changes, HighWater) -> Result<(), Error> + 'a;
-
-/// Replays every log entry after `start` (all of them when `None`) through admission, one
-/// log batch at a time, handing each batch's changes to `sink`.
-pub(crate) fn replay(
-    reader: &LogReader,
-    state: &mut State,
-    start: Option<HighWater>,
-    reverify: Option<&Reverify<'_>>,
-    sink: &mut Sink<'_>,
-) -> Result<Replayed, Error> {
-    let iter = match start {
-        Some(high) => reader.iter_from(high.end),
-        None => reader.iter(),
-    };
-    let mut done = Replayed::default();
-    let mut batch: Vec<LogEntry> = Vec::new();
-    for entry in iter {
-        let entry = entry.map_err(log_error)?;
-        if batch.first().is_some_and(|first| first.seq != entry.seq) {
-            let full = std::mem::take(&mut batch);
-            apply_batch(reader, state, full, reverify, &mut done, sink)?;
-        }
-        batch.push(entry);
-    }
-    apply_batch(reader, state, batch, reverify, &mut done, sink)?;
-    Ok(done)
-}
-
-fn apply_batch(
-    reader: &LogReader,
-    state: &mut State,
-    batch: Vec<LogEntry>,
-    reverify: Option<&Reverify<'_>>,
-    done: &mut Replayed,
-    sink: &mut Sink<'_>,
-) -> Result<(), Error> {
-    let Some(last) = batch.last() else {
-        return Ok(());
-    };
-    let high = HighWater {
-        seq: last.seq,
-        end: last.batch_end,
-    };
-    done.entries += batch.len() as u64;
-    let dropped = dropped_ids(&batch)?;
-    let events: Vec<LogEntry> = batch
-        .into_iter()
-        .filter(|e| e.kind == ENTRY_EVENT)
-        .collect();
-    let verdicts: Vec<Option<String>> = match reverify {
-        None => vec![None; events.len()],
-        Some(r) => {
-            let payloads: Vec<&[u8]> = events.iter().map(|e| e.payload.as_slice()).collect();
-            verify_all(&payloads, r.verifier, r.threads)
-                .into_iter()
-                .map(|v| v.err().map(|e| e.to_string()))
-                .collect()
-        }
-    };
-    let staged = {
-        let mut decider = Decider::new(state, reader);
-        for (entry, verdict) in events.iter().zip(verdicts) {
-            if let Some(why) = verdict {
-                done.failures.push(format!(
-                    "{}/{} byte {}: {why}",
-                    LOG_DIR,
-                    segment_file_name(entry.pos.segment),
-                    entry.pos.offset
-                ));
-                continue;
-            }
-            let event = parse_stored(&entry.payload, entry.pos)?;
-            decider.decide(event, Source::Log(entry.pos), |_, _| true);
-        }
-        decider.finish()?
-    };
-    let changes = Changes::of(&staged, &[]).and_dropped(&dropped);
-    let first = state.len();
-    let records = state.apply(staged, &[]).map_err(Error::Misuse)?;
-    for id in &dropped {
-        state.drop_pending(id);
-    }
-    sink(first, &records, &changes, high)
 }

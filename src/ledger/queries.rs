@@ -105,11 +105,29 @@ impl Ledger {
         Ok(state.sorted_ids(state.dag.ancestors_of(&set)))
     }
 
-    /// Events covered by `a` and not by `b` (what a peer at heads `b` is missing).
+    /// Events covered by `a` and not by `b` (what a peer at heads `b` is missing), sorted
+    /// by id.
     pub fn difference(&self, a: &[EventId], b: &[EventId]) -> Result<Vec<EventId>, Error> {
         let state = self.read_state()?;
         let (a, b) = (state.positions(a)?, state.positions(b)?);
         Ok(state.sorted_ids(state.dag.difference(&a, &b)))
+    }
+
+    /// [`Ledger::difference`] in admission order (a causal order: what a peer can admit
+    /// in this order without pending), without sorting by id.
+    pub fn difference_in_admission_order(
+        &self,
+        a: &[EventId],
+        b: &[EventId],
+    ) -> Result<Vec<EventId>, Error> {
+        let state = self.read_state()?;
+        let (a, b) = (state.positions(a)?, state.positions(b)?);
+        Ok(state
+            .dag
+            .difference(&a, &b)
+            .into_iter()
+            .filter_map(|p| state.id_at(p))
+            .collect())
     }
 
     /// A deterministic linear extension of all admitted events: among events whose

@@ -21,6 +21,7 @@ use crate::store::tables::Value;
 
 use super::id_table::IdTable;
 use super::index::{decode_rejection, encode_rejection};
+use super::positions::{LogPositions, PackedPos};
 use super::record::Role;
 use super::state::{PendingEntry, State};
 
@@ -50,7 +51,7 @@ impl State {
             body.extend_from_slice(raw);
         }
         put_u64(&mut body, self.at.len() as u64);
-        for at in &self.at {
+        for at in self.at.iter() {
             put_u32(&mut body, at.segment);
             put_u64(&mut body, at.offset);
         }
@@ -112,10 +113,7 @@ impl Snapshot {
         let Some(last) = last else {
             return Ok(());
         };
-        let (Some(id), Some(at)) = (
-            self.state.id_at(last),
-            self.state.at.get(last.index()).copied(),
-        ) else {
+        let (Some(id), Some(at)) = (self.state.id_at(last), self.state.at.get(last.index())) else {
             return Err("its last event is missing".into());
         };
         let stored = reader
@@ -141,9 +139,9 @@ fn decode_body(r: &mut Reader<'_>) -> Option<Snapshot> {
     }
     let ids = IdTable::from_raw(raw)?;
     let n_at = r.count(12)?;
-    let mut at = Vec::with_capacity(n_at);
+    let mut at = LogPositions::with_capacity(n_at);
     for _ in 0..n_at {
-        at.push(LogPos::new(r.u32()?, r.u64()?));
+        at.push(PackedPos::new(LogPos::new(r.u32()?, r.u64()?)).ok()?);
     }
     let stamps = r.u64s()?;
     let dag = DagIndex::decode_from(r)?;

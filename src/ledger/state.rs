@@ -8,6 +8,7 @@ use crate::dag::{DagIndex, Pos};
 
 use super::id_table::IdTable;
 use super::pending_set::PendingSet;
+use super::positions::{LogPositions, PackedPos};
 use super::record::{Record, Role};
 use crate::did::ActorId;
 use crate::error::Rejection;
@@ -75,7 +76,8 @@ pub struct State {
     pub dag: DagIndex,
     /// Admitted ids by position, and back.
     pub ids: IdTable,
-    pub at: Vec<LogPos>,
+    /// Where the log holds each admitted event.
+    pub at: LogPositions,
     pub stamps: Vec<u64>,
     pub realms: HashMap<RealmId, Pos>,
     pub sidecars: HashMap<SidecarId, SidecarEntry>,
@@ -193,6 +195,7 @@ impl State {
         if self.ids.contains(&id) {
             return Err(format!("{id} is admitted twice"));
         }
+        let at = PackedPos::new(record.at)?;
         let pos = self
             .dag
             .insert(&record.parents, record.stamp)
@@ -200,7 +203,7 @@ impl State {
         if self.ids.push(&id) != Some(pos) {
             return Err("the id table and the DAG disagree on positions".into());
         }
-        self.at.push(record.at);
+        self.at.push(at);
         self.stamps.push(record.stamp);
         self.register(pos, id, &record.role);
         Ok(pos)

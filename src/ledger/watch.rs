@@ -115,7 +115,7 @@ impl Ledger {
             .read()
             .map(|s| {
                 let from = usize::try_from(from).unwrap_or(usize::MAX);
-                s.at.get(from..).map(<[_]>::to_vec).unwrap_or_default()
+                s.at.from(from)
             })
             .unwrap_or_default();
         at.into_iter().map(move |at| self.read_event(at))

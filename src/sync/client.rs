@@ -23,7 +23,7 @@ impl Ledger {
         stream: &mut S,
         options: &SyncOptions,
     ) -> Result<SyncReport, SyncError> {
-        let mut wire = Wire::new(stream);
+        let mut wire = Wire::new(stream, options.session_limit);
         match drive(self, &mut wire, options.direction) {
             Ok(()) => Ok(wire.report),
             Err(e) => {
@@ -72,7 +72,7 @@ fn drive<S: Read + Write>(
         for _ in 0..MAX_SYNC_ROUNDS {
             peer_has.append(&mut wire.received_ids);
             let base = admitted_here(ledger, &peer_has);
-            let missing = ledger.difference(&ledger.heads(), &base)?;
+            let missing = ledger.difference_in_admission_order(&ledger.heads(), &base)?;
             if missing.is_empty() {
                 break;
             }

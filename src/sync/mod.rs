@@ -19,8 +19,9 @@
 //!
 //! Everything received goes through normal admission (verification, pending bounds). The
 //! peer is untrusted: frames are versioned and bounded ([`frame`]), every read and write
-//! has a timeout, rejected events per session are bounded, and a peer whose advertised
-//! heads are not delivered is reported. What was admitted before a failure stays (each batch
+//! has a timeout (pipes included: [`Duplex::timed`]), the whole session has a time limit
+//! ([`SyncOptions::session_limit`]), rejected events per session are bounded, and a peer
+//! whose advertised heads are not delivered is reported. What was admitted before a failure stays (each batch
 //! is committed on its own), so a rerun completes.
 
 mod client;
@@ -30,12 +31,12 @@ mod serve;
 mod stream;
 mod timed;
 
-pub use timed::{Duplex, TimedReader};
+pub use timed::{Duplex, TimedReader, TimedWriter};
 
 use std::time::Duration;
 
 use crate::error::{Error, Fault};
-use crate::limits::SYNC_TIMEOUT_SECS;
+use crate::limits::{SYNC_SESSION_LIMIT_SECS, SYNC_TIMEOUT_SECS};
 
 /// Which directions a sync moves events in.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -84,6 +85,9 @@ pub enum SyncError {
     /// The peer said nothing (or took nothing) for longer than the timeout.
     #[error("sync peer timed out (silent for longer than the timeout)")]
     Timeout,
+    /// The session lasted longer than its time limit ([`SyncOptions::session_limit`]).
+    #[error("sync session cut off: it ran past its {} s time limit", .0.as_secs())]
+    OverLimit(Duration),
     /// The stream ended in the middle of the session.
     #[error("sync peer disconnected in the middle of the session")]
     Disconnected,
@@ -105,6 +109,12 @@ impl SyncError {
     /// Maps a stream error, recognising timeouts and disconnects.
     pub fn io(e: std::io::Error) -> SyncError {
         use std::io::ErrorKind::*;
+        if let Some(over) = e
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<stream::OverLimit>())
+        {
+            return SyncError::OverLimit(over.0);
+        }
         match e.kind() {
             WouldBlock | TimedOut => SyncError::Timeout,
             UnexpectedEof | BrokenPipe | ConnectionReset | ConnectionAborted => {
@@ -118,7 +128,10 @@ impl SyncError {
     pub fn fault(&self) -> Fault {
         match self {
             SyncError::Protocol(_) | SyncError::Refused(_) => Fault::ProtocolViolation,
-            SyncError::Timeout | SyncError::Disconnected | SyncError::Io(_) => Fault::Io,
+            SyncError::Timeout
+            | SyncError::OverLimit(_)
+            | SyncError::Disconnected
+            | SyncError::Io(_) => Fault::Io,
             SyncError::Misuse(_) => Fault::CallerMisuse,
             SyncError::Ledger(e) => e.fault(),
         }
@@ -130,9 +143,13 @@ impl SyncError {
 pub struct SyncOptions {
     /// Directions to move events in.
     pub direction: Direction,
-    /// How long the peer may stay silent. Enforced by the stream: [`TimedReader`] for pipes,
-    /// socket timeouts for TCP ([`SyncOptions::apply_to`]).
+    /// How long the peer may stay silent, or leave our bytes untaken. Enforced by the
+    /// stream: [`Duplex::timed`] for pipes, socket timeouts for TCP
+    /// ([`SyncOptions::apply_to`]).
     pub timeout: Duration,
+    /// How long the whole session may last. Checked before every read and write, so a
+    /// session ends at most one `timeout` after it, however slowly the peer trickles bytes.
+    pub session_limit: Duration,
 }
 
 impl Default for SyncOptions {
@@ -140,6 +157,7 @@ impl Default for SyncOptions {
         SyncOptions {
             direction: Direction::Both,
             timeout: Duration::from_secs(SYNC_TIMEOUT_SECS),
+            session_limit: Duration::from_secs(SYNC_SESSION_LIMIT_SECS),
         }
     }
 }

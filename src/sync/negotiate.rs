@@ -34,12 +34,10 @@ pub(super) fn common_heads<S: Read + Write>(
     if known.len() == peer_heads.len() {
         return Ok(ledger.heads_of(&known)?);
     }
-    let candidates = ledger.difference(&ledger.heads(), &known)?;
     // Newest first (reverse admission order, a reverse causal order): a `yes` settles the
     // ancestors, which come later in this order.
-    let mut order = ledger.admission_order(&candidates);
+    let mut order = ledger.difference_in_admission_order(&ledger.heads(), &known)?;
     order.reverse();
-    drop(candidates);
 
     let mut haves = known;
     let mut step = FIRST_QUERY;

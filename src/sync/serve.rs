@@ -1,9 +1,10 @@
 //! The answering side of a session ([`Ledger::serve_session`]).
 
 use std::io::{Read, Write};
+use std::time::Duration;
 
 use crate::ledger::{Ledger, Pipeline};
-use crate::limits::MAX_SYNC_ROUNDS;
+use crate::limits::{MAX_SYNC_ROUNDS, SYNC_SESSION_LIMIT_SECS};
 
 use super::frame::Frame;
 use super::stream::{unexpected, Wire};
@@ -22,8 +23,20 @@ impl Ledger {
     /// Answers one client session on `stream` until the client says bye or the stream
     /// ends (a clean end between requests is not an error). Pushed events go through normal
     /// admission batch by batch. A protocol violation is told to the peer before returning.
+    /// The session may last [`SYNC_SESSION_LIMIT_SECS`]; [`Ledger::serve_session_within`]
+    /// sets another limit.
     pub fn serve_session<S: Read + Write>(&self, stream: &mut S) -> Result<SyncReport, SyncError> {
-        let mut wire = Wire::new(stream);
+        self.serve_session_within(stream, Duration::from_secs(SYNC_SESSION_LIMIT_SECS))
+    }
+
+    /// [`Ledger::serve_session`] with a time limit for the whole session (see
+    /// [`SyncOptions::session_limit`](super::SyncOptions::session_limit)).
+    pub fn serve_session_within<S: Read + Write>(
+        &self,
+        stream: &mut S,
+        limit: Duration,
+    ) -> Result<SyncReport, SyncError> {
+        let mut wire = Wire::new(stream, limit);
         match answer(self, &mut wire) {
             Ok(()) => Ok(wire.report),
             Err(e) => {
@@ -83,7 +96,7 @@ fn answer_frames<'l, S: Read + Write>(
                     .into_iter()
                     .filter(|id| ledger.contains(id))
                     .collect();
-                let missing = ledger.difference(&ledger.heads(), &common)?;
+                let missing = ledger.difference_in_admission_order(&ledger.heads(), &common)?;
                 wire.send_events(ledger, &missing)?;
             }
             (Phase::Requests, Frame::Events(events)) => {

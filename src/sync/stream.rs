@@ -1,8 +1,9 @@
 //! One side's end of a session: frames in and out with byte counts, and the two event
 //! streams (sending what the peer lacks in causal order, admitting what arrives).
 
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::id::EventId;
 use crate::ledger::{Appended, Ledger, OutcomeCounts, Pipeline};
@@ -11,9 +12,61 @@ use crate::limits::{MAX_SYNC_REJECTED, SYNC_BATCH_BYTES, SYNC_BATCH_EVENTS};
 use super::frame::{read_frame, write_frame, Frame};
 use super::{SyncError, SyncReport};
 
+/// The session's stream, which refuses to read or write once the session's time limit has
+/// passed: with the stream's own per-read and per-write timeouts, a session lasts at most
+/// its limit plus one timeout, however slowly a peer trickles bytes.
+pub(super) struct Limited<'s, S> {
+    inner: &'s mut S,
+    until: Instant,
+    limit: Duration,
+}
+
+/// The error a [`Limited`] stream fails with past its limit.
+#[derive(Debug)]
+pub(super) struct OverLimit(pub Duration);
+
+impl std::fmt::Display for OverLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the session ran past its {} s limit", self.0.as_secs())
+    }
+}
+
+impl std::error::Error for OverLimit {}
+
+impl<S> Limited<'_, S> {
+    fn check(&self) -> io::Result<()> {
+        if Instant::now() >= self.until {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                OverLimit(self.limit),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl<S: Read> Read for Limited<'_, S> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.check()?;
+        self.inner.read(buf)
+    }
+}
+
+impl<S: Write> Write for Limited<'_, S> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.check()?;
+        self.inner.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.check()?;
+        self.inner.flush()
+    }
+}
+
 /// A stream with the session's counters.
 pub(super) struct Wire<'s, S: Read + Write> {
-    stream: &'s mut S,
+    stream: Limited<'s, S>,
     /// What moved so far.
     pub report: SyncReport,
     /// Ids of the events the peer sent (so it holds them), in arrival order.
@@ -21,23 +74,28 @@ pub(super) struct Wire<'s, S: Read + Write> {
 }
 
 impl<'s, S: Read + Write> Wire<'s, S> {
-    pub fn new(stream: &'s mut S) -> Self {
+    /// A session on `stream` that may last `limit` (the time starts now).
+    pub fn new(stream: &'s mut S, limit: Duration) -> Self {
         Wire {
-            stream,
+            stream: Limited {
+                inner: stream,
+                until: Instant::now() + limit,
+                limit,
+            },
             report: SyncReport::default(),
             received_ids: Vec::new(),
         }
     }
 
     pub fn send(&mut self, frame: &Frame) -> Result<(), SyncError> {
-        self.report.bytes_sent += write_frame(self.stream, frame)?;
+        self.report.bytes_sent += write_frame(&mut self.stream, frame)?;
         Ok(())
     }
 
     /// The next frame, or `None` at a clean end of stream. A peer's `Error` frame becomes
     /// [`SyncError::Refused`].
     pub fn recv_or_end(&mut self, expected_bits: usize) -> Result<Option<Frame>, SyncError> {
-        match read_frame(self.stream, expected_bits)? {
+        match read_frame(&mut self.stream, expected_bits)? {
             None => Ok(None),
             Some((frame, bytes)) => {
                 self.report.bytes_received += bytes;
@@ -58,18 +116,18 @@ impl<'s, S: Read + Write> Wire<'s, S> {
     /// Tells the peer why this side stops (best effort: the peer may be gone).
     pub fn refuse(&mut self, error: &SyncError) {
         if matches!(error, SyncError::Protocol(_) | SyncError::Misuse(_)) {
-            let _ = write_frame(self.stream, &Frame::Error(error.to_string()));
+            let _ = write_frame(&mut self.stream, &Frame::Error(error.to_string()));
         }
     }
 
-    /// Sends the events `missing` (ids held here, in any order) in admission order (a
-    /// causal order), in batches, then `Done(count)`. Their bytes go as stored, not
-    /// re-parsed.
+    /// Sends the events `missing` (ids held here, in admission order: a causal order, see
+    /// [`Ledger::difference_in_admission_order`]), in batches, then `Done(count)`. Their
+    /// bytes go as stored, not re-parsed.
     pub fn send_events(&mut self, ledger: &Ledger, missing: &[EventId]) -> Result<(), SyncError> {
         let mut batch: Vec<Vec<u8>> = Vec::new();
         let mut bytes = 0usize;
         let mut sent = 0u64;
-        for id in ledger.admission_order(missing) {
+        for &id in missing {
             let Some(event) = ledger.stored_bytes(&id)? else {
                 continue;
             };

@@ -11,6 +11,7 @@ pub mod fixtures;
 pub mod fold;
 pub mod log_reader;
 pub mod segment_recovery;
+pub mod stub_envelope;
 
 /// A target's check: panics on a finding.
 pub type Check = fn(&[u8]);
@@ -24,4 +25,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("segment_recovery", segment_recovery::check),
     ("admission_model", admission_model::check),
     ("fold", fold::check),
+    ("stub_envelope", stub_envelope::check),
 ];

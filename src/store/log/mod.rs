@@ -94,7 +94,8 @@ use std::sync::{Arc, RwLock};
 
 pub use error::LogError;
 pub use format::{
-    DEFAULT_SEGMENT_SIZE, MAX_BATCH_BYTES, MAX_BATCH_ENTRIES, MAX_PAYLOAD, MAX_SEGMENT_SIZE,
+    DEFAULT_SEGMENT_SIZE, MAX_BATCH_BYTES, MAX_BATCH_ENTRIES, MAX_PAYLOAD, MAX_SEGMENT_FILE,
+    MAX_SEGMENT_SIZE,
 };
 pub use reader::{LogEntry, LogIter, LogReader};
 pub use recovery::segment_file_name;

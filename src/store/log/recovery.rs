@@ -136,12 +136,16 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
     let mut report = RecoveryReport::default();
 
     // A torn segment creation (no header, nothing valid) is removed, or reset if it is the
-    // only segment.
+    // only segment. Otherwise the bytes read here are the ones the last segment's scan
+    // below reads (nothing writes in between), so they are kept for it.
+    let mut last_bytes: Option<(u32, Vec<u8>)> = None;
     if let Some(&last) = numbers.last() {
         let path = dir.join(segment_file_name(last));
         let file = File::open(&path).map_err(|e| LogError::io(&path, e))?;
         let buf = read_whole(&path, &file)?;
-        if is_torn_creation(&buf, last) {
+        if !is_torn_creation(&buf, last) {
+            last_bytes = Some((last, buf));
+        } else {
             numbers.pop();
             if opts.read_only {
                 report.torn_tail_left = Some(TornTail {
@@ -252,7 +256,10 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
         .write(!opts.read_only)
         .open(&path)
         .map_err(|e| LogError::io(&path, e))?;
-    let buf = read_whole(&path, &file)?;
+    let buf = match last_bytes {
+        Some((n, buf)) if n == last_number => buf,
+        _ => read_whole(&path, &file)?,
+    };
     let header = checked_header(&path, &buf, last_number)?;
     if header.base_seq < prev_base {
         return Err(LogError::corrupt(&path, 12, "base seq goes backwards"));
