@@ -50,6 +50,8 @@ pub mod ledger;
 pub mod limits;
 pub mod log_format;
 pub mod proof;
+#[cfg(feature = "nats")]
+pub mod replicate;
 pub mod runtime;
 pub mod store;
 pub mod sync;

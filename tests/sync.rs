@@ -16,52 +16,9 @@ use akledger::sync::SyncOptions;
 use akledger::workload::realm_dag;
 use akledger::{EventId, Ledger};
 use proptest::prelude::*;
-use serde_json::Value;
 
 fn exe() -> &'static str {
     env!("CARGO_BIN_EXE_akledger")
-}
-
-/// A generated log (realm create + `events` notes by 4 writers), as lines.
-fn log_lines(dir: &Path, events: usize) -> Vec<String> {
-    let file = dir.join("all.jsonl");
-    run_ok(
-        &[
-            "gen",
-            "--events",
-            &events.to_string(),
-            "--writers",
-            "4",
-            "--exchanges",
-            "0",
-            "--out",
-            p(&file),
-        ],
-        0,
-    );
-    std::fs::read_to_string(&file)
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Imports the given lines into a new ledger at `dir`.
-fn ledger_of(dir: &Path, lines: &[&String]) {
-    let file = dir.with_extension("jsonl");
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    std::fs::write(&file, text).unwrap();
-    run_ok(&["import", p(&file), "--dir", p(dir)], 0);
-}
-
-fn heads(dir: &Path) -> Value {
-    json(&run_ok(&["heads", "--dir", p(dir), "--json"], 0))
-}
-
-fn len(dir: &Path) -> usize {
-    json(&run_ok(&["check", "--dir", p(dir), "--json"], 0))["admitted"]
-        .as_u64()
-        .unwrap_or(0) as usize
 }
 
 /// `akledger serve --listen 127.0.0.1:0` and the address it printed.

@@ -1,7 +1,7 @@
 //! Argument parsing (clap) and dispatch; one file per command family:
 //! `demo`, `audit`, `gen`, `io` (append, import, export, drop-pending), `query` (show, heads, covers,
 //! heads-of, exchanges, exchange, check), `decrypt` (show --decrypt), `dag` (dag --dot), `history` (exchange --history), `html` (audit --html), `log`, `pending`, `keys` (init, keygen, keys add), `sidecar_run` (sidecar run), `sync`
-//! (serve, sync), `author` (realm, sidecar and exchange authoring), `verify`, `shell` (completions,
+//! (serve, sync), `replicate` (NATS JetStream), `author` (realm, sidecar and exchange authoring), `verify`, `shell` (completions,
 //! man); shared plumbing in `output`, terminal progress in `progress`.
 
 mod audit;
@@ -19,6 +19,8 @@ mod output;
 mod pending;
 mod progress;
 mod query;
+#[cfg(feature = "nats")]
+mod replicate;
 mod shell;
 mod sidecar_run;
 mod sync;
@@ -438,6 +440,42 @@ enum Command {
         #[command(flatten)]
         session: sync::SessionArgs,
         /// Print {"sent","received","bytes_sent","bytes_received","rounds"}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replicate through a NATS JetStream stream: publish this ledger's new events, admit
+    /// the stream's.
+    ///
+    /// Each admitted event is published on its realm's subject `ak.<realm token>.events` of
+    /// the stream (created when missing) with its event id as `Nats-Msg-Id`;
+    /// DIR/replicate/<stream>.json records how far publishing got and this ledger's durable
+    /// consumer, which reads the stream in batches through normal admission and acknowledges
+    /// each batch once it is durable here. `--once` publishes what is new, consumes to the
+    /// end of the stream and exits; `--follow` keeps going, reconnecting with back-off while
+    /// the server is away, until SIGINT or SIGTERM. Exits 0, or 1 when consumed messages
+    /// were rejected (forged or malformed), 2 on usage, server or IO errors.
+    ///
+    /// Example: akledger replicate --dir ./books --nats nats://127.0.0.1:4222 --once --json
+    #[cfg(feature = "nats")]
+    Replicate {
+        #[command(flatten)]
+        ledger: LedgerArgs,
+        /// The NATS server.
+        #[arg(long, value_name = "URL")]
+        nats: String,
+        /// The JetStream stream.
+        #[arg(long, value_name = "NAME", default_value = akledger::replicate::DEFAULT_STREAM)]
+        stream: String,
+        /// One round, then exit.
+        #[arg(long, conflicts_with = "follow", required_unless_present = "follow")]
+        once: bool,
+        /// Keep replicating until SIGINT or SIGTERM.
+        #[arg(long)]
+        follow: bool,
+        /// Seconds one request to the server may take.
+        #[arg(long, value_name = "SECS", default_value_t = akledger::limits::REPLICATE_TIMEOUT_SECS)]
+        timeout: u64,
+        /// Print {"published","consumed","admitted","duplicates","rejected"}.
         #[arg(long)]
         json: bool,
     },
@@ -927,6 +965,23 @@ pub fn run() -> ExitCode {
             };
             sync::sync(&ledger, &peer, &session.options(direction), json)
         }),
+        #[cfg(feature = "nats")]
+        Command::Replicate {
+            ledger,
+            nats,
+            stream,
+            once: _,
+            follow,
+            timeout,
+            json,
+        } => {
+            let options = akledger::replicate::ReplicateOptions {
+                url: nats,
+                stream,
+                timeout: std::time::Duration::from_secs(timeout),
+            };
+            replicate::replicate(&ledger, options, follow, json)
+        }
         Command::Completions { shell } => shell::completions(shell),
         Command::Man => shell::man(),
         Command::Init { ledger, json } => keys::init(&ledger, json),

@@ -37,3 +37,33 @@ impl AppendReport {
         }
     }
 }
+
+/// Appended outcomes counted by kind (what `sync` and `replicate` report of what they
+/// received).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct OutcomeCounts {
+    /// Admitted now.
+    pub admitted: u64,
+    /// Already admitted.
+    pub duplicates: u64,
+    /// Stored as pending.
+    pub pending: u64,
+    /// Refused.
+    pub rejected: u64,
+}
+
+impl OutcomeCounts {
+    /// Counts `outcomes`.
+    pub fn of(outcomes: &[Appended]) -> Self {
+        let mut counts = OutcomeCounts::default();
+        for outcome in outcomes {
+            match outcome {
+                Appended::Admitted(_) => counts.admitted += 1,
+                Appended::Duplicate(_) => counts.duplicates += 1,
+                Appended::Pending { .. } => counts.pending += 1,
+                Appended::Rejected { .. } => counts.rejected += 1,
+            }
+        }
+        counts
+    }
+}

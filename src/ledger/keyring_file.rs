@@ -8,7 +8,7 @@
 //! keyring, never a torn one).
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 
 use crate::error::{Code, Error, Rejection};
@@ -91,28 +91,7 @@ pub fn update(
     save(path, &keyring)
 }
 
-/// Writes a secret file atomically with mode 0600: a temporary file in the same directory,
-/// synced, renamed over `path`, then the directory synced.
+/// Writes a secret file atomically with mode 0600 ([`crate::store::atomic::replace`]).
 pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io(path))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io(path))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(io(path))?;
-    }
-    tmp.write_all(bytes).map_err(io(path))?;
-    tmp.as_file().sync_all().map_err(io(path))?;
-    tmp.persist(path).map_err(|e| io(path)(e.error))?;
-    // The rename is durable only once the directory is.
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io(path))?;
-    Ok(())
+    crate::store::atomic::replace(path, bytes, Some(0o600)).map_err(io(path))
 }

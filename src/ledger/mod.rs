@@ -44,7 +44,7 @@ mod watch;
 pub use crate::store::log::Durability;
 pub use admit::Appended;
 pub use append_log::{AppendedItem, LogOutcome, LogPosition, LogReport, LogSummary};
-pub use append_report::AppendReport;
+pub use append_report::{AppendReport, OutcomeCounts};
 pub use check::CheckReport;
 pub use config::Config;
 pub use feed::{ExchangeChange, ExchangeFeed, Feed, FeedItem};

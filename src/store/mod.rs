@@ -7,9 +7,11 @@
 //! * [`tables`]: typed sled trees holding indexes derived from the log. They are rebuildable
 //!   from the log at any time; a high-water mark in the `meta` table tells how far they go.
 //! * [`root`]: the ledger root's lock file and its acknowledged-up-to marker.
+//! * [`atomic`]: small files (keyring, replication marker) replaced atomically.
 //!
 //! All are deliberately ignorant of what an event is: they store opaque bytes and positions.
 
+pub mod atomic;
 pub mod log;
 pub mod root;
 pub mod tables;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::id::EventId;
-use crate::ledger::{Appended, Ledger, Pipeline};
+use crate::ledger::{Appended, Ledger, OutcomeCounts, Pipeline};
 use crate::limits::{MAX_SYNC_REJECTED, SYNC_BATCH_BYTES, SYNC_BATCH_EVENTS};
 
 use super::frame::{read_frame, write_frame, Frame};
@@ -178,21 +178,16 @@ impl<'s, S: Read + Write> Wire<'s, S> {
     /// Counts a committed batch's outcomes. Too many rejected events, or more duplicates
     /// than this ledger holds, in one session is a flood.
     fn count(&mut self, ledger: &Ledger, outcomes: Vec<Appended>) -> Result<(), SyncError> {
+        let counts = OutcomeCounts::of(&outcomes);
+        self.report.admitted += counts.admitted;
+        self.report.duplicates += counts.duplicates;
+        self.report.pending += counts.pending;
+        self.report.rejected += counts.rejected;
         for outcome in outcomes {
-            match outcome {
-                Appended::Admitted(id) => {
-                    self.report.admitted += 1;
-                    self.received_ids.push(id);
-                }
-                Appended::Duplicate(id) => {
-                    self.report.duplicates += 1;
-                    self.received_ids.push(id);
-                }
-                Appended::Pending { id, .. } => {
-                    self.report.pending += 1;
-                    self.received_ids.push(id);
-                }
-                _ => self.report.rejected += 1,
+            if let Appended::Admitted(id) | Appended::Duplicate(id) | Appended::Pending { id, .. } =
+                outcome
+            {
+                self.received_ids.push(id);
             }
         }
         if self.report.rejected > MAX_SYNC_REJECTED as u64 {

@@ -93,7 +93,7 @@ enum Command {
     Flush,
 }
 
-/// Writes `inner` on a background thread, at most [`AHEAD`] chunks of [`CHUNK`] bytes
+/// Writes `inner` on a background thread, at most four chunks of 64 KiB
 /// behind; a write that finds the queue full for longer than the timeout (the peer stopped
 /// reading) fails with [`io::ErrorKind::TimedOut`], and so does a flush that waits longer
 /// for the queue to drain. A flush returns once every byte written before it reached

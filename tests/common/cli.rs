@@ -48,3 +48,47 @@ pub fn json(o: &Output) -> Value {
 pub fn p(path: &Path) -> &str {
     path.to_str().expect("utf-8 path")
 }
+
+/// A generated log (realm create + `events` notes by 4 writers), as lines.
+pub fn log_lines(dir: &Path, events: usize) -> Vec<String> {
+    let file = dir.join("all.jsonl");
+    run_ok(
+        &[
+            "gen",
+            "--events",
+            &events.to_string(),
+            "--writers",
+            "4",
+            "--exchanges",
+            "0",
+            "--out",
+            p(&file),
+        ],
+        0,
+    );
+    std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Imports the given lines into a new ledger at `dir`.
+pub fn ledger_of(dir: &Path, lines: &[&String]) {
+    let file = dir.with_extension("jsonl");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    run_ok(&["import", p(&file), "--dir", p(dir)], 0);
+}
+
+/// The ledger's heads, as `heads --json` prints them.
+pub fn heads(dir: &Path) -> Value {
+    json(&run_ok(&["heads", "--dir", p(dir), "--json"], 0))
+}
+
+/// Admitted events, as `check --json` counts them.
+pub fn len(dir: &Path) -> usize {
+    json(&run_ok(&["check", "--dir", p(dir), "--json"], 0))["admitted"]
+        .as_u64()
+        .unwrap_or(0) as usize
+}

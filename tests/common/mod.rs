@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod nats;
 
 use akledger::canonical::{parse_canonical, to_canonical};
 use akledger::encrypted::{AadContext, CONTROL_CONTENT_TYPE, MESSAGE_CONTENT_TYPE};

@@ -1,0 +1,84 @@
+//! `replicate`: the ledger's events through a NATS JetStream stream. The work is the
+//! library's ([`akledger::replicate::Replicator`]); this file opens the ledger, turns
+//! SIGINT/SIGTERM into a clean stop for `--follow`, and prints the summary.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use akledger::replicate::{FollowEvent, ReplicateOptions, ReplicateReport, Replicator};
+use akledger::{Json, Object};
+
+use super::output::{json_text, print_lines, CliError, LedgerArgs, Outcome};
+
+/// `akledger replicate --nats URL [--stream NAME] (--once | --follow)`.
+pub fn replicate(
+    ledger: &LedgerArgs,
+    options: ReplicateOptions,
+    follow: bool,
+    json: bool,
+) -> Result<Outcome, CliError> {
+    let ledger = ledger.open_or_create()?;
+    let usage = |e: akledger::replicate::ReplicateError| CliError::Usage(e.to_string());
+    let mut replicator = Replicator::new(&ledger, options).map_err(usage)?;
+    let report = if follow {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
+            .map_err(|e| CliError::Usage(format!("cannot handle SIGINT/SIGTERM: {e}")))?;
+        replicator.follow(&stop, tell)
+    } else {
+        replicator.once()
+    }
+    .map_err(usage)?;
+    drop(replicator);
+    ledger.close()?;
+    print_report(&report, json)?;
+    Ok(if report.rejected > 0 {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
+}
+
+/// `--follow`'s progress on stderr: a line each time it catches up with the stream, and
+/// each time the server goes away.
+fn tell(event: FollowEvent<'_>) {
+    match event {
+        FollowEvent::CaughtUp(r) => eprintln!(
+            "akledger: replicate: caught up: published {}, consumed {}, admitted {}, duplicates {}, pending {}, rejected {}",
+            r.published, r.consumed, r.admitted, r.duplicates, r.pending, r.rejected
+        ),
+        FollowEvent::Reconnecting { error, retry_in } => eprintln!(
+            "akledger: replicate: {error}; connecting again in {} ms",
+            retry_in.as_millis()
+        ),
+        _ => {}
+    }
+}
+
+fn print_report(r: &ReplicateReport, json: bool) -> Result<(), CliError> {
+    let n = |v: u64| Json::Int(i64::try_from(v).unwrap_or(i64::MAX));
+    if json {
+        let object = Object::new()
+            .with("published", n(r.published))
+            .with("consumed", n(r.consumed))
+            .with("admitted", n(r.admitted))
+            .with("duplicates", n(r.duplicates))
+            .with("rejected", n(r.rejected));
+        return print_lines([json_text(&object.into())]);
+    }
+    let mut lines = vec![
+        format!("published {} events", r.published),
+        format!(
+            "consumed {}: {} admitted, {} duplicates, {} pending, {} rejected",
+            r.consumed, r.admitted, r.duplicates, r.pending, r.rejected
+        ),
+    ];
+    if r.reconnects > 0 {
+        lines.push(format!(
+            "lost the server {} times and reconnected",
+            r.reconnects
+        ));
+    }
+    print_lines(lines)
+}

@@ -1,0 +1,232 @@
+//! The NATS JetStream client: the only module with async code. A current-thread tokio
+//! runtime lives here and every call blocks on it (`block_on` at this boundary), so the rest
+//! of the engine stays synchronous. It knows the server's vocabulary (streams, consumers,
+//! acknowledgements) and nothing of ledgers.
+
+use std::time::Duration;
+
+use async_nats::jetstream::consumer::{pull, AckPolicy, DeliverPolicy, PullConsumer};
+use async_nats::jetstream::context::Context;
+use async_nats::jetstream::message::PublishMessage;
+use async_nats::jetstream::stream::{Config as StreamConfig, RetentionPolicy, StorageType};
+use async_nats::jetstream::Message;
+use futures_util::StreamExt;
+
+use crate::limits::{
+    REPLICATE_ACK_WAIT_SECS, REPLICATE_BATCH_BYTES, REPLICATE_BATCH_EVENTS,
+    REPLICATE_DUPLICATE_WINDOW_SECS, REPLICATE_MAX_MESSAGE_BYTES,
+};
+
+use super::subject::STREAM_SUBJECTS;
+use super::ReplicateError;
+
+/// The runtime every call blocks on.
+pub(super) struct Runtime {
+    runtime: tokio::runtime::Runtime,
+    /// How long one request may take.
+    timeout: Duration,
+}
+
+/// One connection: the stream and this ledger's durable consumer on it.
+pub(super) struct Session {
+    js: Context,
+    consumer: PullConsumer,
+}
+
+/// A message to publish.
+pub(super) struct Outgoing {
+    pub subject: String,
+    /// The `Nats-Msg-Id` header: the event id.
+    pub id: String,
+    pub payload: Vec<u8>,
+}
+
+/// A consumed message, acknowledged later through [`Runtime::ack_through`].
+pub(super) struct Delivered {
+    message: Message,
+}
+
+impl Delivered {
+    /// The message's bytes.
+    pub fn payload(&self) -> &[u8] {
+        &self.message.payload
+    }
+}
+
+impl Runtime {
+    pub fn new(timeout: Duration) -> Result<Runtime, ReplicateError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| ReplicateError::Server(format!("starting the client runtime: {e}")))?;
+        Ok(Runtime { runtime, timeout })
+    }
+
+    /// Runs `work` to completion, failing it after `limit`.
+    fn run<T, E: std::fmt::Display>(
+        &self,
+        what: &str,
+        limit: Duration,
+        work: impl std::future::Future<Output = Result<T, E>>,
+    ) -> Result<T, ReplicateError> {
+        self.runtime.block_on(async {
+            match tokio::time::timeout(limit, work).await {
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(e)) => Err(ReplicateError::Server(format!("{what}: {e}"))),
+                Err(_) => Err(ReplicateError::Server(format!(
+                    "{what}: no answer within {} ms",
+                    limit.as_millis()
+                ))),
+            }
+        })
+    }
+
+    /// Connects to `url`, creates the stream `stream` when it is missing (subjects
+    /// `ak.*.events`, file storage, a duplicate window and a message size bound) and opens
+    /// the durable pull consumer `consumer` on it (every message from the start, each
+    /// acknowledgement covering the messages before it; messages a previous run took and
+    /// never acknowledged are delivered again at once).
+    pub fn connect(
+        &self,
+        url: &str,
+        stream: &str,
+        consumer: &str,
+    ) -> Result<Session, ReplicateError> {
+        let timeout = self.timeout;
+        let options = async_nats::ConnectOptions::new()
+            .connection_timeout(timeout)
+            .request_timeout(Some(timeout))
+            .max_reconnects(Some(1));
+        let client = self.run(&format!("connect to {url}"), timeout, options.connect(url))?;
+        // The context spawns a task: it needs the runtime entered.
+        let mut js = {
+            let _entered = self.runtime.enter();
+            async_nats::jetstream::new(client)
+        };
+        js.set_timeout(timeout);
+        let config = StreamConfig {
+            name: stream.to_owned(),
+            subjects: vec![STREAM_SUBJECTS.to_owned()],
+            retention: RetentionPolicy::Limits,
+            storage: StorageType::File,
+            duplicate_window: Duration::from_secs(REPLICATE_DUPLICATE_WINDOW_SECS),
+            max_message_size: i32::try_from(REPLICATE_MAX_MESSAGE_BYTES).unwrap_or(i32::MAX),
+            ..StreamConfig::default()
+        };
+        let stream_handle = self.run(
+            &format!("open stream {stream}"),
+            timeout,
+            js.get_or_create_stream(config),
+        )?;
+        let subjects = &stream_handle.cached_info().config.subjects;
+        if !subjects.iter().any(|s| s == STREAM_SUBJECTS) {
+            return Err(ReplicateError::Misuse(format!(
+                "stream {stream} exists with subjects {subjects:?}, not {STREAM_SUBJECTS}"
+            )));
+        }
+        let config = pull::Config {
+            durable_name: Some(consumer.to_owned()),
+            deliver_policy: DeliverPolicy::All,
+            ack_policy: AckPolicy::All,
+            ack_wait: Duration::from_secs(REPLICATE_ACK_WAIT_SECS),
+            // Two batches in flight: one committing while the next is verified.
+            max_ack_pending: i64::try_from(4 * REPLICATE_BATCH_EVENTS).unwrap_or(i64::MAX),
+            ..pull::Config::default()
+        };
+        let what = format!("open consumer {consumer} on stream {stream}");
+        let found = self.run(
+            &what,
+            timeout,
+            stream_handle.get_or_create_consumer(consumer, config.clone()),
+        )?;
+        let info = found.cached_info();
+        if info.num_ack_pending == 0 {
+            return Ok(Session {
+                js,
+                consumer: found,
+            });
+        }
+        // Messages delivered and never acknowledged: only this ledger reads with this
+        // consumer, so they went to a run that died (or to this one before the connection
+        // was lost). The server would redeliver them only after the ack wait; the consumer
+        // is made again from just after the last acknowledged message instead, so they come
+        // now, in stream order. (Dying in between leaves no consumer: the next run makes one
+        // from the start, and the repeats are duplicates.)
+        let start_sequence = info.ack_floor.stream_sequence + 1;
+        let config = pull::Config {
+            deliver_policy: DeliverPolicy::ByStartSequence { start_sequence },
+            ..config
+        };
+        let consumer = self.run(&what, timeout, async {
+            stream_handle.delete_consumer(consumer).await?;
+            stream_handle.create_consumer(config).await
+        })?;
+        Ok(Session { js, consumer })
+    }
+
+    /// Publishes `batch` (all sent, then every acknowledgement awaited); returns how many
+    /// the server stored as new (the rest it had already: duplicates by message id).
+    pub fn publish(&self, session: &Session, batch: Vec<Outgoing>) -> Result<u64, ReplicateError> {
+        let js = &session.js;
+        let limit = self.timeout.saturating_mul(2);
+        self.run("publish", limit, async move {
+            let mut acks = Vec::with_capacity(batch.len());
+            for message in batch {
+                let publish = PublishMessage::build()
+                    .message_id(message.id)
+                    .payload(bytes::Bytes::from(message.payload));
+                acks.push(js.send_publish(message.subject, publish).await?);
+            }
+            let mut stored = 0u64;
+            for ack in acks {
+                if !ack.await?.duplicate {
+                    stored += 1;
+                }
+            }
+            Ok::<u64, async_nats::Error>(stored)
+        })
+    }
+
+    /// Fetches the next messages of the consumer (at most one batch): what is there now,
+    /// or, with `wait`, what arrives within it.
+    pub fn fetch(
+        &self,
+        session: &Session,
+        wait: Option<Duration>,
+    ) -> Result<Vec<Delivered>, ReplicateError> {
+        let consumer = &session.consumer;
+        let limit = self.timeout + wait.unwrap_or_default();
+        self.run("fetch", limit, async move {
+            let mut messages = match wait {
+                None => {
+                    consumer
+                        .fetch()
+                        .max_messages(REPLICATE_BATCH_EVENTS)
+                        .max_bytes(REPLICATE_BATCH_BYTES)
+                        .messages()
+                        .await?
+                }
+                Some(wait) => {
+                    consumer
+                        .batch()
+                        .max_messages(REPLICATE_BATCH_EVENTS)
+                        .max_bytes(REPLICATE_BATCH_BYTES)
+                        .expires(wait)
+                        .messages()
+                        .await?
+                }
+            };
+            let mut delivered = Vec::new();
+            while let Some(message) = messages.next().await {
+                delivered.push(Delivered { message: message? });
+            }
+            Ok::<_, async_nats::Error>(delivered)
+        })
+    }
+
+    /// Acknowledges `last` and, the consumer's policy being "all", every message delivered
+    /// before it; waits for the server to confirm.
+    pub fn ack_through(&self, last: &Delivered) -> Result<(), ReplicateError> {
+        self.run("acknowledge", self.timeout, last.message.double_ack())
+    }
+}
