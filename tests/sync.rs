@@ -225,14 +225,18 @@ fn fake_peer(reply: Vec<u8>) -> String {
     addr
 }
 
-fn sync_fails_with(dir: &Path, addr: &str, needle: &str) {
-    let o = run_ok(
-        &["sync", "--dir", p(dir), "--peer", addr, "--timeout", "2"],
-        2,
-    );
+/// Runs `sync --dir DIR ARGS…`, which must fail (exit 2) saying `needle`.
+fn sync_fails(dir: &Path, args: &[&str], needle: &str) {
+    let mut all = vec!["sync", "--dir", p(dir)];
+    all.extend_from_slice(args);
+    let o = run_ok(&all, 2);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(err.contains(needle), "wanted {needle:?} in {err}");
     assert!(!err.contains("panicked"), "{err}");
+}
+
+fn sync_fails_with(dir: &Path, addr: &str, needle: &str) {
+    sync_fails(dir, &["--peer", addr, "--timeout", "2"], needle);
 }
 
 #[test]
@@ -304,21 +308,11 @@ fn a_peer_command_that_stops_reading_is_timed_out() {
     // (without it, the push would wait for the peer to exit and then fail as a disconnect).
     let hello: String = EMPTY_HELLO.iter().map(|b| format!("\\{b:03o}")).collect();
     let peer = format!("printf '{hello}'; exec sleep 60");
-    let o = run_ok(
-        &[
-            "sync",
-            "--dir",
-            p(&a),
-            "--peer-cmd",
-            &peer,
-            "--push-only",
-            "--timeout",
-            "2",
-        ],
-        2,
+    sync_fails(
+        &a,
+        &["--peer-cmd", &peer, "--push-only", "--timeout", "2"],
+        "timed out",
     );
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(err.contains("timed out"), "{err}");
 }
 
 #[test]
@@ -341,22 +335,11 @@ fn a_peer_that_trickles_bytes_is_cut_off_at_the_session_limit() {
             }
         }
     });
-    let o = run_ok(
-        &[
-            "sync",
-            "--dir",
-            p(&a),
-            "--peer",
-            &addr,
-            "--timeout",
-            "5",
-            "--session-limit",
-            "1",
-        ],
-        2,
+    sync_fails(
+        &a,
+        &["--peer", &addr, "--timeout", "5", "--session-limit", "1"],
+        "time limit",
     );
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(err.contains("time limit"), "{err}");
 }
 
 #[test]

@@ -10,7 +10,7 @@ use akledger::canonical::to_canonical;
 use akledger::id::{Id, IdKind};
 use akledger::ledger::keyring_file;
 use akledger::log_format::{LogFormat, LogReader};
-use akledger::{Config, EventId, Json, Keyring, Ledger, Rejection};
+use akledger::{Config, EventId, Json, Keyring, Ledger, Object, Rejection};
 
 /// What can stop a command.
 #[derive(Debug)]
@@ -251,6 +251,16 @@ pub fn ids_json<T: ToString>(ids: &[T]) -> Json {
 /// A count as a JSON integer.
 pub fn count(n: usize) -> Json {
     Json::Int(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+/// A JSON object of named counts (a command's `--json` summary).
+pub fn counts(fields: &[(&str, u64)]) -> Json {
+    fields
+        .iter()
+        .fold(Object::new(), |object, &(name, v)| {
+            object.with(name, Json::Int(i64::try_from(v).unwrap_or(i64::MAX)))
+        })
+        .into()
 }
 
 /// Prints lines to stdout, flushing at the end; a broken pipe exits quietly.

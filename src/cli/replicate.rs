@@ -6,9 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use akledger::replicate::{FollowEvent, ReplicateOptions, ReplicateReport, Replicator};
-use akledger::{Json, Object};
 
-use super::output::{json_text, print_lines, CliError, LedgerArgs, Outcome};
+use super::output::{counts, json_text, print_lines, CliError, LedgerArgs, Outcome};
 
 /// `akledger replicate --nats URL [--stream NAME] (--once | --follow)`.
 pub fn replicate(
@@ -57,15 +56,15 @@ fn tell(event: FollowEvent<'_>) {
 }
 
 fn print_report(r: &ReplicateReport, json: bool) -> Result<(), CliError> {
-    let n = |v: u64| Json::Int(i64::try_from(v).unwrap_or(i64::MAX));
     if json {
-        let object = Object::new()
-            .with("published", n(r.published))
-            .with("consumed", n(r.consumed))
-            .with("admitted", n(r.admitted))
-            .with("duplicates", n(r.duplicates))
-            .with("rejected", n(r.rejected));
-        return print_lines([json_text(&object.into())]);
+        let object = counts(&[
+            ("published", r.published),
+            ("consumed", r.consumed),
+            ("admitted", r.admitted),
+            ("duplicates", r.duplicates),
+            ("rejected", r.rejected),
+        ]);
+        return print_lines([json_text(&object)]);
     }
     let mut lines = vec![
         format!("published {} events", r.published),

@@ -12,9 +12,10 @@ use std::time::Duration;
 use akledger::limits::MAX_SYNC_SESSIONS;
 use akledger::limits::{SYNC_SESSION_LIMIT_SECS, SYNC_TIMEOUT_SECS};
 use akledger::sync::{Direction, Duplex, SyncOptions, SyncReport};
-use akledger::{Json, Object};
 
-use super::output::{emit, json_text, print_lines, stdout_result, CliError, LedgerArgs, Outcome};
+use super::output::{
+    counts, emit, json_text, print_lines, stdout_result, CliError, LedgerArgs, Outcome,
+};
 use super::progress::{transfer, Transfer};
 
 /// Where `sync` finds its peer.
@@ -153,15 +154,15 @@ pub fn sync(
 }
 
 fn print_report(r: &SyncReport, json: bool) -> Result<(), CliError> {
-    let n = |v: u64| Json::Int(i64::try_from(v).unwrap_or(i64::MAX));
     if json {
-        let object = Object::new()
-            .with("sent", n(r.sent))
-            .with("received", n(r.received))
-            .with("bytes_sent", n(r.bytes_sent))
-            .with("bytes_received", n(r.bytes_received))
-            .with("rounds", n(r.rounds));
-        return print_lines([json_text(&object.into())]);
+        let object = counts(&[
+            ("sent", r.sent),
+            ("received", r.received),
+            ("bytes_sent", r.bytes_sent),
+            ("bytes_received", r.bytes_received),
+            ("rounds", r.rounds),
+        ]);
+        return print_lines([json_text(&object)]);
     }
     let mut lines = vec![
         format!("sent {} events, received {}", r.sent, r.received),
