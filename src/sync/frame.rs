@@ -70,34 +70,49 @@ impl Frame {
         }
     }
 
-    /// The kind byte and payload.
-    fn encode(&self) -> (u8, Vec<u8>) {
+    /// Appends the payload to `out`; returns the kind byte.
+    fn encode_into(&self, out: &mut Vec<u8>) -> u8 {
         match self {
-            Frame::Hello(ids) => (HELLO, encode_ids(ids)),
-            Frame::Have(ids) => (HAVE, encode_ids(ids)),
-            Frame::Pull(ids) => (PULL, encode_ids(ids)),
+            Frame::Hello(ids) => {
+                encode_ids(ids, out);
+                HELLO
+            }
+            Frame::Have(ids) => {
+                encode_ids(ids, out);
+                HAVE
+            }
+            Frame::Pull(ids) => {
+                encode_ids(ids, out);
+                PULL
+            }
             Frame::Known(bits) => {
-                let mut out = vec![0u8; bits.len().div_ceil(8)];
+                let start = out.len();
+                out.resize(start + bits.len().div_ceil(8), 0);
                 for (i, bit) in bits.iter().enumerate() {
-                    if let Some(byte) = out.get_mut(i / 8) {
+                    if let Some(byte) = out.get_mut(start + i / 8) {
                         *byte |= u8::from(*bit) << (i % 8);
                     }
                 }
-                (KNOWN, out)
+                KNOWN
             }
             Frame::Events(events) => {
-                let size = 4 + events.iter().map(|e| 4 + e.len()).sum::<usize>();
-                let mut out = Vec::with_capacity(size);
+                out.reserve(4 + events.iter().map(|e| 4 + e.len()).sum::<usize>());
                 out.extend_from_slice(&len_u32(events.len()).to_be_bytes());
                 for e in events {
                     out.extend_from_slice(&len_u32(e.len()).to_be_bytes());
                     out.extend_from_slice(e);
                 }
-                (EVENTS, out)
+                EVENTS
             }
-            Frame::Done(n) => (DONE, n.to_be_bytes().to_vec()),
-            Frame::Bye => (BYE, Vec::new()),
-            Frame::Error(text) => (ERROR, text.as_bytes().to_vec()),
+            Frame::Done(n) => {
+                out.extend_from_slice(&n.to_be_bytes());
+                DONE
+            }
+            Frame::Bye => BYE,
+            Frame::Error(text) => {
+                out.extend_from_slice(text.as_bytes());
+                ERROR
+            }
         }
     }
 
@@ -155,24 +170,26 @@ impl Frame {
 
 /// Writes one frame; returns the bytes written.
 pub fn write_frame(w: &mut impl Write, frame: &Frame) -> Result<u64, SyncError> {
-    let (kind, payload) = frame.encode();
-    if payload.len() > MAX_SYNC_FRAME_BYTES {
-        return Err(SyncError::Misuse(format!(
-            "a {} frame of {} bytes is over the {MAX_SYNC_FRAME_BYTES}-byte frame limit",
-            frame.name(),
-            payload.len()
-        )));
-    }
-    let [a, b, c, d] = len_u32(payload.len()).to_be_bytes();
-    // Header and payload in one write: two would leave a small header segment for Nagle's
+    // The payload is encoded after room for the header, so header and payload go out in one
+    // write without a copy: two writes would leave a small header segment for Nagle's
     // algorithm to hold back until the peer's delayed acknowledgement (tens of milliseconds
     // per frame on a stream without TCP_NODELAY).
-    let mut bytes = Vec::with_capacity(HEADER_BYTES + payload.len());
-    bytes.extend_from_slice(&[VERSION, kind, a, b, c, d]);
-    bytes.extend_from_slice(&payload);
+    let mut bytes = vec![0u8; HEADER_BYTES];
+    let kind = frame.encode_into(&mut bytes);
+    let len = bytes.len() - HEADER_BYTES;
+    if len > MAX_SYNC_FRAME_BYTES {
+        return Err(SyncError::Misuse(format!(
+            "a {} frame of {len} bytes is over the {MAX_SYNC_FRAME_BYTES}-byte frame limit",
+            frame.name()
+        )));
+    }
+    let [a, b, c, d] = len_u32(len).to_be_bytes();
+    if let Some(header) = bytes.get_mut(..HEADER_BYTES) {
+        header.copy_from_slice(&[VERSION, kind, a, b, c, d]);
+    }
     w.write_all(&bytes).map_err(SyncError::io)?;
     w.flush().map_err(SyncError::io)?;
-    Ok((HEADER_BYTES + payload.len()) as u64)
+    Ok(bytes.len() as u64)
 }
 
 /// Reads one frame (`expected_bits`: the length of the `Have` this may answer); returns it
@@ -228,13 +245,12 @@ fn len_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-fn encode_ids(ids: &[EventId]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(4 + ids.len() * 33);
+fn encode_ids(ids: &[EventId], out: &mut Vec<u8>) {
+    out.reserve(4 + ids.len() * 33);
     out.extend_from_slice(&len_u32(ids.len()).to_be_bytes());
     for id in ids {
         out.extend_from_slice(id.bytes());
     }
-    out
 }
 
 fn decode_ids(r: &mut Cursor<'_>) -> Result<Vec<EventId>, SyncError> {
