@@ -242,9 +242,7 @@ fn sync_fails_with(dir: &Path, addr: &str, needle: &str) {
 #[test]
 fn a_malicious_or_silent_peer_gets_a_clear_error_and_nothing_is_written() {
     let tmp = tempfile::tempdir().unwrap();
-    let a = tmp.path().join("a");
-    let lines = log_lines(tmp.path(), 10);
-    ledger_of(&a, &lines.iter().collect::<Vec<_>>());
+    let (a, lines) = ledger_of_generated(tmp.path(), 10);
     let before = heads(&a);
     // Oversized frame: announced, never allocated.
     sync_fails_with(
@@ -300,9 +298,7 @@ const EMPTY_HELLO: [u8; 10] = [1, 1, 0, 0, 0, 4, 0, 0, 0, 0];
 #[test]
 fn a_peer_command_that_stops_reading_is_timed_out() {
     let tmp = tempfile::tempdir().unwrap();
-    let a = tmp.path().join("a");
-    let lines = log_lines(tmp.path(), 3000);
-    ledger_of(&a, &lines.iter().collect::<Vec<_>>());
+    let (a, _) = ledger_of_generated(tmp.path(), 3000);
     // The peer says hello (no heads), then sleeps without reading its stdin: the push of
     // 3,000 events (over a megabyte) fills the pipe, and the write timeout ends the session
     // (without it, the push would wait for the peer to exit and then fail as a disconnect).
@@ -318,9 +314,7 @@ fn a_peer_command_that_stops_reading_is_timed_out() {
 #[test]
 fn a_peer_that_trickles_bytes_is_cut_off_at_the_session_limit() {
     let tmp = tempfile::tempdir().unwrap();
-    let a = tmp.path().join("a");
-    let lines = log_lines(tmp.path(), 10);
-    ledger_of(&a, &lines.iter().collect::<Vec<_>>());
+    let (a, _) = ledger_of_generated(tmp.path(), 10);
     // Announces a 1 MiB hello, then sends one byte of it every 100 ms: each read is well
     // within the 5 s timeout, so only the 1 s session limit ends it.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

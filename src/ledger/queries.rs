@@ -140,21 +140,6 @@ impl Ledger {
         order.into_iter().filter_map(|p| state.id_at(p)).collect()
     }
 
-    /// The admitted events among `ids`, in admission order (a causal order: parents are
-    /// admitted before their children); ids not admitted here are left out.
-    pub fn admission_order(&self, ids: &[EventId]) -> Vec<EventId> {
-        let Ok(state) = self.read_state() else {
-            return Vec::new();
-        };
-        let mut found: Vec<(Pos, EventId)> = ids
-            .iter()
-            .filter_map(|id| state.ids.get(id).map(|p| (p, *id)))
-            .collect();
-        found.sort_unstable_by_key(|(p, _)| *p);
-        found.dedup_by_key(|(p, _)| *p);
-        found.into_iter().map(|(_, id)| id).collect()
-    }
-
     /// The stored bytes of an admitted event, as the log holds them (not re-parsed: they
     /// were checked before they were written to the checksummed log).
     pub fn stored_bytes(&self, id: &EventId) -> Result<Option<Vec<u8>>, Error> {

@@ -1,7 +1,7 @@
 //! Running the real `akledger` binary from CLI tests: the command, its output as text or
 //! JSON, and required exit codes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
@@ -79,6 +79,15 @@ pub fn ledger_of(dir: &Path, lines: &[&String]) {
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(&file, text).unwrap();
     run_ok(&["import", p(&file), "--dir", p(dir)], 0);
+}
+
+/// A ledger at `dir/a` holding a generated log of `events` notes (see [`log_lines`]), and
+/// that log's lines.
+pub fn ledger_of_generated(dir: &Path, events: usize) -> (PathBuf, Vec<String>) {
+    let ledger = dir.join("a");
+    let lines = log_lines(dir, events);
+    ledger_of(&ledger, &lines.iter().collect::<Vec<_>>());
+    (ledger, lines)
 }
 
 /// The ledger's heads, as `heads --json` prints them.
