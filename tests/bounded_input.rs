@@ -137,11 +137,11 @@ fn audit_json_memory_follows_findings_held_not_input_lines() {
 }
 
 #[test]
-fn an_interrupted_audit_leaves_no_scratch_ledger_behind() {
+fn an_interrupted_on_disk_audit_leaves_no_scratch_ledger_behind() {
     for signal in ["INT", "TERM"] {
         let scratch_root = tempfile::tempdir().unwrap();
         let mut child = bin()
-            .args(["audit", "-"])
+            .args(["audit", "--on-disk", "-"])
             .env("TMPDIR", scratch_root.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::null())

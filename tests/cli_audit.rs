@@ -424,3 +424,47 @@ fn log_lists_newest_first_and_export_says_how_many() {
         format!("wrote {} events to {}", lines.len(), p(&out))
     );
 }
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        }
+        out.push(path);
+    }
+    out
+}
+
+#[test]
+fn an_audit_replays_in_memory_writes_nothing_and_agrees_with_an_on_disk_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (log, keyring, _, _) = tampered(tmp.path());
+    let before = files_under(tmp.path());
+    let scratch = tempfile::tempdir().unwrap();
+    let audit = |extra: &[&str]| {
+        let out = bin()
+            .args(["audit", p(&log), "--keyring", &keyring, "--json"])
+            .args(extra)
+            .current_dir(scratch.path())
+            .env("TMPDIR", scratch.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        out.stdout
+    };
+    let in_memory = audit(&[]);
+    assert_eq!(
+        files_under(scratch.path()),
+        Vec::<std::path::PathBuf>::new(),
+        "an in-memory audit wrote files"
+    );
+    assert_eq!(files_under(tmp.path()), before, "the audited side changed");
+    let on_disk = audit(&["--on-disk"]);
+    assert_eq!(text(&in_memory), text(&on_disk));
+    let report: Value = serde_json::from_slice(&in_memory).unwrap();
+    assert!(report["summary"]["pending"].as_u64().unwrap() > 0);
+    assert!(!report["exchanges"].as_array().unwrap().is_empty());
+}

@@ -191,3 +191,19 @@ mod strict_against_the_oracle {
         }
     }
 }
+
+proptest::proptest! {
+    /// The byte-first comparison orders keys exactly as comparing their UTF-16 units does
+    /// (the naive oracle), including ASCII prefixes, BMP characters above the surrogates and
+    /// supplementary ones.
+    #[test]
+    fn utf16_cmp_agrees_with_comparing_utf16_units(
+        a in "[a-c\u{e9}\u{e000}\u{ffff}\u{1f600}]{0,6}",
+        b in "[a-c\u{e9}\u{e000}\u{ffff}\u{1f600}]{0,6}",
+    ) {
+        proptest::prop_assert_eq!(
+            super::value::utf16_cmp(&a, &b),
+            a.encode_utf16().cmp(b.encode_utf16())
+        );
+    }
+}

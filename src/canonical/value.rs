@@ -25,13 +25,22 @@ pub struct Object {
     members: Vec<(String, Json)>,
 }
 
+/// Objects up to this many members are searched by a scan rather than a binary search.
+const SCAN_MEMBERS: usize = 8;
+
 /// Orders two keys by their UTF-16 code units (PROFILE §2).
 pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
-    // ASCII keys (nearly all of them) order the same by bytes and by UTF-16 units.
-    if a.is_ascii() && b.is_ascii() {
-        return a.as_bytes().cmp(b.as_bytes());
+    // Bytes and UTF-16 units order alike up to the first difference; when both differing
+    // bytes are ASCII (nearly always: keys are ASCII) they decide. A string that is a
+    // prefix of the other ends on a character boundary, so it is less in both orders.
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    match x.iter().zip(y).position(|(p, q)| p != q) {
+        None => x.len().cmp(&y.len()),
+        Some(i) => match (x.get(i), y.get(i)) {
+            (Some(&p), Some(&q)) if p.is_ascii() && q.is_ascii() => p.cmp(&q),
+            _ => a.encode_utf16().cmp(b.encode_utf16()),
+        },
     }
-    a.encode_utf16().cmp(b.encode_utf16())
 }
 
 impl Object {
@@ -69,20 +78,26 @@ impl Object {
 
     /// The member named `key`.
     pub fn get(&self, key: &str) -> Option<&Json> {
-        self.members
-            .binary_search_by(|(k, _)| utf16_cmp(k, key))
-            .ok()
+        self.position(key)
             .and_then(|i| self.members.get(i))
             .map(|(_, v)| v)
     }
 
     /// Removes and returns the member named `key`.
     pub fn remove(&mut self, key: &str) -> Option<Json> {
-        let at = self
-            .members
-            .binary_search_by(|(k, _)| utf16_cmp(k, key))
-            .ok()?;
+        let at = self.position(key)?;
         Some(self.members.remove(at).1)
+    }
+
+    /// Where the member named `key` is. Most objects are small, and comparing for
+    /// equality down a few members costs less than ordering comparisons in a binary search.
+    fn position(&self, key: &str) -> Option<usize> {
+        if self.members.len() <= SCAN_MEMBERS {
+            return self.members.iter().position(|(k, _)| k == key);
+        }
+        self.members
+            .binary_search_by(|(k, _)| utf16_cmp(k, key))
+            .ok()
     }
 
     /// Members in canonical order.

@@ -1,4 +1,5 @@
-//! `akledger audit LOG`: replay a log into a scratch ledger and report, in the PROFILE §12
+//! `akledger audit LOG`: replay a log into an in-memory ledger (or, `--on-disk`, a scratch
+//! ledger in the temporary directory) and report, in the PROFILE §12
 //! shape, what was admitted, what is pending and what was rejected (with its log index),
 //! and the exchange fold of every sidecar; `--html FILE` also writes it as one
 //! self-contained page (see `html`).
@@ -182,21 +183,28 @@ struct Report {
     not_folded: Vec<NotFolded>,
 }
 
-/// Runs the command; with `html`, also writes the HTML page there.
+/// Runs the command; with `html`, also writes the HTML page there. The log is replayed
+/// into an in-memory ledger, or with `on_disk` into a scratch ledger in the temporary
+/// directory.
 pub fn run(
     log: &Path,
     keyring: Option<&Path>,
     json: bool,
     html: Option<&Path>,
+    on_disk: bool,
 ) -> Result<Outcome, CliError> {
     let keyring = load_keyring(keyring)?;
-    let scratch = tempfile::tempdir().map_err(|e| CliError::Io(std::env::temp_dir(), e))?;
-    remove_on_signal(scratch.path());
-    let ledger = Ledger::open_with(
-        Config::new(scratch.path())
-            .keyring(keyring)
-            .durability(Durability::Buffered),
-    )?;
+    let mut scratch = None;
+    let config = if on_disk {
+        let dir = tempfile::tempdir().map_err(|e| CliError::Io(std::env::temp_dir(), e))?;
+        remove_on_signal(dir.path());
+        let config = Config::new(dir.path()).durability(Durability::Buffered);
+        scratch = Some(dir);
+        config
+    } else {
+        Config::in_memory()
+    };
+    let ledger = Ledger::open_with(config.keyring(keyring))?;
     let progress = super::progress::log_bytes(log);
     let mut report = replay(&ledger, log, progress.as_ref())?;
     if let Some(bar) = progress {
@@ -206,6 +214,7 @@ pub fn run(
         report.write_html(path, log, &ledger)?;
     }
     drop(ledger);
+    drop(scratch);
     if let Some(hint) = decrypt_hint(
         &report.exchanges,
         &report.not_folded,
@@ -333,7 +342,7 @@ impl Report {
     }
 
     /// Writes the HTML page: the report, and each exchange's timeline and picture (read
-    /// from the scratch ledger, which is still open).
+    /// from the replayed ledger, which is still open).
     fn write_html(&mut self, path: &Path, log: &Path, ledger: &Ledger) -> Result<(), CliError> {
         let histories = super::dag::all_histories(ledger)?;
         let mut dependencies = HashMap::new();

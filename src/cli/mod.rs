@@ -86,12 +86,16 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         offered_log: Option<PathBuf>,
     },
-    /// Replay a log into a scratch ledger and report what is valid, what is not and why.
+    /// Replay a log in memory and report what is valid, what is not and why.
     ///
     /// Every event is verified and admitted, left pending or rejected with its PROFILE
     /// code; every sidecar's exchanges are folded. `--json` prints the PROFILE §12 report:
     /// summary, rejected (by log index), pending, heads, exchanges, not_folded. Exits 0
     /// when nothing was rejected or left pending, 1 otherwise, 2 on usage or IO errors.
+    ///
+    /// The log is replayed into memory (an in-memory ledger: it costs about the log's size
+    /// in memory) and nothing is written; `--on-disk` replays into a scratch ledger in the
+    /// temporary directory instead, for logs larger than memory.
     ///
     /// Example: akledger audit big.jsonl --keyring big.keyring.json --json | jq .summary
     Audit {
@@ -108,6 +112,10 @@ enum Command {
         /// timeline with a picture of its events.
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
+        /// Replay into a scratch ledger in the temporary directory (removed at exit, also on
+        /// SIGINT or SIGTERM) instead of memory: for a log larger than memory.
+        #[arg(long)]
+        on_disk: bool,
     },
     /// Append events from a log, printing one outcome line per event.
     ///
@@ -837,7 +845,8 @@ pub fn run() -> ExitCode {
             keyring,
             json,
             html,
-        } => audit::run(&log, keyring.as_deref(), json, html.as_deref()),
+            on_disk,
+        } => audit::run(&log, keyring.as_deref(), json, html.as_deref(), on_disk),
         Command::Append { file, ledger, json } => io::append(&ledger, &file, json),
         Command::Import { file, ledger, json } => io::import(&ledger, &file, json),
         Command::Export {

@@ -9,7 +9,9 @@ use crate::store::log::{Durability, DEFAULT_SEGMENT_SIZE};
 /// How to open a ledger.
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// Empty for an in-memory ledger.
     pub(crate) dir: PathBuf,
+    pub(crate) in_memory: bool,
     pub(crate) durability: Durability,
     pub(crate) keyring: Keyring,
     pub(crate) keyring_file: Option<PathBuf>,
@@ -27,6 +29,7 @@ impl Config {
     pub fn new(dir: impl AsRef<Path>) -> Self {
         Config {
             dir: dir.as_ref().to_owned(),
+            in_memory: false,
             durability: Durability::Sync,
             keyring: Keyring::new(),
             keyring_file: None,
@@ -37,6 +40,25 @@ impl Config {
             max_pending_bytes: DEFAULT_MAX_PENDING_BYTES,
             snapshot_interval: SNAPSHOT_INTERVAL as u64,
         }
+    }
+
+    /// A ledger that lives in memory only and starts empty: its log is held in memory (the
+    /// same checksummed frames as on disk), it keeps no index on disk, no snapshot, no lock
+    /// and no acknowledged marker, and nothing it holds outlives it. For reading a log
+    /// without writing a copy of it — what `akledger audit` does — and for tests. It costs
+    /// the bytes of every accepted event in memory; everything else behaves as on disk
+    /// (admission, pending events, queries, the exchange fold). It cannot be read-only.
+    pub fn in_memory() -> Self {
+        Config {
+            in_memory: true,
+            durability: Durability::Buffered,
+            ..Config::new("")
+        }
+    }
+
+    /// True for a ledger made with [`Config::in_memory`].
+    pub fn is_in_memory(&self) -> bool {
+        self.in_memory
     }
 
     /// Opens without modifying any file: a shared lock on `DIR/lock` (so writers wait for
@@ -108,7 +130,7 @@ impl Config {
         self
     }
 
-    /// The ledger directory.
+    /// The ledger directory (empty for an in-memory ledger).
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -46,6 +46,14 @@ pub(super) fn id_hash(hasher: &IdHasher, raw: &[u8; 33]) -> u64 {
     (product as u64) ^ ((product >> 64) as u64)
 }
 
+/// The hash of the id at a position already in the table (for the table's growth).
+fn rehash<'a>(ids: &'a [[u8; 33]], hasher: &'a IdHasher) -> impl Fn(&u32) -> u64 + 'a {
+    move |&p| {
+        ids.get(p as usize)
+            .map_or(0, |stored| id_hash(hasher, stored))
+    }
+}
+
 /// Ids by position, and positions by id.
 #[derive(Clone, Default)]
 pub struct IdTable {
@@ -86,23 +94,27 @@ impl IdTable {
     /// Appends `id` at the next position and returns it; `None` when the id is already
     /// there or positions are exhausted.
     pub fn push(&mut self, id: &EventId) -> Option<Pos> {
-        if self.contains(id) {
-            return None;
-        }
         self.push_raw(*id.bytes())
     }
 
+    /// [`IdTable::push`] of an id's bytes: one probe of the table finds the id or the
+    /// slot it goes in.
     fn push_raw(&mut self, raw: [u8; 33]) -> Option<Pos> {
         let pos = u32::try_from(self.ids.len()).ok()?;
         let (ids, hasher) = (&self.ids, &self.hasher);
-        let hash = Self::hash(hasher, &raw);
-        self.index
-            .insert_unique(hash, pos, |&p| match ids.get(p as usize) {
-                Some(stored) => Self::hash(hasher, stored),
-                None => 0,
-            });
-        self.ids.push(raw);
-        Some(Pos::new(pos))
+        let entry = self.index.entry(
+            Self::hash(hasher, &raw),
+            |&p| ids.get(p as usize) == Some(&raw),
+            rehash(ids, hasher),
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(_) => None,
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                slot.insert(pos);
+                self.ids.push(raw);
+                Some(Pos::new(pos))
+            }
+        }
     }
 
     /// The id at `pos`.
@@ -118,15 +130,26 @@ impl IdTable {
     /// A table of these ids, in this order; `None` when an id repeats or a header is not
     /// a known digest suite.
     pub fn from_raw(ids: Vec<[u8; 33]>) -> Option<IdTable> {
-        let mut table = IdTable::default();
-        table.ids.reserve_exact(ids.len());
-        table.index.reserve(ids.len(), |_| 0);
-        for raw in ids {
+        let count = u32::try_from(ids.len()).ok()?;
+        let mut table = IdTable {
+            index: HashTable::with_capacity(ids.len()),
+            ids,
+            hasher: IdHasher::default(),
+        };
+        let IdTable { ids, index, hasher } = &mut table;
+        for (pos, raw) in (0..count).zip(ids.iter()) {
             DigestSuite::from_header(*raw.first()?).ok()?;
-            if table.find(&raw).is_some() {
-                return None;
+            let entry = index.entry(
+                Self::hash(hasher, raw),
+                |&p| ids.get(p as usize) == Some(raw),
+                rehash(ids, hasher),
+            );
+            match entry {
+                hashbrown::hash_table::Entry::Occupied(_) => return None,
+                hashbrown::hash_table::Entry::Vacant(slot) => {
+                    slot.insert(pos);
+                }
             }
-            table.push_raw(raw)?;
         }
         Some(table)
     }

@@ -121,8 +121,8 @@ pub struct Ledger {
     /// The [`Ledger::watch_events`] subscribers.
     event_watchers: Mutex<watch::EventWatchers>,
     opened: OpenReport,
-    /// The root lock, held while the ledger is open.
-    _lock: RootLock,
+    /// The root lock, held while the ledger is open (`None` in memory).
+    _lock: Option<RootLock>,
 }
 
 struct Writer {
@@ -338,9 +338,9 @@ impl Ledger {
     }
 
     /// Writes the state snapshot when at least `min_entries` log entries were written since
-    /// the last one (never for a read-only or poisoned ledger).
+    /// the last one (never for a read-only, in-memory or poisoned ledger).
     fn save_snapshot(&self, min_entries: u64) -> Result<(), Error> {
-        if self.config.read_only {
+        if self.config.read_only || self.config.in_memory {
             return Ok(());
         }
         let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
@@ -351,7 +351,9 @@ impl Ledger {
     }
 
     fn snapshot_if_due(&self, writer: &mut Writer, min_entries: u64) -> Result<(), Error> {
-        if writer.entries < writer.snapshot_entries.saturating_add(min_entries) {
+        if self.config.in_memory
+            || writer.entries < writer.snapshot_entries.saturating_add(min_entries)
+        {
             return Ok(());
         }
         let high = writer.log.high_water();

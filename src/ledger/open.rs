@@ -80,6 +80,9 @@ pub const LOG_DIR: &str = "log";
 pub const INDEX_DIR: &str = "index";
 
 pub fn open(config: Config) -> Result<Ledger, Error> {
+    if config.in_memory {
+        return open_in_memory(config);
+    }
     let dir = config.dir.clone();
     if !config.read_only {
         std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
@@ -98,114 +101,171 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
         LockError::Io(path, source) => Error::Io { path, source },
     })?;
     let acked = read_acked(&dir).map_err(|(path, source)| Error::Io { path, source })?;
-    let opts = LogOptions {
-        segment_size: config.segment_size,
-        durability: config.durability,
-        verify_on_open: false,
-        read_only: config.read_only,
-        acknowledged: acked.map(|a| a.high),
-    };
-    let (log, recovery) = match SegmentLog::open(dir.join(LOG_DIR), opts.clone()) {
-        Ok(opened) => opened,
-        Err(e @ LogError::BehindAcknowledged { .. }) => {
-            return Err(missing_acknowledged(e, acked, &dir, &opts))
-        }
-        Err(e) => return Err(log_error(e)),
-    };
-    let reader = log.reader();
-    let mut report = OpenReport {
-        log: recovery,
-        read_only: config.read_only,
-        ..OpenReport::default()
-    };
-    let (state, index, entries) = if config.read_only {
-        let log_high = log.high_water();
-        let mut nowhere = |_: usize, _: &[Record], _: &Changes, _: HighWater| Ok(());
-        let replayed = usable_snapshot(&dir, &reader, log_high, None, &mut report)
-            .and_then(|snap| from_snapshot(snap, &reader, &mut nowhere, &mut report));
-        let state = match replayed {
-            Some(state) => state,
-            None => {
-                let (mut state, start) = match read_index(&dir, log_high) {
-                    Some((state, high)) => (state, Some(high)),
-                    None => (State::default(), None),
-                };
-                report.replayed = replay(&reader, &mut state, start, None, &mut nowhere)?.entries;
-                state
+    // The state snapshot is read, checked and decoded while the log is recovered: neither
+    // needs the other, and on a large ledger each is a good part of the open.
+    std::thread::scope(|scope| {
+        let snapshot = scope.spawn(|| snapshot::read(&dir));
+        let opts = LogOptions {
+            segment_size: config.segment_size,
+            durability: config.durability,
+            verify_on_open: false,
+            read_only: config.read_only,
+            acknowledged: acked.map(|a| a.high),
+        };
+        let (log, recovery) = match SegmentLog::open(dir.join(LOG_DIR), opts.clone()) {
+            Ok(opened) => opened,
+            Err(e @ LogError::BehindAcknowledged { .. }) => {
+                return Err(missing_acknowledged(e, acked, &dir, &opts))
             }
+            Err(e) => return Err(log_error(e)),
         };
-        let entries = entries_in_log(&reader, acked, log_high)?;
-        (state, None, entries)
-    } else {
-        let index = open_index(&dir, &mut report)?;
-        snapshot::remove_temporaries(&dir);
-        let log_high = log.high_water();
-        let mut persist = |first: usize, records: &[Record], changes: &Changes, high: HighWater| {
-            index.persist(first, records, changes, high)
+        let reader = log.reader();
+        let found = snapshot
+            .join()
+            .unwrap_or_else(|_| Err("reading it failed (its thread panicked)".into()));
+        let mut report = OpenReport {
+            log: recovery,
+            read_only: config.read_only,
+            ..OpenReport::default()
         };
-        let replayed = usable_snapshot(&dir, &reader, log_high, Some(&index), &mut report)
-            .and_then(|snap| from_snapshot(snap, &reader, &mut persist, &mut report));
-        let state = match replayed {
-            Some(state) => state,
-            None => {
-                let (mut state, start) = match load(&index, log_high) {
-                    Ok(loaded) => loaded,
-                    Err(why) => {
-                        index.clear()?;
-                        report.rebuilt.get_or_insert(why);
-                        (State::default(), None)
-                    }
+        let (state, index, entries) = if config.read_only {
+            let log_high = log.high_water();
+            let mut nowhere = |_: usize, _: &[Record], _: &Changes, _: HighWater| Ok(());
+            let replayed = usable_snapshot(found, &reader, log_high, None, &mut report)
+                .and_then(|snap| from_snapshot(snap, &reader, &mut nowhere, &mut report));
+            let state = match replayed {
+                Some(state) => state,
+                None => {
+                    let (mut state, start) = match read_index(&dir, log_high) {
+                        Some((state, high)) => (state, Some(high)),
+                        None => (State::default(), None),
+                    };
+                    report.replayed =
+                        replay(&reader, &mut state, start, None, &mut nowhere)?.entries;
+                    state
+                }
+            };
+            let entries = entries_in_log(&reader, acked, log_high)?;
+            (state, None, entries)
+        } else {
+            let index = open_index(&dir, &mut report)?;
+            snapshot::remove_temporaries(&dir);
+            let log_high = log.high_water();
+            let mut persist =
+                |first: usize, records: &[Record], changes: &Changes, high: HighWater| {
+                    index.persist(first, records, changes, high)
                 };
-                report.replayed = replay(&reader, &mut state, start, None, &mut persist)?.entries;
-                state
-            }
+            let replayed = usable_snapshot(found, &reader, log_high, Some(&index), &mut report)
+                .and_then(|snap| from_snapshot(snap, &reader, &mut persist, &mut report));
+            let state = match replayed {
+                Some(state) => state,
+                None => {
+                    let (mut state, start) = match load(&index, log_high) {
+                        Ok(loaded) => loaded,
+                        Err(why) => {
+                            index.clear()?;
+                            report.rebuilt.get_or_insert(why);
+                            (State::default(), None)
+                        }
+                    };
+                    report.replayed =
+                        replay(&reader, &mut state, start, None, &mut persist)?.entries;
+                    state
+                }
+            };
+            let entries = entries_in_log(&reader, acked, log_high)?;
+            (state, Some(index), entries)
         };
-        let entries = entries_in_log(&reader, acked, log_high)?;
-        (state, Some(index), entries)
-    };
-    let mut state = state;
-    state.refresh_heads();
-    let ack = if config.read_only {
-        None
-    } else {
-        Some(AckWriter::open(&dir).map_err(|(path, source)| Error::Io { path, source })?)
-    };
-    let verifier = std::sync::Arc::new(Verifier::new(config.keyring.clone()));
-    Ok(Ledger {
-        pool: super::pool::VerifyPool::new(std::sync::Arc::clone(&verifier), config.verify_threads),
-        verifier,
-        config,
-        writer: Mutex::new(Writer {
+        let mut state = state;
+        state.refresh_heads();
+        let ack = if config.read_only {
+            None
+        } else {
+            Some(AckWriter::open(&dir).map_err(|(path, source)| Error::Io { path, source })?)
+        };
+        let snapshot_entries = match report.snapshot {
+            Some(_) => entries.saturating_sub(report.replayed),
+            None => 0,
+        };
+        let writer = Writer {
             log,
             poisoned: false,
             entries,
             ack,
-            snapshot_entries: match report.snapshot {
-                Some(_) => entries.saturating_sub(report.replayed),
-                None => 0,
-            },
-        }),
-        reader,
+            snapshot_entries,
+        };
+        Ok(assemble(config, writer, state, index, report, Some(lock)))
+    })
+}
+
+/// A [`Config::in_memory`] ledger: an empty log in memory, and nothing on disk.
+fn open_in_memory(config: Config) -> Result<Ledger, Error> {
+    if config.read_only {
+        return Err(Error::Misuse(
+            "an in-memory ledger cannot be read-only: it starts empty".into(),
+        ));
+    }
+    let log = SegmentLog::in_memory(LogOptions {
+        segment_size: config.segment_size,
+        durability: super::Durability::Buffered,
+        verify_on_open: false,
+        read_only: false,
+        acknowledged: None,
+    })
+    .map_err(log_error)?;
+    let writer = Writer {
+        log,
+        poisoned: false,
+        entries: 0,
+        ack: None,
+        snapshot_entries: 0,
+    };
+    Ok(assemble(
+        config,
+        writer,
+        State::default(),
+        None,
+        OpenReport::default(),
+        None,
+    ))
+}
+
+/// The ledger over an opened log and its state.
+fn assemble(
+    config: Config,
+    writer: Writer,
+    state: State,
+    index: Option<Index>,
+    report: OpenReport,
+    lock: Option<RootLock>,
+) -> Ledger {
+    let verifier = std::sync::Arc::new(Verifier::new(config.keyring.clone()));
+    Ledger {
+        pool: super::pool::VerifyPool::new(std::sync::Arc::clone(&verifier), config.verify_threads),
+        verifier,
+        config,
+        reader: writer.log.reader(),
+        writer: Mutex::new(writer),
         state: RwLock::new(state),
         index,
         exchanges: Mutex::default(),
         event_watchers: Mutex::default(),
         opened: report,
         _lock: lock,
-    })
+    }
 }
 
-/// The state snapshot in `dir`, when there is one that fits the log (and, for a writer,
+/// The state snapshot `found` in the ledger directory, when there is one that fits the log (and, for a writer,
 /// that the index covers: sled is written every batch, the snapshot at checkpoints, so an
 /// index behind the snapshot was rebuilt or restored and the snapshot is not used).
 fn usable_snapshot(
-    dir: &Path,
+    found: Result<Option<Snapshot>, String>,
     reader: &LogReader,
     log_high: HighWater,
     index: Option<&Index>,
     report: &mut OpenReport,
 ) -> Option<Snapshot> {
-    let checked = snapshot::read(dir).and_then(|found| {
+    let checked = found.and_then(|found| {
         let Some(snap) = found else {
             return Ok(None);
         };

@@ -74,6 +74,11 @@ impl<'l> Replicator<'l> {
                 "replicate needs a ledger opened for writing".into(),
             ));
         }
+        if ledger.config().is_in_memory() {
+            return Err(ReplicateError::Misuse(
+                "replicate needs a ledger on disk, to keep its published-so-far marker".into(),
+            ));
+        }
         let marker_path = marker::path(ledger.config().dir(), &options.stream);
         let marker = marker::load_or_new(&marker_path, &options.stream)?;
         let runtime = Runtime::new(options.timeout)?;

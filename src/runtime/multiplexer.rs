@@ -230,6 +230,11 @@ impl<'l, C: Connection> Runtime<'l, C> {
     /// handled, anything handled but not sent is sent, and the connection resumes where the
     /// input was last taken in.
     pub fn new(ledger: &'l Ledger, connection: C, config: RuntimeConfig) -> Result<Self, Error> {
+        if ledger.config().is_in_memory() {
+            return Err(Error::Misuse(
+                "the sidecar runtime needs a ledger on disk, to keep its progress marker".into(),
+            ));
+        }
         let controller =
             ledger.sidecar_author(config.controller.key.clone(), config.sidecar, config.epoch)?;
         let sidecar_event = ledger

@@ -79,6 +79,7 @@
 //! reached the disk while an earlier one did not, open reports `Corrupt` rather than
 //! silently dropping the completed later batch.
 
+mod backing;
 mod error;
 pub mod format;
 mod reader;
@@ -87,8 +88,6 @@ mod scan;
 #[cfg(test)]
 mod tests;
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -225,7 +224,7 @@ pub struct TornTail {
 pub(crate) struct SegmentFile {
     pub(crate) number: u32,
     pub(crate) path: PathBuf,
-    pub(crate) file: File,
+    pub(crate) file: backing::Backing,
     pub(crate) base_seq: u64,
 }
 
@@ -258,7 +257,9 @@ impl Shared {
 /// The single writer of a segment log (wrap it in a `Mutex` to share); readers are
 /// obtained with [`SegmentLog::reader`].
 pub struct SegmentLog {
+    /// Empty for an in-memory log.
     dir: PathBuf,
+    in_memory: bool,
     opts: LogOptions,
     reader: LogReader,
     active: Arc<SegmentFile>,
@@ -294,6 +295,7 @@ impl SegmentLog {
         };
         let log = SegmentLog {
             dir,
+            in_memory: false,
             opts,
             reader: LogReader {
                 shared: Arc::new(RwLock::new(shared)),
@@ -307,7 +309,40 @@ impl SegmentLog {
         Ok((log, rec.report))
     }
 
-    /// The log directory.
+    /// An empty log that lives in memory only: the same frames and checks as on disk, no
+    /// file, nothing durable (`opts.durability` is ignored). What an audit replays into.
+    pub fn in_memory(opts: LogOptions) -> Result<Self, LogError> {
+        if opts.segment_size > MAX_SEGMENT_SIZE {
+            return Err(LogError::TooLarge {
+                what: "segment_size option",
+                size: opts.segment_size,
+                limit: MAX_SEGMENT_SIZE,
+            });
+        }
+        let first = Arc::new(recovery::memory_segment(0, 0, opts.segment_size));
+        let shared = Shared {
+            segments: vec![SegRef {
+                file: Arc::clone(&first),
+                end: FILE_HEADER_LEN,
+            }],
+            last_seq: 0,
+        };
+        Ok(SegmentLog {
+            dir: PathBuf::new(),
+            in_memory: true,
+            opts,
+            reader: LogReader {
+                shared: Arc::new(RwLock::new(shared)),
+            },
+            active: first,
+            end: FILE_HEADER_LEN,
+            last_seq: 0,
+            poisoned: false,
+            buf: Vec::new(),
+        })
+    }
+
+    /// The log directory (empty for an in-memory log).
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -503,7 +538,11 @@ impl SegmentLog {
                 size: u64::from(u32::MAX) + 1,
                 limit: u32::MAX.into(),
             })?;
-        let seg = Arc::new(recovery::create_segment(&self.dir, number, self.last_seq)?);
+        let seg = Arc::new(if self.in_memory {
+            recovery::memory_segment(number, self.last_seq, self.opts.segment_size)
+        } else {
+            recovery::create_segment(&self.dir, number, self.last_seq)?
+        });
         {
             let mut shared = self
                 .reader

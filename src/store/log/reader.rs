@@ -6,7 +6,6 @@
 //! active segment is published after the batch (and, in `Sync` mode, its fdatasync).
 
 use std::collections::VecDeque;
-use std::os::unix::fs::FileExt;
 use std::sync::{Arc, RwLock};
 
 use super::format::{parse_frame, Record, FILE_HEADER_LEN, FRAME_PREFIX_LEN, MAX_BODY};

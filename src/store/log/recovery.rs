@@ -3,9 +3,10 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::backing::Backing;
 use super::format::{
     decode_file_header, encode_file_header, find_marker_after, FileHeader, HeaderError,
     FILE_HEADER_LEN, MAX_SEGMENT_FILE,
@@ -54,9 +55,25 @@ pub fn create_segment(dir: &Path, number: u32, base_seq: u64) -> Result<SegmentF
     Ok(SegmentFile {
         number,
         path,
-        file,
+        file: Backing::File(file),
         base_seq,
     })
+}
+
+/// Segment `number` of an in-memory log, holding its header; named like a file for
+/// messages, though no file exists.
+/// Room for `capacity` bytes is reserved (address space: pages are touched as written).
+pub fn memory_segment(number: u32, base_seq: u64, capacity: u64) -> SegmentFile {
+    let header = encode_file_header(FileHeader {
+        segment: number,
+        base_seq,
+    });
+    SegmentFile {
+        number,
+        path: PathBuf::from(segment_file_name(number)),
+        file: Backing::memory(&header, capacity),
+        base_seq,
+    }
 }
 
 fn list_segments(dir: &Path) -> Result<Vec<u32>, LogError> {
@@ -242,7 +259,7 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
             file: Arc::new(SegmentFile {
                 number: n,
                 path,
-                file,
+                file: Backing::File(file),
                 base_seq: header.base_seq,
             }),
             end,
@@ -330,7 +347,7 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
         file: Arc::new(SegmentFile {
             number: last_number,
             path,
-            file,
+            file: Backing::File(file),
             base_seq: header.base_seq,
         }),
         end: scan.committed_end,

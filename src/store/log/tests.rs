@@ -501,7 +501,7 @@ fn real_write_failure_poisons_the_log() {
     log.active = std::sync::Arc::new(SegmentFile {
         number: 0,
         path,
-        file: ro,
+        file: super::backing::Backing::File(ro),
         base_seq: 0,
     });
     assert!(matches!(

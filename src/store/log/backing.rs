@@ -1,0 +1,70 @@
+//! Where a segment's bytes live: its file, or — for an in-memory log
+//! ([`SegmentLog::in_memory`](super::SegmentLog::in_memory), which an audit replays into
+//! so that reading a log writes nothing) — a byte vector. Both hold the same frames, so
+//! the reader, the iterator and every checksum check work alike on either.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::sync::RwLock;
+
+/// A segment's bytes.
+pub(crate) enum Backing {
+    /// A segment file on disk.
+    File(File),
+    /// The bytes of a segment of an in-memory log.
+    Memory(RwLock<Vec<u8>>),
+}
+
+impl Backing {
+    /// An in-memory segment holding `header`, with room reserved for `capacity` bytes so
+    /// that appends never copy what is there.
+    pub(crate) fn memory(header: &[u8], capacity: u64) -> Backing {
+        let mut bytes =
+            Vec::with_capacity(usize::try_from(capacity).unwrap_or(0).max(header.len()));
+        bytes.extend_from_slice(header);
+        Backing::Memory(RwLock::new(bytes))
+    }
+
+    /// Fills `buf` from `offset`; reading past the end is `UnexpectedEof`, as for a file.
+    pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        match self {
+            Backing::File(file) => file.read_exact_at(buf, offset),
+            Backing::Memory(bytes) => {
+                let bytes = bytes.read().unwrap_or_else(|e| e.into_inner());
+                let source = usize::try_from(offset)
+                    .ok()
+                    .and_then(|start| bytes.get(start..start.checked_add(buf.len())?))
+                    .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+                buf.copy_from_slice(source);
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes `buf` at `offset`. In memory the log only ever appends, so `offset` must be
+    /// within or at the end of what is there (a gap would be a bug: `InvalidInput`).
+    pub(crate) fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        match self {
+            Backing::File(file) => file.write_all_at(buf, offset),
+            Backing::Memory(bytes) => {
+                let mut bytes = bytes.write().unwrap_or_else(|e| e.into_inner());
+                let start = usize::try_from(offset)
+                    .ok()
+                    .filter(|&start| start <= bytes.len())
+                    .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+                bytes.truncate(start);
+                bytes.extend_from_slice(buf);
+                Ok(())
+            }
+        }
+    }
+
+    /// Makes written bytes durable; memory has nothing to make durable.
+    pub(crate) fn sync_data(&self) -> io::Result<()> {
+        match self {
+            Backing::File(file) => file.sync_data(),
+            Backing::Memory(_) => Ok(()),
+        }
+    }
+}
