@@ -87,7 +87,8 @@ pub fn hex(bytes: &[u8]) -> String {
 pub const TOKEN_LEN: usize = 44;
 
 /// The 44-character token shared by an event id and the object ids derived from it.
-#[derive(Copy, Clone, PartialEq, Eq, Hash)]
+/// Equality and hashing read the 33 bytes only: the text is a function of them.
+#[derive(Copy, Clone)]
 pub struct Token {
     text: [u8; TOKEN_LEN],
     raw: [u8; 33],
@@ -160,6 +161,20 @@ impl Token {
         let mut digest = [0u8; 32];
         digest.copy_from_slice(&raw[1..]);
         Ok(Token::new(suite, &digest))
+    }
+}
+
+impl PartialEq for Token {
+    fn eq(&self, other: &Self) -> bool {
+        self.raw == other.raw
+    }
+}
+
+impl Eq for Token {}
+
+impl std::hash::Hash for Token {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.raw.hash(state);
     }
 }
 

@@ -290,7 +290,9 @@ impl Ledger {
             (outcomes, decider.finish()?)
         };
         let report = AppendReport::of(outcomes, &staged);
+        let spent = staged.entries.clone();
         let result = self.commit(&mut writer, staged);
+        self.pool.free(spent);
         if result.is_err() {
             writer.poisoned = true;
         }

@@ -20,9 +20,17 @@ use super::verify_batch::verify_shared;
 
 type Verdicts = Vec<Result<Event, Rejection>>;
 
-struct Job {
-    items: Vec<Arc<[u8]>>,
-    reply: Sender<Verdicts>,
+/// Work for a worker.
+enum Job {
+    /// Parse and verify these items; send the verdicts to `reply`.
+    Verify {
+        items: Vec<Arc<[u8]>>,
+        reply: Sender<Verdicts>,
+    },
+    /// Free these events (committed, no longer needed): workers allocated them, and memory
+    /// is cheapest to free on the threads that allocated it — the committing thread would
+    /// otherwise contend for the workers' allocator arenas on every event.
+    Free(Vec<Event>),
 }
 
 /// Worker threads verifying batches for one ledger.
@@ -57,7 +65,12 @@ impl VerifyPool {
                     .name(format!("akledger-verify-{n}"))
                     .spawn(move || {
                         while let Ok(job) = queue.recv() {
-                            let _ = job.reply.send(verify_shared(&job.items, &verifier));
+                            match job {
+                                Job::Verify { items, reply } => {
+                                    let _ = reply.send(verify_shared(&items, &verifier));
+                                }
+                                Job::Free(events) => drop(events),
+                            }
                         }
                     })
                     .ok()
@@ -78,7 +91,7 @@ impl VerifyPool {
             .map(|part| {
                 let part = part.to_vec();
                 let (reply, answer) = bounded(1);
-                let job = Job {
+                let job = Job::Verify {
                     items: part.clone(),
                     reply,
                 };
@@ -92,6 +105,16 @@ impl VerifyPool {
         Ticket {
             verifier: Arc::clone(&self.verifier),
             shares,
+        }
+    }
+}
+
+impl VerifyPool {
+    /// Hands `events` to a worker to free (or frees them here when no worker runs).
+    pub fn free(&self, events: Vec<Event>) {
+        if let Some(queue) = &self.jobs {
+            // A send fails only when no worker is left; the events are then freed here.
+            let _ = queue.send(Job::Free(events));
         }
     }
 }

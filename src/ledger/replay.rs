@@ -4,7 +4,7 @@
 //! applies and hands the batch before it to the sink. Batches are applied in log order, one
 //! at a time, exactly as a one-stage replay would.
 
-use std::sync::mpsc::sync_channel;
+use std::sync::mpsc::{channel, sync_channel};
 
 use crate::error::Error;
 use crate::event::Event;
@@ -61,6 +61,9 @@ pub(crate) fn replay(
 ) -> Result<Replayed, Error> {
     std::thread::scope(|scope| {
         let (tx, rx) = sync_channel::<Result<Prepared, Error>>(AHEAD);
+        // Applied events come back to the reading thread to be freed: memory is cheapest
+        // to free on the thread that allocated it (the allocator's arenas are per thread).
+        let (spent_tx, spent_rx) = channel::<Vec<Event>>();
         scope.spawn(move || {
             let iter = match start {
                 Some(high) => reader.iter_from(high.end),
@@ -68,6 +71,7 @@ pub(crate) fn replay(
             };
             let mut batch: Vec<LogEntry> = Vec::new();
             for entry in iter {
+                spent_rx.try_iter().for_each(drop);
                 let entry = match entry {
                     Ok(entry) => entry,
                     Err(e) => {
@@ -89,7 +93,9 @@ pub(crate) fn replay(
         });
         let mut done = Replayed::default();
         for prepared in rx {
-            apply(reader, state, prepared?, &mut done, sink)?;
+            let spent = apply(reader, state, prepared?, &mut done, sink)?;
+            // When the reading thread is gone, they are freed here.
+            let _ = spent_tx.send(spent);
         }
         Ok(done)
     })
@@ -144,14 +150,15 @@ fn prepare(batch: Vec<LogEntry>, reverify: Option<&Reverify<'_>>) -> Result<Prep
     })
 }
 
-/// Decides and applies one prepared batch, then hands its changes to `sink`.
+/// Decides and applies one prepared batch, then hands its changes to `sink`. Returns the
+/// batch's events, for the caller to free.
 fn apply(
     reader: &LogReader,
     state: &mut State,
     batch: Prepared,
     done: &mut Replayed,
     sink: &mut Sink<'_>,
-) -> Result<(), Error> {
+) -> Result<Vec<Event>, Error> {
     done.entries += batch.entries;
     let staged = {
         let mut decider = Decider::new(state, reader);
@@ -167,9 +174,11 @@ fn apply(
     };
     let changes = Changes::of(&staged, &[]).and_dropped(&batch.dropped);
     let first = state.len();
+    let spent = staged.admitted.iter().map(|a| a.event.clone()).collect();
     let records = state.apply(staged, &[]).map_err(Error::Misuse)?;
     for id in &batch.dropped {
         state.drop_pending(id);
     }
-    sink(first, &records, &changes, batch.high)
+    sink(first, &records, &changes, batch.high)?;
+    Ok(spent)
 }
