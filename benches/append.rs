@@ -2,7 +2,9 @@
 //! `Ledger::pipeline` (batch n+1 verified while batch n commits), against the verification
 //! floor: the same events parsed and batch-verified (`Event::verify_batch`, ZIP-215) over
 //! the same threads, and on one thread. All in one group so the ratios come from one run;
-//! then the open time and the bytes on disk of a large ledger.
+//! then an audit (a log replayed into an in-memory ledger) against the same floor; then
+//! the bytes on disk of a large ledger and its open: writer, read-only, and rebuilding the
+//! index from the log.
 //!
 //! `cargo bench --bench append -- --noplot`; `AKLEDGER_BENCH_1M=1` builds the large ledger
 //! with 1 M events instead of 100 k.
@@ -138,6 +140,39 @@ fn ingest(c: &mut Criterion) {
     group.finish();
 }
 
+/// Events in the audit comparison.
+const AUDITED: usize = 20_000;
+
+/// Issue #12 row "audit": replaying a log (JSON Lines) into an in-memory ledger — what
+/// `akledger audit` does before it reports — against the floor of parsing and
+/// batch-verifying the same events on the same threads, in one group.
+fn audit(c: &mut Criterion) {
+    let events = pool(7, AUDITED);
+    let mut log = Vec::new();
+    for event in &events {
+        log.extend_from_slice(event);
+        log.push(b'\n');
+    }
+    let verifier = Verifier::new(Keyring::new());
+    let threads = threads();
+    let mut group = c.benchmark_group("audit_vs_floor");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(events.len() as u64));
+    group.bench_function(format!("audit_in_memory/{}", events.len()), |b| {
+        b.iter(|| {
+            let ledger = Ledger::open_with(Config::in_memory()).expect("in-memory ledger");
+            let report = ledger.append_log(log.as_slice()).expect("replay");
+            assert_eq!(ledger.len(), events.len());
+            black_box(report)
+        })
+    });
+    group.bench_function(
+        format!("batch_verify_floor/{threads}_threads_{}", events.len()),
+        |b| b.iter(|| assert_eq!(verify_parallel(&events, &verifier, threads), events.len())),
+    );
+    group.finish();
+}
+
 /// (apparent bytes, allocated bytes) of every file under `dir`.
 fn disk_usage(dir: &Path) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
@@ -210,25 +245,40 @@ fn open_large(c: &mut Criterion) {
         let ledger = Ledger::open(dir.path()).expect("open");
         eprintln!("first reopen: {:?}", ledger.open_report());
     }
+    // Issue #12 rows "open" and "open when the index must be rebuilt", in one group: a
+    // writer and a read-only open (index and snapshot present), and a writer open after
+    // `index/` and the snapshot were removed (untimed), which rebuilds both from the log.
     let mut group = c.benchmark_group("open");
     group.sample_size(10);
-    group.bench_function(format!("events_{len}"), |b| {
-        // Only the open is timed; each ledger is dropped (sled flushed and closed) before
-        // the next open, since one directory holds one open ledger at a time.
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let start = Instant::now();
-                let ledger = Ledger::open(dir.path()).expect("open");
-                total += start.elapsed();
-                assert_eq!(ledger.len(), len);
-                drop(ledger);
-            }
-            total
-        })
-    });
+    for (label, read_only, rebuild) in [
+        ("writer", false, false),
+        ("read_only", true, false),
+        ("rebuild_from_log", false, true),
+    ] {
+        group.bench_function(format!("{label}/events_{len}"), |b| {
+            // Only the open is timed; each ledger is dropped (sled flushed and closed, the
+            // snapshot written) before the next open, since one directory holds one open
+            // ledger at a time.
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    if rebuild {
+                        std::fs::remove_dir_all(dir.path().join("index")).expect("rm index");
+                        std::fs::remove_file(dir.path().join("snapshot")).expect("rm snapshot");
+                    }
+                    let start = Instant::now();
+                    let config = Config::new(dir.path()).read_only(read_only);
+                    let ledger = Ledger::open_with(config).expect("open");
+                    total += start.elapsed();
+                    assert_eq!(ledger.len(), len);
+                    drop(ledger);
+                }
+                total
+            })
+        });
+    }
     group.finish();
 }
 
-criterion_group!(benches, ingest, open_large);
+criterion_group!(benches, ingest, audit, open_large);
 criterion_main!(benches);
