@@ -110,8 +110,10 @@ fn bench(c: &mut Criterion) {
             ledger.append_batch(chunk).expect("append");
         }
     }
-    let edges: Vec<(EventId, Vec<EventId>)> =
-        events.iter().map(|e| (e.id(), e.dependencies())).collect();
+    let edges: Vec<(EventId, Vec<EventId>)> = events
+        .iter()
+        .map(|e| (e.id(), e.dependencies().to_vec()))
+        .collect();
     let repo = tmp.path().join("repo");
     std::fs::create_dir_all(&repo).expect("mkdir");
     let commits = git_repo(&repo, &edges);

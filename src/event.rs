@@ -30,6 +30,8 @@ pub enum Verified {}
 struct Inner {
     id: EventId,
     bytes: Arc<[u8]>,
+    /// [`Event::dependencies`].
+    dependencies: Vec<EventId>,
     envelope: Envelope,
     proof: ProducerProof,
     body: Body,
@@ -105,24 +107,30 @@ impl<S> Event<S> {
     /// Every DAG edge of the event (PROFILE §5), deduplicated: its causal refs in ref order,
     /// then the implied edges — the scope's create event, and for an
     /// `ak.sidecar.context.attach` the strand's create event and the predecessor attach.
-    pub fn dependencies(&self) -> Vec<EventId> {
-        let mut deps = self.envelope().causal_refs();
-        let scope_dep = match self.scope() {
-            ScopeRef::RealmGenesis => None,
-            ScopeRef::Realm { realm_id } => Some(realm_id.retype()),
-            ScopeRef::Sidecar { sidecar_id, .. } => Some(sidecar_id.retype()),
-        };
-        let (strand, predecessor) = match self.body() {
-            Body::ContextAttach(a) => (Some(a.strand_id.retype()), a.predecessor),
-            _ => (None, None),
-        };
-        for dep in [scope_dep, strand, predecessor].into_iter().flatten() {
-            if !deps.contains(&dep) {
-                deps.push(dep);
-            }
-        }
-        deps
+    /// Worked out once, when the event is parsed.
+    pub fn dependencies(&self) -> &[EventId] {
+        &self.inner.dependencies
     }
+}
+
+/// [`Event::dependencies`] of an envelope and its body.
+fn edges(envelope: &Envelope, body: &Body) -> Vec<EventId> {
+    let mut deps = envelope.causal_refs();
+    let scope_dep = match &envelope.scope {
+        ScopeRef::RealmGenesis => None,
+        ScopeRef::Realm { realm_id } => Some(realm_id.retype()),
+        ScopeRef::Sidecar { sidecar_id, .. } => Some(sidecar_id.retype()),
+    };
+    let (strand, predecessor) = match body {
+        Body::ContextAttach(a) => (Some(a.strand_id.retype()), a.predecessor),
+        _ => (None, None),
+    };
+    for dep in [scope_dep, strand, predecessor].into_iter().flatten() {
+        if !deps.contains(&dep) {
+            deps.push(dep);
+        }
+    }
+    deps
 }
 
 impl Event<Unverified> {
@@ -155,6 +163,7 @@ impl Event<Unverified> {
         let inner = Inner {
             id,
             bytes: keep(),
+            dependencies: edges(&envelope, &body),
             envelope,
             proof,
             body,

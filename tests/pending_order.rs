@@ -69,8 +69,9 @@ fn oracle(
         .map(|id| {
             let mut missing: Vec<EventId> = all[id]
                 .dependencies()
-                .into_iter()
+                .iter()
                 .filter(|d| !admitted.contains(d))
+                .copied()
                 .collect();
             missing.sort_unstable();
             missing.dedup();

@@ -351,7 +351,7 @@ impl Report {
             .flat_map(|h| h.entries.iter().map(|e| e.event_id))
         {
             if let Some(event) = ledger.get(&id)? {
-                dependencies.insert(id, event.dependencies());
+                dependencies.insert(id, event.dependencies().to_vec());
             }
         }
         let causes = self.root_causes()?;

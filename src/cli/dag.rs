@@ -189,7 +189,7 @@ fn dot(nodes: &BTreeMap<EventId, Node>, verdicts: &HashMap<EventId, (Step, Verdi
             _ => continue,
         };
         for dep in event.dependencies() {
-            if nodes.contains_key(&dep) {
+            if nodes.contains_key(dep) {
                 let _ = writeln!(out, "  \"{dep}\" -> \"{id}\";");
             }
         }

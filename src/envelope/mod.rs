@@ -145,12 +145,14 @@ impl Envelope {
 
     /// The causal parents named by refs (`after`, `parent_event`), deduplicated, in ref order.
     pub fn causal_refs(&self) -> Vec<EventId> {
-        let mut seen = HashSet::new();
-        self.refs
-            .iter()
-            .filter_map(SemanticRef::causal_target)
-            .filter(|id| seen.insert(*id))
-            .collect()
+        // Refs are few (bounded by `MAX_REFS`): a scan dedups them faster than a hash set.
+        let mut targets: Vec<EventId> = Vec::with_capacity(self.refs.len());
+        for id in self.refs.iter().filter_map(SemanticRef::causal_target) {
+            if !targets.contains(&id) {
+                targets.push(id);
+            }
+        }
+        targets
     }
 
     /// True when a causal `after` ref names `id`.

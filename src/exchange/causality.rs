@@ -55,7 +55,8 @@ impl MemoryGraph {
     /// Adds `event` with its edges ([`Event::dependencies`]): `after` / `parent_event` refs
     /// and the implied edges of PROFILE §5.
     pub fn insert(&mut self, event: &Event<Verified>) {
-        self.parents.insert(event.id(), event.dependencies());
+        self.parents
+            .insert(event.id(), event.dependencies().to_vec());
     }
 
     /// Every event reachable from `from` (inclusive).

@@ -62,7 +62,7 @@ pub fn preview<'i>(
     let on_top = OnTop {
         base: causality,
         id: candidate.id(),
-        parents: candidate.dependencies(),
+        parents: candidate.dependencies().to_vec(),
     };
     if let Some(folded) = folded {
         let mut outcome = folded.clone();
@@ -290,7 +290,7 @@ mod tests {
             let on_top = OnTop {
                 base: &base,
                 id: top.id(),
-                parents: top.dependencies(),
+                parents: top.dependencies().to_vec(),
             };
             let set = &ids[..=cut];
             assert_eq!(on_top.heads_of(set), whole.heads_of(set));

@@ -59,11 +59,6 @@ impl Appended {
     }
 }
 
-/// The events an event depends on: its DAG edges ([`Event::dependencies`]).
-pub fn dependencies(event: &Event) -> Vec<EventId> {
-    event.dependencies()
-}
-
 /// Where an event comes from.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum Source {
@@ -299,9 +294,11 @@ impl<'s> Decider<'s> {
     }
 
     fn missing(&self, event: &Event) -> Vec<EventId> {
-        let mut missing: Vec<EventId> = dependencies(event)
-            .into_iter()
+        let mut missing: Vec<EventId> = event
+            .dependencies()
+            .iter()
             .filter(|d| self.pos(d).is_none())
+            .copied()
             .collect();
         missing.sort_unstable();
         missing
@@ -504,7 +501,8 @@ impl<'s> Decider<'s> {
 
     /// The stateful rules, with every dependency admitted. Returns the DAG parents.
     fn check(&self, event: &Event) -> Result<Vec<Pos>, Rejection> {
-        let parents: Vec<Pos> = dependencies(event)
+        let parents: Vec<Pos> = event
+            .dependencies()
             .iter()
             .filter_map(|d| self.pos(d))
             .collect();

@@ -188,7 +188,7 @@ impl Ledger {
     /// (a damaged log, which `check` reports), the one it is known to wait for.
     fn pending_dependencies(&self, entry: &PendingEntry) -> Vec<EventId> {
         self.read_event(entry.at)
-            .map(|event| super::admit::dependencies(&event))
+            .map(|event| event.dependencies().to_vec())
             .unwrap_or_else(|_| entry.waits_for().into_iter().collect())
     }
 

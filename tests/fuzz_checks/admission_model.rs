@@ -44,7 +44,7 @@ struct Pool {
 }
 
 fn deps_of(e: &Event<Unverified>) -> Vec<EventId> {
-    e.dependencies()
+    e.dependencies().to_vec()
 }
 
 fn build_pool() -> Pool {
