@@ -54,3 +54,35 @@ fn an_in_memory_ledger_cannot_be_read_only() {
     let refused = Ledger::open_with(Config::in_memory().read_only(true));
     assert!(matches!(refused, Err(Error::Misuse(_))), "{refused:?}");
 }
+
+#[cfg(feature = "nats")]
+#[test]
+fn replication_refuses_an_in_memory_ledger_before_any_network() {
+    use akledger::replicate::{ReplicateError, ReplicateOptions, Replicator};
+    let memory = Ledger::open_with(Config::in_memory()).unwrap();
+    // Nothing listens there: the refusal comes before any connection is tried.
+    let refused = Replicator::new(&memory, ReplicateOptions::new("nats://127.0.0.1:9"));
+    assert!(
+        matches!(refused, Err(ReplicateError::Misuse(ref why)) if why.contains("on disk")),
+        "{:?}",
+        refused.err()
+    );
+}
+
+#[test]
+fn the_sidecar_runtime_refuses_an_in_memory_ledger() {
+    use akledger::runtime::{bootstrap, Runtime, StubConnection};
+    let memory = Ledger::open_with(Config::in_memory()).unwrap();
+    let key = ed25519_dalek::SigningKey::from_bytes(&[5; 32]);
+    let config = bootstrap(&memory, key).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let (input, output) = (tmp.path().join("in"), tmp.path().join("out"));
+    std::fs::write(&input, b"").unwrap();
+    let connection = StubConnection::open(&input, &output).unwrap();
+    let refused = Runtime::new(&memory, connection, config);
+    assert!(
+        matches!(refused, Err(Error::Misuse(ref why)) if why.contains("on disk")),
+        "{:?}",
+        refused.err()
+    );
+}
