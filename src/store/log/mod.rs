@@ -254,6 +254,18 @@ impl Shared {
     }
 }
 
+/// Refuses a rotation size above [`MAX_SEGMENT_SIZE`].
+fn check_segment_size(opts: &LogOptions) -> Result<(), LogError> {
+    if opts.segment_size > MAX_SEGMENT_SIZE {
+        return Err(LogError::TooLarge {
+            what: "segment_size option",
+            size: opts.segment_size,
+            limit: MAX_SEGMENT_SIZE,
+        });
+    }
+    Ok(())
+}
+
 /// The single writer of a segment log (wrap it in a `Mutex` to share); readers are
 /// obtained with [`SegmentLog::reader`].
 pub struct SegmentLog {
@@ -275,13 +287,7 @@ impl SegmentLog {
         dir: impl AsRef<Path>,
         opts: LogOptions,
     ) -> Result<(Self, RecoveryReport), LogError> {
-        if opts.segment_size > MAX_SEGMENT_SIZE {
-            return Err(LogError::TooLarge {
-                what: "segment_size option",
-                size: opts.segment_size,
-                limit: MAX_SEGMENT_SIZE,
-            });
-        }
+        check_segment_size(&opts)?;
         let dir = dir.as_ref().to_path_buf();
         let rec = recovery::recover(&dir, &opts)?;
         let last = rec
@@ -312,13 +318,7 @@ impl SegmentLog {
     /// An empty log that lives in memory only: the same frames and checks as on disk, no
     /// file, nothing durable (`opts.durability` is ignored). What an audit replays into.
     pub fn in_memory(opts: LogOptions) -> Result<Self, LogError> {
-        if opts.segment_size > MAX_SEGMENT_SIZE {
-            return Err(LogError::TooLarge {
-                what: "segment_size option",
-                size: opts.segment_size,
-                limit: MAX_SEGMENT_SIZE,
-            });
-        }
+        check_segment_size(&opts)?;
         let first = Arc::new(recovery::memory_segment(0, 0, opts.segment_size));
         let shared = Shared {
             segments: vec![SegRef {
