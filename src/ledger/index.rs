@@ -3,13 +3,15 @@
 //!
 //! | table | key | value |
 //! | --- | --- | --- |
-//! | `events` | admission position (u32 BE) | [`Record`] (see `docs/format.md`) |
+//! | `event_batches` | admission position of the batch's first record (u32 BE) | the batch's [`Record`]s (see `docs/format.md`) |
 //! | `pending` | event id (33 bytes) | log position of its bytes, size, the dependency it waits for |
 //! | `rejected_on_release` | event id (33 bytes) | code `\n` message |
-//! | `meta` | `high_water` | last log batch the tables cover |
+//! | `meta` | `log_high_water`, `index_format` | last log batch the tables cover; this layout's version |
 //!
 //! Each batch's rows and its high-water mark are written in one atomic multi-table batch,
-//! so after a crash the tables are exactly those of some committed batch.
+//! so after a crash the tables are exactly those of some committed batch. A ledger batch's
+//! records share one `event_batches` row: sled's cost is per key, and a 1000-event batch
+//! then writes a handful of keys instead of a thousand.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -23,8 +25,15 @@ use crate::store::tables::{
 
 use super::record::Record;
 use super::state::{PendingEntry, Staged, State};
+use crate::codec::{put_u32, Reader};
 
-const EVENTS: Table<u32, Vec<u8>> = Table::new("events");
+const EVENT_BATCHES: Table<u32, Vec<u8>> = Table::new("event_batches");
+/// The one-row-per-event table of index format 1, removed when the index is rebuilt.
+const EVENTS_V1: Table<u32, Vec<u8>> = Table::new("events");
+/// `meta` key of the layout version; an index without it (or with another) is rebuilt.
+const FORMAT_KEY: &str = "index_format";
+/// The layout described above (1: one `events` row per record).
+const FORMAT: u32 = 2;
 const PENDING: Table<[u8; 33], PendingEntry> = Table::new("pending");
 const REJECTED: Table<[u8; 33], Vec<u8>> = Table::new("rejected_on_release");
 
@@ -50,7 +59,7 @@ impl Value for PendingEntry {
 }
 
 /// Number of [`Index::clear_step`]s.
-const CLEAR_STEPS: usize = 4;
+const CLEAR_STEPS: usize = 5;
 
 /// The index changes of one batch besides the admitted records.
 #[derive(Debug, Default)]
@@ -140,10 +149,13 @@ impl Index {
         high: HighWater,
     ) -> Result<(), Error> {
         let mut batch = WriteBatch::new();
-        for (i, record) in records.iter().enumerate() {
-            let pos = u32::try_from(first + i)
-                .map_err(|_| Error::Misuse("more than 2^32 events".into()))?;
-            batch.insert(&EVENTS, &pos, &record.encode());
+        if !records.is_empty() {
+            let last = first.checked_add(records.len() - 1);
+            let pos = last
+                .and_then(|last| u32::try_from(last).ok())
+                .and(u32::try_from(first).ok())
+                .ok_or_else(|| Error::Misuse("more than 2^32 events".into()))?;
+            batch.insert(&EVENT_BATCHES, &pos, &encode_records(records));
         }
         for (id, at) in &changes.pending_added {
             batch.insert(&PENDING, id.bytes(), at);
@@ -155,6 +167,11 @@ impl Index {
             batch.insert(&REJECTED, id.bytes(), &encode_rejection(why));
         }
         Store::set_high_water(&mut batch, high);
+        batch.insert(
+            &META,
+            &FORMAT_KEY.to_string(),
+            &FORMAT.to_le_bytes().to_vec(),
+        );
         self.store.apply(batch).map_err(|e| self.err(e))
     }
 
@@ -172,9 +189,10 @@ impl Index {
         // could leave a mark over missing rows, and open would silently skip those events.
         match step {
             0 => self.store.clear(&META),
-            1 => self.store.clear(&EVENTS),
+            1 => self.store.clear(&EVENT_BATCHES),
             2 => self.store.clear(&PENDING),
             3 => self.store.clear(&REJECTED),
+            4 => self.store.clear(&EVENTS_V1),
             _ => Ok(()),
         }
         .map_err(|e| self.err(e))
@@ -183,17 +201,20 @@ impl Index {
     /// Loads the tables into `state` (pending rows are loaded as they are: the log is not
     /// read). `Err` says why the tables cannot be used (the caller rebuilds them from the log).
     pub fn load(&self, state: &mut State) -> Result<(), String> {
-        let events = self.store.tree(&EVENTS).map_err(|e| e.to_string())?;
-        for row in events.iter() {
-            let (pos, bytes) = row.map_err(|e| e.to_string())?;
-            if pos as usize != state.len() {
-                return Err(format!("index row {pos} out of sequence"));
+        self.check_format()?;
+        let batches = self.store.tree(&EVENT_BATCHES).map_err(|e| e.to_string())?;
+        for row in batches.iter() {
+            let (first, bytes) = row.map_err(|e| e.to_string())?;
+            if first as usize != state.len() {
+                return Err(format!("index row {first} out of sequence"));
             }
-            let record =
-                Record::decode(&bytes).ok_or_else(|| format!("index row {pos} is damaged"))?;
-            state
-                .admit(&record)
-                .map_err(|e| format!("index row {pos}: {e}"))?;
+            let records =
+                decode_records(&bytes).ok_or_else(|| format!("index row {first} is damaged"))?;
+            for record in &records {
+                state
+                    .admit(record)
+                    .map_err(|e| format!("index row {first}: {e}"))?;
+            }
         }
         let pending = self.store.tree(&PENDING).map_err(|e| e.to_string())?;
         for row in pending.iter() {
@@ -220,15 +241,27 @@ impl Index {
         high: HighWater,
         diffs: &mut Vec<String>,
     ) -> Result<(), Error> {
-        let events = self.store.tree(&EVENTS).map_err(|e| self.err(e))?;
+        // An index that has recorded nothing yet has no layout either.
+        if let (Some(_), Err(why)) = (self.high_water()?, self.check_format()) {
+            diffs.push(why);
+        }
+        let batches = self.store.tree(&EVENT_BATCHES).map_err(|e| self.err(e))?;
         let mut count = 0usize;
-        for row in events.iter() {
-            let (pos, bytes) = row.map_err(|e| self.err(e))?;
-            let expected = records.get(pos as usize).map(Record::encode);
-            if expected.as_deref() != Some(bytes.as_slice()) {
-                diffs.push(format!("sled events row {pos} differs from the log"));
+        for row in batches.iter() {
+            let (first, bytes) = row.map_err(|e| self.err(e))?;
+            if first as usize != count {
+                diffs.push(format!("sled event_batches row {first} is out of sequence"));
             }
-            count += 1;
+            let Some(stored) = decode_records(&bytes) else {
+                diffs.push(format!("sled event_batches row {first} is damaged"));
+                continue;
+            };
+            for record in &stored {
+                if Some(record) != records.get(count) {
+                    diffs.push(format!("sled index record {count} differs from the log"));
+                }
+                count += 1;
+            }
         }
         if count != records.len() {
             diffs.push(format!(
@@ -265,6 +298,51 @@ impl Index {
         }
         Ok(())
     }
+}
+
+impl Index {
+    /// `Err` unless the tables are in this version's layout ([`FORMAT`]).
+    fn check_format(&self) -> Result<(), String> {
+        let meta = self.store.tree(&META).map_err(|e| e.to_string())?;
+        let found = meta
+            .get(&FORMAT_KEY.to_string())
+            .map_err(|e| e.to_string())?;
+        match found.as_deref() {
+            Some(bytes) if bytes == FORMAT.to_le_bytes() => Ok(()),
+            Some(_) => Err("the index was written in another layout".into()),
+            None => Err("the index was written in an older layout (one row per event)".into()),
+        }
+    }
+}
+
+/// An `event_batches` value: count `u32` LE, then per record its length `u32` LE and the
+/// record.
+fn encode_records(records: &[Record]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + records.len() * 96);
+    put_u32(&mut out, records.len() as u32);
+    for record in records {
+        let bytes = record.encode();
+        put_u32(&mut out, bytes.len() as u32);
+        out.extend_from_slice(&bytes);
+    }
+    out
+}
+
+/// The records of an `event_batches` value; `None` unless it decodes exactly (count,
+/// lengths, every record, nothing after the last).
+fn decode_records(bytes: &[u8]) -> Option<Vec<Record>> {
+    let mut reader = Reader::new(bytes);
+    let count = reader.u32()? as usize;
+    // Each record takes more than 4 bytes: a count the bytes cannot hold is damage.
+    if count > bytes.len() / 4 {
+        return None;
+    }
+    let mut records = Vec::with_capacity(count);
+    for _ in 0..count {
+        let len = reader.u32()? as usize;
+        records.push(Record::decode(reader.take(len)?)?);
+    }
+    reader.is_empty().then_some(records)
 }
 
 /// A rejection row's value: code `\n` message.
@@ -317,5 +395,119 @@ mod tests {
             );
             assert!(ledger.check().unwrap().is_clean());
         }
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+    use crate::ledger::record::Role;
+    use crate::ledger::{Config, Durability, Ledger};
+    use crate::workload::realm_dag;
+
+    /// A ledger of 61 events in batches of 20, closed without a state snapshot; returns
+    /// its directory and config.
+    fn closed_ledger() -> (tempfile::TempDir, Config) {
+        let events = realm_dag(5, 60, 3, 8).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config::new(dir.path()).durability(Durability::Buffered);
+        let ledger = Ledger::open_with(config.clone()).unwrap();
+        for part in events.chunks(20) {
+            let bytes: Vec<&[u8]> = part.iter().map(|e| e.bytes()).collect();
+            ledger.append_batch(&bytes).unwrap();
+        }
+        drop(ledger);
+        let _ = std::fs::remove_file(dir.path().join("snapshot"));
+        (dir, config)
+    }
+
+    fn reopened_rebuilt(config: Config) -> String {
+        let ledger = Ledger::open_with(config).unwrap();
+        assert_eq!(ledger.len(), 61);
+        assert!(ledger.check().unwrap().is_clean());
+        ledger.open_report().rebuilt.clone().unwrap_or_default()
+    }
+
+    #[test]
+    fn a_batch_row_holds_a_batch_and_the_index_loads_without_a_rebuild() {
+        let (dir, config) = closed_ledger();
+        {
+            let index = Index::open(&dir.path().join("index")).unwrap();
+            let rows = index.store.tree(&EVENT_BATCHES).unwrap();
+            let firsts: Vec<u32> = rows.iter().map(|r| r.unwrap().0).collect();
+            assert_eq!(firsts, [0, 20, 40, 60]);
+        }
+        let ledger = Ledger::open_with(config).unwrap();
+        assert_eq!(ledger.len(), 61);
+        assert_eq!(ledger.open_report().rebuilt, None);
+        assert_eq!(ledger.open_report().replayed, 0);
+    }
+
+    #[test]
+    fn a_ledger_that_recorded_nothing_checks_clean() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open_with(Config::new(dir.path())).unwrap();
+        let check = ledger.check().unwrap();
+        assert!(check.is_clean(), "{check:?}");
+    }
+
+    #[test]
+    fn an_index_in_the_one_row_per_event_layout_is_rebuilt_and_its_rows_removed() {
+        let (dir, config) = closed_ledger();
+        {
+            let index = Index::open(&dir.path().join("index")).unwrap();
+            let mut batch = WriteBatch::new();
+            batch.remove(&META, &FORMAT_KEY.to_string());
+            batch.insert(&EVENTS_V1, &0, &vec![1, 2, 3]);
+            index.store.apply(batch).unwrap();
+        }
+        assert!(reopened_rebuilt(config).contains("older layout"));
+        let index = Index::open(&dir.path().join("index")).unwrap();
+        assert!(index.store.tree(&EVENTS_V1).unwrap().is_empty());
+        assert!(index.check_format().is_ok());
+    }
+
+    #[test]
+    fn a_damaged_batch_row_makes_the_index_rebuilt() {
+        let (dir, config) = closed_ledger();
+        {
+            let index = Index::open(&dir.path().join("index")).unwrap();
+            let rows = index.store.tree(&EVENT_BATCHES).unwrap();
+            let mut row = rows.get(&20).unwrap().unwrap();
+            row.pop();
+            rows.insert(&20, &row).unwrap();
+        }
+        assert!(reopened_rebuilt(config).contains("index row 20 is damaged"));
+    }
+
+    #[test]
+    fn batch_rows_decode_exactly_what_was_encoded_and_nothing_else() {
+        let events = realm_dag(1, 6, 1, 2).unwrap();
+        let records: Vec<Record> = events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| Record {
+                id: e.id(),
+                at: LogPos {
+                    segment: 1,
+                    offset: 100 * i as u64,
+                },
+                stamp: i as u64,
+                parents: (0..i as u32).map(crate::dag::Pos::new).collect(),
+                role: Role::Plain,
+            })
+            .collect();
+        let bytes = encode_records(&records);
+        assert_eq!(decode_records(&bytes), Some(records.clone()));
+        assert_eq!(decode_records(&encode_records(&[])), Some(Vec::new()));
+        for cut in 0..bytes.len() {
+            assert_eq!(decode_records(&bytes[..cut]), None, "cut at {cut}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(decode_records(&longer), None);
+        let mut more = bytes;
+        more[..4].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(decode_records(&more), None);
     }
 }
