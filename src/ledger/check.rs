@@ -48,7 +48,14 @@ impl Ledger {
             verifier: &self.verifier,
             threads: self.config.verify_threads,
         };
-        let replayed = replay(&self.reader, &mut fresh, None, Some(&reverify), &mut sink)?;
+        let replayed = replay(
+            &self.reader,
+            &mut fresh,
+            None,
+            Some(&reverify),
+            1,
+            &mut sink,
+        )?;
         fresh.refresh_heads();
         let mut report = CheckReport {
             entries: replayed.entries,

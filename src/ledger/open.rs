@@ -120,6 +120,8 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             Err(e) => return Err(log_error(e)),
         };
         let reader = log.reader();
+        // Replayed log batches are parsed on the threads that verify appends.
+        let threads = config.verify_threads;
         let found = snapshot
             .join()
             .unwrap_or_else(|_| Err("reading it failed (its thread panicked)".into()));
@@ -132,7 +134,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             let log_high = log.high_water();
             let mut nowhere = |_: usize, _: &[Record], _: &Changes, _: HighWater| Ok(());
             let replayed = usable_snapshot(found, &reader, log_high, None, &mut report)
-                .and_then(|snap| from_snapshot(snap, &reader, &mut nowhere, &mut report));
+                .and_then(|snap| from_snapshot(snap, &reader, threads, &mut nowhere, &mut report));
             let state = match replayed {
                 Some(state) => state,
                 None => {
@@ -141,7 +143,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
                         None => (State::default(), None),
                     };
                     report.replayed =
-                        replay(&reader, &mut state, start, None, &mut nowhere)?.entries;
+                        replay(&reader, &mut state, start, None, threads, &mut nowhere)?.entries;
                     state
                 }
             };
@@ -156,7 +158,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
                     index.persist(first, records, changes, high)
                 };
             let replayed = usable_snapshot(found, &reader, log_high, Some(&index), &mut report)
-                .and_then(|snap| from_snapshot(snap, &reader, &mut persist, &mut report));
+                .and_then(|snap| from_snapshot(snap, &reader, threads, &mut persist, &mut report));
             let state = match replayed {
                 Some(state) => state,
                 None => {
@@ -169,7 +171,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
                         }
                     };
                     report.replayed =
-                        replay(&reader, &mut state, start, None, &mut persist)?.entries;
+                        replay(&reader, &mut state, start, None, threads, &mut persist)?.entries;
                     state
                 }
             };
@@ -289,11 +291,12 @@ fn usable_snapshot(
 fn from_snapshot(
     snap: Snapshot,
     reader: &LogReader,
+    threads: usize,
     sink: &mut Sink<'_>,
     report: &mut OpenReport,
 ) -> Option<State> {
     let mut state = snap.state;
-    match replay(reader, &mut state, Some(snap.high), None, sink) {
+    match replay(reader, &mut state, Some(snap.high), None, threads, sink) {
         Ok(done) => {
             report.replayed = done.entries;
             report.snapshot = Some(snap.high.seq);

@@ -1,8 +1,8 @@
 //! Replay of the log through admission (on open, past the index or snapshot, and for a
-//! check), in two stages: a reading thread reads each log batch, checks its frames and
-//! parses its events (verifying their proofs again for a check) while this thread decides,
-//! applies and hands the batch before it to the sink. Batches are applied in log order, one
-//! at a time, exactly as a one-stage replay would.
+//! check), in three stages: a reading thread reads each log batch and checks its frames,
+//! parsing threads parse its events (verifying their proofs again for a check), and this
+//! thread decides, applies and hands each batch to the sink. Batches are applied in log
+//! order, one at a time, exactly as a one-stage replay would.
 
 use std::sync::mpsc::{channel, sync_channel};
 
@@ -51,54 +51,101 @@ struct Prepared {
 }
 
 /// Replays every log entry after `start` (all of them when `None`) through admission, one
-/// log batch at a time, handing each batch's changes to `sink`.
+/// log batch at a time, handing each batch's changes to `sink`. Batches are parsed on
+/// `threads` threads (batch `i` on thread `i mod threads`, so they come back in log order
+/// by taking them round-robin); a [`Reverify`] replay uses one, as verifying is itself
+/// spread over threads.
 pub(crate) fn replay(
     reader: &LogReader,
     state: &mut State,
     start: Option<HighWater>,
     reverify: Option<&Reverify<'_>>,
+    threads: usize,
     sink: &mut Sink<'_>,
 ) -> Result<Replayed, Error> {
+    let workers = if reverify.is_some() {
+        1
+    } else {
+        threads.max(1)
+    };
     std::thread::scope(|scope| {
-        let (tx, rx) = sync_channel::<Result<Prepared, Error>>(AHEAD);
-        // Applied events come back to the reading thread to be freed: memory is cheapest
-        // to free on the thread that allocated it (the allocator's arenas are per thread).
-        let (spent_tx, spent_rx) = channel::<Vec<Event>>();
-        scope.spawn(move || {
-            let iter = match start {
-                Some(high) => reader.iter_from(high.end),
-                None => reader.iter(),
-            };
-            let mut batch: Vec<LogEntry> = Vec::new();
-            for entry in iter {
-                spent_rx.try_iter().for_each(drop);
-                let entry = match entry {
-                    Ok(entry) => entry,
-                    Err(e) => {
-                        let _ = tx.send(Err(log_error(e)));
-                        return;
-                    }
-                };
-                if batch.first().is_some_and(|first| first.seq != entry.seq) {
-                    let full = std::mem::take(&mut batch);
-                    if tx.send(prepare(full, reverify)).is_err() {
+        let mut batches = Vec::with_capacity(workers);
+        let mut prepared = Vec::with_capacity(workers);
+        let mut spent = Vec::with_capacity(workers);
+        for _ in 0..workers {
+            let (batch_tx, batch_rx) = sync_channel::<Result<Vec<LogEntry>, Error>>(1);
+            let (ready_tx, ready_rx) = sync_channel::<Result<Prepared, Error>>(AHEAD);
+            // Applied events go back to the thread that parsed them, to be freed there:
+            // memory is cheapest to free on the thread that allocated it (the allocator's
+            // arenas are per thread).
+            let (spent_tx, spent_rx) = channel::<Vec<Event>>();
+            scope.spawn(move || {
+                for batch in batch_rx {
+                    spent_rx.try_iter().for_each(drop);
+                    if ready_tx
+                        .send(batch.and_then(|b| prepare(b, reverify)))
+                        .is_err()
+                    {
                         return; // the applying side stopped on an error
                     }
                 }
-                batch.push(entry);
-            }
-            if !batch.is_empty() {
-                let _ = tx.send(prepare(batch, reverify));
-            }
-        });
+            });
+            batches.push(batch_tx);
+            prepared.push(ready_rx);
+            spent.push(spent_tx);
+        }
+        scope.spawn(move || read_batches(reader, start, &batches));
         let mut done = Replayed::default();
-        for prepared in rx {
-            let spent = apply(reader, state, prepared?, &mut done, sink)?;
-            // When the reading thread is gone, they are freed here.
-            let _ = spent_tx.send(spent);
+        for turn in (0..workers).cycle() {
+            let (Some(ready), Some(spent)) = (prepared.get(turn), spent.get(turn)) else {
+                break;
+            };
+            // A closed channel: the reading thread ended after the batch before this one.
+            let Ok(batch) = ready.recv() else { break };
+            let events = apply(reader, state, batch?, &mut done, sink)?;
+            // When the parsing thread is gone, they are freed here.
+            let _ = spent.send(events);
         }
         Ok(done)
     })
+}
+
+/// Reads the log after `start` and deals its batches to the parsing threads in turn; a
+/// read error goes to the next thread in turn, and ends the reading.
+fn read_batches(
+    reader: &LogReader,
+    start: Option<HighWater>,
+    workers: &[std::sync::mpsc::SyncSender<Result<Vec<LogEntry>, Error>>],
+) {
+    let iter = match start {
+        Some(high) => reader.iter_from(high.end),
+        None => reader.iter(),
+    };
+    let mut turn = (0..workers.len()).cycle();
+    let mut deal = |batch: Result<Vec<LogEntry>, Error>| {
+        let worker = turn.next().and_then(|t| workers.get(t));
+        // A send fails only when the applying side stopped on an error.
+        worker.is_some_and(|w| w.send(batch).is_ok())
+    };
+    let mut batch: Vec<LogEntry> = Vec::new();
+    for entry in iter {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                deal(Err(log_error(e)));
+                return;
+            }
+        };
+        if batch.first().is_some_and(|first| first.seq != entry.seq)
+            && !deal(Ok(std::mem::take(&mut batch)))
+        {
+            return;
+        }
+        batch.push(entry);
+    }
+    if !batch.is_empty() {
+        deal(Ok(batch));
+    }
 }
 
 /// Reads one log batch's events: parsed, or (with `reverify`) refused with the reason.
