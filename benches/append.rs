@@ -246,14 +246,16 @@ fn open_large(c: &mut Criterion) {
         eprintln!("first reopen: {:?}", ledger.open_report());
     }
     // Issue #12 rows "open" and "open when the index must be rebuilt", in one group: a
-    // writer and a read-only open (index and snapshot present), and a writer open after
-    // `index/` and the snapshot were removed (untimed), which rebuilds both from the log.
+    // writer and a read-only open (index and snapshot present); a writer open after
+    // `index/` was removed (untimed), which rewrites it from the state snapshot; and one
+    // after `index/` and the snapshot were removed, which rebuilds both from the log.
     let mut group = c.benchmark_group("open");
     group.sample_size(10);
-    for (label, read_only, rebuild) in [
-        ("writer", false, false),
-        ("read_only", true, false),
-        ("rebuild_from_log", false, true),
+    for (label, read_only, removed) in [
+        ("writer", false, &[][..]),
+        ("read_only", true, &[][..]),
+        ("index_from_snapshot", false, &["index"][..]),
+        ("rebuild_from_log", false, &["index", "snapshot"][..]),
     ] {
         group.bench_function(format!("{label}/events_{len}"), |b| {
             // Only the open is timed; each ledger is dropped (sled flushed and closed, the
@@ -262,15 +264,20 @@ fn open_large(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
-                    if rebuild {
-                        std::fs::remove_dir_all(dir.path().join("index")).expect("rm index");
-                        std::fs::remove_file(dir.path().join("snapshot")).expect("rm snapshot");
+                    for name in removed {
+                        let path = dir.path().join(name);
+                        let gone =
+                            std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+                        gone.expect("remove");
                     }
                     let start = Instant::now();
                     let config = Config::new(dir.path()).read_only(read_only);
                     let ledger = Ledger::open_with(config).expect("open");
                     total += start.elapsed();
                     assert_eq!(ledger.len(), len);
+                    let report = ledger.open_report();
+                    assert_eq!(report.index_from_snapshot.is_some(), removed.len() == 1);
+                    assert_eq!(report.rebuilt.is_some(), removed.len() == 2);
                     drop(ledger);
                 }
                 total

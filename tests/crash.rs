@@ -168,9 +168,10 @@ fn crash_child() {
     let ledger = Ledger::open_with(config).expect("open");
     let report = ledger.open_report();
     say(&format!(
-        "open torn={} rebuilt={} replayed={} snapshot={:?} snapshot_ignored={:?}",
+        "open torn={} rebuilt={} from_snapshot={} replayed={} snapshot={:?} snapshot_ignored={:?}",
         report.log.torn_tail.is_some(),
         report.rebuilt.is_some(),
+        report.index_from_snapshot.is_some(),
         report.replayed,
         report.snapshot,
         report.snapshot_ignored
@@ -328,6 +329,8 @@ struct Tally {
     completed: usize,
     torn_tails_cut: usize,
     index_rebuilt: usize,
+    /// Opens (child or parent) that rewrote the index from the state snapshot.
+    index_from_snapshot: usize,
     index_replayed: usize,
     entries_replayed: u64,
     child_rebuilt: usize,
@@ -341,7 +344,8 @@ struct Tally {
 /// A ledger directory and the workloads sent to it.
 struct Chain {
     dir: tempfile::TempDir,
-    /// Delete `index/` after every round: the next child must rebuild it from the log.
+    /// Delete `index/` after every round (and the snapshot after every other): the next
+    /// child must rebuild it from the log or rewrite it from the snapshot.
     delete_index: bool,
     done: Vec<Tracker>,
     current: Tracker,
@@ -367,11 +371,16 @@ impl Chain {
         tally.rounds += 1;
         if let Some(open) = &run.opened {
             let rebuilt = open.contains("rebuilt=true");
+            let from_snapshot = open.contains("from_snapshot=true");
             tally.child_rebuilt += usize::from(rebuilt);
+            tally.index_from_snapshot += usize::from(from_snapshot);
             tally.snapshot_loaded += usize::from(open.contains("snapshot=Some"));
             tally.snapshot_ignored += usize::from(open.contains("snapshot_ignored=Some"));
             if index_was_deleted && !log_was_empty {
-                assert!(rebuilt, "index deleted, log not empty, yet: {open}");
+                assert!(
+                    rebuilt || from_snapshot,
+                    "index deleted, log not empty, yet: {open}"
+                );
             }
         }
         for (b, codes) in &run.acks {
@@ -397,6 +406,7 @@ impl Chain {
         let report = ledger.open_report().clone();
         tally.torn_tails_cut += usize::from(report.log.torn_tail.is_some());
         tally.index_rebuilt += usize::from(report.rebuilt.is_some());
+        tally.index_from_snapshot += usize::from(report.index_from_snapshot.is_some());
         tally.index_replayed += usize::from(report.replayed > 0 && report.snapshot.is_none());
         tally.snapshot_loaded += usize::from(report.snapshot.is_some());
         tally.snapshot_ignored += usize::from(report.snapshot_ignored.is_some());
@@ -472,6 +482,11 @@ impl Chain {
         self.check_log_batches();
         if self.delete_index {
             std::fs::remove_dir_all(dir.join("index")).expect("delete index");
+            // Every other round the snapshot goes too: the index is then rebuilt from the
+            // log, not rewritten from the snapshot.
+            if tally.rounds % 2 == 0 {
+                let _ = std::fs::remove_file(dir.join("snapshot"));
+            }
         }
         if self.current.finished() {
             self.next_workload();
@@ -631,7 +646,11 @@ fn sigkill_with_the_index_deleted_between_rounds() {
     );
     assert!(
         tally.child_rebuilt + tally.index_rebuilt > 0,
-        "no rebuild seen"
+        "no rebuild from the log seen: {tally:?}"
+    );
+    assert!(
+        tally.index_from_snapshot > 0,
+        "no index rewritten from a snapshot seen: {tally:?}"
     );
 }
 

@@ -97,17 +97,34 @@ fn a_damaged_or_foreign_snapshot_is_ignored_and_reported() {
 }
 
 #[test]
-fn an_index_rebuilt_behind_the_snapshot_wins_over_it() {
+fn an_index_removed_behind_the_snapshot_is_rewritten_from_it_not_rebuilt_from_the_log() {
     let tmp = tempfile::tempdir().unwrap();
     let all = fill(tmp.path(), 4, 5_000, 1 << 20);
     std::fs::remove_dir_all(tmp.path().join("index")).unwrap();
+    let heads = {
+        let ledger = Ledger::open(tmp.path()).unwrap();
+        let report = ledger.open_report().clone();
+        assert!(
+            report.rebuilt.is_none()
+                && report.snapshot.is_some()
+                && report.index_from_snapshot.is_some(),
+            "{report:?}"
+        );
+        assert!(report
+            .actions()
+            .iter()
+            .any(|a| a.contains("rewrote the index from the state snapshot")));
+        assert_consistent(&ledger, all.len())
+    };
+    // The rewritten index loads on its own: without the snapshot, nothing is rebuilt.
+    std::fs::remove_file(tmp.path().join("snapshot")).unwrap();
     let ledger = Ledger::open(tmp.path()).unwrap();
     let report = ledger.open_report().clone();
     assert!(
-        report.rebuilt.is_some() && report.snapshot.is_none(),
+        report.rebuilt.is_none() && report.snapshot.is_none(),
         "{report:?}"
     );
-    assert_consistent(&ledger, all.len());
+    assert_eq!(assert_consistent(&ledger, all.len()), heads);
 }
 
 #[test]
@@ -165,9 +182,15 @@ fn snapshots_taken_while_appending_agree_with_the_live_state() {
     assert_consistent(&ledger, all.len());
     let copy = crash_copy(tmp.path());
     let reopened = Ledger::open(copy.path()).unwrap();
+    let report = reopened.open_report();
     assert!(
-        reopened.open_report().snapshot.is_none(),
-        "no index: rebuilt, snapshot unused"
+        report.snapshot.is_some() && report.index_from_snapshot.is_some(),
+        "no index: rewritten from the snapshot (pending events included): {report:?}"
     );
+    assert_consistent(&reopened, all.len());
+    drop(reopened);
+    std::fs::remove_file(copy.path().join("snapshot")).unwrap();
+    let reopened = Ledger::open(copy.path()).unwrap();
+    assert!(reopened.open_report().rebuilt.is_none());
     assert_consistent(&reopened, all.len());
 }

@@ -28,7 +28,8 @@ use super::state::{PendingEntry, Staged, State};
 use crate::codec::{put_u32, Reader};
 
 const EVENT_BATCHES: Table<u32, Vec<u8>> = Table::new("event_batches");
-/// The one-row-per-event table of index format 1, removed when the index is rebuilt.
+/// The one-row-per-event table of layout 1 (such an index is removed on open).
+#[cfg(test)]
 const EVENTS_V1: Table<u32, Vec<u8>> = Table::new("events");
 /// `meta` key of the layout version; an index without it (or with another) is rebuilt.
 const FORMAT_KEY: &str = "index_format";
@@ -59,7 +60,7 @@ impl Value for PendingEntry {
 }
 
 /// Number of [`Index::clear_step`]s.
-const CLEAR_STEPS: usize = 5;
+const CLEAR_STEPS: usize = 4;
 
 /// The index changes of one batch besides the admitted records.
 #[derive(Debug, Default)]
@@ -192,7 +193,6 @@ impl Index {
             1 => self.store.clear(&EVENT_BATCHES),
             2 => self.store.clear(&PENDING),
             3 => self.store.clear(&REJECTED),
-            4 => self.store.clear(&EVENTS_V1),
             _ => Ok(()),
         }
         .map_err(|e| self.err(e))
@@ -301,6 +301,15 @@ impl Index {
 }
 
 impl Index {
+    /// Why the tables, holding rows, are in another layout than this version's; `None`
+    /// for tables in this layout, and for empty ones.
+    pub fn stale_layout(&self) -> Option<String> {
+        match self.high_water() {
+            Ok(None) => None,
+            _ => self.check_format().err(),
+        }
+    }
+
     /// `Err` unless the tables are in this version's layout ([`FORMAT`]).
     fn check_format(&self) -> Result<(), String> {
         let meta = self.store.tree(&META).map_err(|e| e.to_string())?;
@@ -312,6 +321,52 @@ impl Index {
             Some(_) => Err("the index was written in another layout".into()),
             None => Err("the index was written in an older layout (one row per event)".into()),
         }
+    }
+}
+
+/// Index records per `event_batches` row when the tables are rewritten from a state
+/// snapshot (rows need not match log batches: only their sequence is checked).
+const SEED_ROW: usize = 4096;
+
+impl Index {
+    /// Rewrites the tables from `state`, the state after log batch `high` (a state snapshot
+    /// the index is behind): cleared first, rows written one transaction at a time, and
+    /// the high-water mark last, so a crash part-way leaves tables without a mark, which
+    /// the next open rewrites or rebuilds again.
+    pub fn seed(&self, state: &State, high: HighWater) -> Result<(), Error> {
+        self.clear()?;
+        let mut records = state.records();
+        let mut first = 0usize;
+        loop {
+            let row = records
+                .by_ref()
+                .take(SEED_ROW)
+                .collect::<Option<Vec<Record>>>()
+                .ok_or_else(|| Error::Misuse("the state's arrays disagree".into()))?;
+            if row.is_empty() {
+                break;
+            }
+            let key =
+                u32::try_from(first).map_err(|_| Error::Misuse("more than 2^32 events".into()))?;
+            let mut batch = WriteBatch::new();
+            batch.insert(&EVENT_BATCHES, &key, &encode_records(&row));
+            self.store.apply(batch).map_err(|e| self.err(e))?;
+            first += row.len();
+        }
+        let mut batch = WriteBatch::new();
+        for (id, entry) in state.pending.sorted() {
+            batch.insert(&PENDING, id.bytes(), &entry);
+        }
+        for (id, why) in &state.released_rejections {
+            batch.insert(&REJECTED, id.bytes(), &encode_rejection(why));
+        }
+        Store::set_high_water(&mut batch, high);
+        batch.insert(
+            &META,
+            &FORMAT_KEY.to_string(),
+            &FORMAT.to_le_bytes().to_vec(),
+        );
+        self.store.apply(batch).map_err(|e| self.err(e))
     }
 }
 

@@ -36,6 +36,9 @@ pub struct OpenReport {
     pub snapshot: Option<u64>,
     /// Why a state snapshot present in the directory was not used, if it was not.
     pub snapshot_ignored: Option<String>,
+    /// Why the index was rewritten from the state snapshot, if it was (instead of being
+    /// rebuilt from the whole log: see [`OpenReport::rebuilt`]).
+    pub index_from_snapshot: Option<String>,
 }
 
 impl OpenReport {
@@ -61,6 +64,9 @@ impl OpenReport {
         }
         if let Some(why) = &self.snapshot_ignored {
             out.push(format!("ignored the state snapshot: {why}"));
+        }
+        if let Some(why) = &self.index_from_snapshot {
+            out.push(format!("rewrote the index from the state snapshot: {why}"));
         }
         if let Some(why) = &self.rebuilt {
             out.push(format!("rebuilt the index from the log: {why}"));
@@ -133,7 +139,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
         let (state, index, entries) = if config.read_only {
             let log_high = log.high_water();
             let mut nowhere = |_: usize, _: &[Record], _: &Changes, _: HighWater| Ok(());
-            let replayed = usable_snapshot(found, &reader, log_high, None, &mut report)
+            let replayed = usable_snapshot(found, &reader, log_high, &mut report)
                 .and_then(|snap| from_snapshot(snap, &reader, threads, &mut nowhere, &mut report));
             let state = match replayed {
                 Some(state) => state,
@@ -157,7 +163,11 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
                 |first: usize, records: &[Record], changes: &Changes, high: HighWater| {
                     index.persist(first, records, changes, high)
                 };
-            let replayed = usable_snapshot(found, &reader, log_high, Some(&index), &mut report)
+            let snap = match usable_snapshot(found, &reader, log_high, &mut report) {
+                Some(snap) => Some(index_covering(&index, snap, &mut report)?),
+                None => None,
+            };
+            let replayed = snap
                 .and_then(|snap| from_snapshot(snap, &reader, threads, &mut persist, &mut report));
             let state = match replayed {
                 Some(state) => state,
@@ -257,14 +267,11 @@ fn assemble(
     }
 }
 
-/// The state snapshot `found` in the ledger directory, when there is one that fits the log (and, for a writer,
-/// that the index covers: sled is written every batch, the snapshot at checkpoints, so an
-/// index behind the snapshot was rebuilt or restored and the snapshot is not used).
+/// The state snapshot `found` in the ledger directory, when there is one that fits the log.
 fn usable_snapshot(
     found: Result<Option<Snapshot>, String>,
     reader: &LogReader,
     log_high: HighWater,
-    index: Option<&Index>,
     report: &mut OpenReport,
 ) -> Option<Snapshot> {
     let checked = found.and_then(|found| {
@@ -272,18 +279,34 @@ fn usable_snapshot(
             return Ok(None);
         };
         snap.fits(reader, log_high)?;
-        if let Some(index) = index {
-            let covered = index.high_water().ok().flatten();
-            if covered.is_none_or(|h| h.seq < snap.high.seq) {
-                return Err("the index is behind it (rebuilt or restored since)".into());
-            }
-        }
         Ok(Some(snap))
     });
     checked.unwrap_or_else(|why| {
         report.snapshot_ignored = Some(why);
         None
     })
+}
+
+/// `snap`, once the index covers it. sled is written every batch, the snapshot at
+/// checkpoints, so an index behind the snapshot was removed, damaged, rebuilt or restored
+/// since: its tables are rewritten from the snapshot's state,
+/// which the log has just vouched for, instead of being rebuilt from the whole log.
+fn index_covering(
+    index: &Index,
+    snap: Snapshot,
+    report: &mut OpenReport,
+) -> Result<Snapshot, Error> {
+    let covered = index.high_water().ok().flatten();
+    let behind = match covered {
+        None => "the index is empty".to_string(),
+        Some(h) if h.seq < snap.high.seq => format!("the index covers batch {} only", h.seq),
+        Some(_) => return Ok(snap),
+    };
+    index.seed(&snap.state, snap.high)?;
+    // The index was not rebuilt from the log after all.
+    let why = report.rebuilt.take().unwrap_or(behind);
+    report.index_from_snapshot = Some(why);
+    Ok(snap)
 }
 
 /// The snapshot's state with the log entries after it replayed into `sink`; `None` (and
@@ -341,27 +364,28 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 /// Opens the index; one that sled cannot open (damaged files, the empty snapshot sled
-/// leaves after a full disk) is derived data: it is removed and rebuilt from the log.
-/// Failures of the environment (full disk, read-only media, permissions) are reported.
+/// leaves after a full disk) or that was written in an older layout is derived data: it is
+/// removed (a directory removal, not a key-by-key clear) and rebuilt. Failures of the
+/// environment (full disk, read-only media, permissions) are reported.
 fn open_index(dir: &Path, report: &mut OpenReport) -> Result<Index, Error> {
     let path = dir.join(INDEX_DIR);
-    match Index::open(&path) {
-        Ok(index) => Ok(index),
+    let why = match Index::open(&path) {
+        Ok(index) => match index.stale_layout() {
+            None => return Ok(index),
+            Some(why) => why,
+        },
         Err(Error::Io { source, .. }) if is_environmental(&source) => {
-            Err(Error::Io { path, source })
+            return Err(Error::Io { path, source })
         }
-        Err(e) => {
-            match std::fs::remove_dir_all(&path) {
-                Ok(()) => {}
-                Err(source) if source.kind() == std::io::ErrorKind::NotFound => {}
-                Err(source) => return Err(Error::Io { path, source }),
-            }
-            report.rebuilt = Some(format!(
-                "the index could not be opened ({e}); it was removed"
-            ));
-            Index::open(&path)
-        }
+        Err(e) => format!("the index could not be opened ({e})"),
+    };
+    match std::fs::remove_dir_all(&path) {
+        Ok(()) => {}
+        Err(source) if source.kind() == std::io::ErrorKind::NotFound => {}
+        Err(source) => return Err(Error::Io { path, source }),
     }
+    report.rebuilt = Some(format!("{why}; it was removed"));
+    Index::open(&path)
 }
 
 fn is_environmental(e: &std::io::Error) -> bool {

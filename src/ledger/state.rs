@@ -284,6 +284,27 @@ impl State {
         roles
     }
 
+    /// The index record of every admitted event, by position: the record a replay of the
+    /// log admitted it with (ids, log positions, stamps and parents from the arrays, roles
+    /// from the registry). `None` where the arrays disagree on the count.
+    pub fn records(&self) -> impl Iterator<Item = Option<Record>> + '_ {
+        let mut roles = self.roles().into_iter().peekable();
+        (0..self.len()).map(move |i| {
+            let pos = Pos::new(u32::try_from(i).ok()?);
+            let role = match roles.next_if(|(p, _)| *p == pos) {
+                Some((_, role)) => role,
+                None => Role::Plain,
+            };
+            Some(Record {
+                id: self.id_at(pos)?,
+                at: self.at.get(i)?,
+                stamp: *self.stamps.get(i)?,
+                parents: self.dag.parents(pos).to_vec(),
+                role,
+            })
+        })
+    }
+
     /// Records (or refiles) one pending event under the dependency it waits for.
     pub fn add_pending(&mut self, id: EventId, entry: PendingEntry) {
         self.pending.insert(id, entry);
