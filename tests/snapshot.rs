@@ -127,6 +127,58 @@ fn an_index_removed_behind_the_snapshot_is_rewritten_from_it_not_rebuilt_from_th
     assert_eq!(assert_consistent(&ledger, all.len()), heads);
 }
 
+/// Copies the files of directory `from` into `to` (created).
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn an_index_restored_behind_the_snapshot_wins_over_it_and_the_gap_is_replayed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let backup = tempfile::tempdir().unwrap();
+    let all: Vec<Vec<u8>> = realm_dag(9, 6_000, 6, 16)
+        .unwrap()
+        .iter()
+        .map(|e| e.bytes().to_vec())
+        .collect();
+    let (early, late) = all.split_at(3_000);
+    for (part, save) in [(early, true), (late, false)] {
+        let ledger = Ledger::open(tmp.path()).unwrap();
+        for chunk in part.chunks(500) {
+            ledger.append_batch(chunk).unwrap();
+        }
+        ledger.close().unwrap();
+        if save {
+            copy_dir(&tmp.path().join("index"), &backup.path().join("index"));
+        }
+    }
+    std::fs::remove_dir_all(tmp.path().join("index")).unwrap();
+    copy_dir(&backup.path().join("index"), &tmp.path().join("index"));
+    let ledger = Ledger::open(tmp.path()).unwrap();
+    let report = ledger.open_report().clone();
+    assert!(
+        report.snapshot.is_none()
+            && report.index_from_snapshot.is_none()
+            && report.rebuilt.is_none()
+            && report.replayed as usize == all.len() - early.len(),
+        "{report:?}"
+    );
+    assert!(report
+        .snapshot_ignored
+        .unwrap()
+        .contains("covers batch 6 only"));
+    assert_consistent(&ledger, all.len());
+}
+
 #[test]
 fn a_read_only_open_uses_the_snapshot_and_changes_no_file() {
     let tmp = tempfile::tempdir().unwrap();

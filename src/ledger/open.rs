@@ -164,7 +164,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
                     index.persist(first, records, changes, high)
                 };
             let snap = match usable_snapshot(found, &reader, log_high, &mut report) {
-                Some(snap) => Some(index_covering(&index, snap, &mut report)?),
+                Some(snap) => index_covering(&index, snap, &mut report)?,
                 None => None,
             };
             let replayed = snap
@@ -287,26 +287,42 @@ fn usable_snapshot(
     })
 }
 
-/// `snap`, once the index covers it. sled is written every batch, the snapshot at
-/// checkpoints, so an index behind the snapshot was removed, damaged, rebuilt or restored
-/// since: its tables are rewritten from the snapshot's state,
-/// which the log has just vouched for, instead of being rebuilt from the whole log.
+/// `snap`, when the index covers it. sled is written every batch, the snapshot at
+/// checkpoints: an empty index (removed, or found damaged and removed) is rewritten from
+/// the snapshot's state, which the log has just vouched for, instead of being rebuilt from
+/// the whole log. An index that holds rows but is behind the snapshot (sled had not
+/// flushed when the process died, or it was restored from a backup) wins: the snapshot is
+/// not used, and the log after the index's mark is replayed into it.
 fn index_covering(
     index: &Index,
     snap: Snapshot,
     report: &mut OpenReport,
-) -> Result<Snapshot, Error> {
-    let covered = index.high_water().ok().flatten();
-    let behind = match covered {
-        None => "the index is empty".to_string(),
-        Some(h) if h.seq < snap.high.seq => format!("the index covers batch {} only", h.seq),
-        Some(_) => return Ok(snap),
-    };
-    index.seed(&snap.state, snap.high)?;
-    // The index was not rebuilt from the log after all.
-    let why = report.rebuilt.take().unwrap_or(behind);
-    report.index_from_snapshot = Some(why);
-    Ok(snap)
+) -> Result<Option<Snapshot>, Error> {
+    match index.high_water() {
+        Ok(Some(h)) if h.seq >= snap.high.seq => Ok(Some(snap)),
+        Ok(Some(h)) => {
+            report.snapshot_ignored = Some(format!(
+                "the index covers batch {} only, and it is kept (restored, or not flushed before the process ended)",
+                h.seq
+            ));
+            Ok(None)
+        }
+        Ok(None) => {
+            index.seed(&snap.state, snap.high)?;
+            // The index was not rebuilt from the log after all.
+            let why = report
+                .rebuilt
+                .take()
+                .unwrap_or("the index was empty".into());
+            report.index_from_snapshot = Some(why);
+            Ok(Some(snap))
+        }
+        // Unreadable: the load below finds out and rebuilds from the log.
+        Err(e) => {
+            report.snapshot_ignored = Some(format!("the index's mark is unreadable ({e})"));
+            Ok(None)
+        }
+    }
 }
 
 /// The snapshot's state with the log entries after it replayed into `sink`; `None` (and
