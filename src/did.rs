@@ -5,7 +5,7 @@ use std::fmt;
 
 use ed25519_dalek::VerifyingKey;
 
-use crate::canonical::{Json, Object};
+use crate::canonical::{write_string, Json, Object};
 use crate::error::{schema, Rejection};
 use crate::limits::MAX_DID_CORE_ID_BYTES;
 
@@ -228,6 +228,28 @@ impl ActorId {
                 .with("kind", "service".into())
                 .with("service_id", service_id.as_str().into())
                 .into(),
+        }
+    }
+
+    /// Appends the canonical bytes of [`ActorId::to_json`] to `out`, without building the
+    /// value (a test holds the two to the same bytes).
+    pub fn write_canonical(&self, out: &mut Vec<u8>) {
+        match self {
+            ActorId::Account {
+                principal_id,
+                station_id,
+            } => {
+                out.extend_from_slice(b"{\"account_id\":{\"principal_id\":");
+                write_string(principal_id.as_str(), out);
+                out.extend_from_slice(b",\"station_id\":");
+                write_string(station_id.as_str(), out);
+                out.extend_from_slice(b"},\"kind\":\"account\"}");
+            }
+            ActorId::Service { service_id } => {
+                out.extend_from_slice(b"{\"kind\":\"service\",\"service_id\":");
+                write_string(service_id.as_str(), out);
+                out.push(b'}');
+            }
         }
     }
 }

@@ -18,7 +18,7 @@ use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
 use ed25519_zebra::batch;
 use rand_core::{CryptoRng, RngCore};
 
-use crate::canonical::{to_canonical, Object};
+use crate::canonical::write_string;
 use crate::did::{key_of_did_key, verification_method, ActorId, DidCoreId};
 use crate::envelope::{Envelope, ProducerProof};
 use crate::error::{Code, Rejection};
@@ -35,21 +35,35 @@ pub fn binding_bytes(
     method: &str,
     created_at: &str,
 ) -> Vec<u8> {
-    let binding = Object::new()
-        .with("context", "ak.event_proof.v1".into())
-        .with("event_digest", event_digest.into())
-        .with("actor_id", actor.to_json())
-        .with("verification_method", method.into())
-        .with("created_at", created_at.into());
-    to_canonical(&binding.into())
+    // Written directly (no value tree), members in canonical key order: actor_id, context,
+    // created_at, event_digest, verification_method. A test holds it to `to_canonical` of
+    // the same object.
+    let mut out = Vec::with_capacity(160 + event_digest.len() + 2 * method.len());
+    out.extend_from_slice(b"{\"actor_id\":");
+    actor.write_canonical(&mut out);
+    out.extend_from_slice(b",\"context\":\"ak.event_proof.v1\",\"created_at\":");
+    write_string(created_at, &mut out);
+    out.extend_from_slice(b",\"event_digest\":");
+    write_string(event_digest, &mut out);
+    out.extend_from_slice(b",\"verification_method\":");
+    write_string(method, &mut out);
+    out.push(b'}');
+    out
 }
 
 /// The JWS signing input `b64url(header) "." b64url(binding)`.
 fn signing_input(binding: &[u8]) -> Vec<u8> {
-    let mut input = Vec::with_capacity(JWS_HEADER_B64.len() + 1 + binding.len() * 4 / 3 + 4);
+    let encoded = base64::encoded_len(binding.len(), false).unwrap_or(0);
+    let mut input = Vec::with_capacity(JWS_HEADER_B64.len() + 1 + encoded);
     input.extend_from_slice(JWS_HEADER_B64.as_bytes());
     input.push(b'.');
-    input.extend_from_slice(URL_SAFE_NO_PAD.encode(binding).as_bytes());
+    let start = input.len();
+    input.resize(start + encoded, 0);
+    let written = input
+        .get_mut(start..)
+        .and_then(|tail| URL_SAFE_NO_PAD.encode_slice(binding, tail).ok())
+        .unwrap_or(0);
+    input.truncate(start + written);
     input
 }
 
@@ -88,7 +102,7 @@ pub struct Verifier {
     /// Replaced whole (copy on write) when keys are added to a live ledger, so a check
     /// holds the lock only to clone the `Arc`.
     keyring: RwLock<Arc<Keyring>>,
-    keys: RwLock<HashMap<String, Resolved>>,
+    keys: RwLock<HashMap<String, Arc<Resolved>>>,
 }
 
 impl Verifier {
@@ -120,7 +134,7 @@ impl Verifier {
 
     /// The key named by a verification method (and its `ak:did_core:key:` principal),
     /// decompressed and encoded once and cached.
-    fn key(&self, method: &str) -> Result<Resolved, Rejection> {
+    fn key(&self, method: &str) -> Result<Arc<Resolved>, Rejection> {
         if let Some(known) = self.keys.read().ok().and_then(|m| m.get(method).cloned()) {
             return Ok(known);
         }
@@ -132,13 +146,13 @@ impl Verifier {
         }
         let key =
             key_of_did_key(method).map_err(|_| invalid("verification_method is not a did:key"))?;
-        let resolved = Resolved {
+        let resolved = Arc::new(Resolved {
             key,
             principal: DidCoreId::for_key(&key),
-        };
+        });
         if let Ok(mut cache) = self.keys.write() {
             if cache.len() < MAX_KEY_CACHE {
-                cache.insert(method.to_owned(), resolved.clone());
+                cache.insert(method.to_owned(), Arc::clone(&resolved));
             }
         }
         Ok(resolved)
@@ -168,14 +182,12 @@ impl Verifier {
         if proof.event_digest != event_digest {
             return Err(invalid("event_digest is not the digest of this event"));
         }
-        let Resolved {
-            key,
-            principal: own,
-        } = self.key(&proof.verification_method)?;
+        let resolved = self.key(&proof.verification_method)?;
+        let (key, own) = (resolved.key, &resolved.principal);
         let principal = envelope.actor.principal();
         // A self-certifying principal is bound to its own key; only other principals may be
         // widened by the keyring (PROFILE §4).
-        if *principal != own
+        if principal != own
             && (principal.is_self_certifying() || !self.keyring().authorizes(principal, &key))
         {
             return Err(invalid("key is not authorized for the actor"));
@@ -239,4 +251,72 @@ pub fn verify_batch<R: RngCore + CryptoRng>(
         return checks.iter().map(|_| Ok(())).collect();
     }
     checks.iter().cloned().map(SignatureCheck::verify).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canonical::{to_canonical, Object};
+    use proptest::prelude::*;
+
+    /// The binding object built as a value and written by the canonical writer: what
+    /// [`binding_bytes`] must equal.
+    fn binding_through_a_value(
+        event_digest: &str,
+        actor: &ActorId,
+        method: &str,
+        created_at: &str,
+    ) -> Vec<u8> {
+        let binding = Object::new()
+            .with("context", "ak.event_proof.v1".into())
+            .with("event_digest", event_digest.into())
+            .with("actor_id", actor.to_json())
+            .with("verification_method", method.into())
+            .with("created_at", created_at.into());
+        to_canonical(&binding.into())
+    }
+
+    /// A did_core id whose method-specific part holds any characters the id allows
+    /// (quotes, backslashes, control characters, non-ASCII: everything the writer escapes).
+    fn did_core() -> impl Strategy<Value = DidCoreId> {
+        "[a-z0-9]{1,6}:[^\\s/?#]{1,24}".prop_filter_map("a valid did_core id", |rest| {
+            DidCoreId::parse(&format!("ak:did_core:{rest}")).ok()
+        })
+    }
+
+    fn actor() -> impl Strategy<Value = ActorId> {
+        prop_oneof![
+            did_core().prop_map(|service_id| ActorId::Service { service_id }),
+            (did_core(), did_core()).prop_map(|(principal_id, station_id)| ActorId::Account {
+                principal_id,
+                station_id
+            }),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn binding_bytes_are_the_canonical_bytes_of_the_binding_object(
+            digest in "\\PC{0,40}|[\\x00-\\x1f\"\\\\]{0,8}",
+            method in "\\PC{0,60}",
+            created_at in "[0-9TZ:.\\-]{0,24}|\\PC{0,8}",
+            actor in actor(),
+        ) {
+            prop_assert_eq!(
+                binding_bytes(&digest, &actor, &method, &created_at),
+                binding_through_a_value(&digest, &actor, &method, &created_at)
+            );
+            let mut direct = Vec::new();
+            actor.write_canonical(&mut direct);
+            prop_assert_eq!(direct, to_canonical(&actor.to_json()));
+        }
+
+        #[test]
+        fn the_signing_input_is_the_header_a_dot_and_the_binding_in_base64url(
+            binding in proptest::collection::vec(any::<u8>(), 0..300),
+        ) {
+            let expected = format!("{JWS_HEADER_B64}.{}", URL_SAFE_NO_PAD.encode(&binding));
+            prop_assert_eq!(signing_input(&binding), expected.into_bytes());
+        }
+    }
 }

@@ -20,7 +20,7 @@ mod write;
 pub use parse::{parse_canonical, parse_value};
 pub use strict::{parse_strict, Canonical};
 pub use value::{Json, Object};
-pub use write::{to_canonical, write_canonical};
+pub use write::{to_canonical, write_canonical, write_string};
 
 #[cfg(test)]
 mod tests;

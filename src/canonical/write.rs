@@ -46,9 +46,9 @@ fn needs_escape(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
-/// Writes a JSON string with the escapes of PROFILE §2: the six short escapes, other control
-/// characters as lowercase `\u00xx`, everything else raw UTF-8.
-fn write_string(s: &str, out: &mut Vec<u8>) {
+/// Appends `s` as a canonical JSON string, with the escapes of PROFILE §2: the six short
+/// escapes, other control characters as lowercase `\u00xx`, everything else raw UTF-8.
+pub fn write_string(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = s.as_bytes();
     // Fast path: copy whole 32-byte blocks that need no escape (a branch-free test the
