@@ -3,15 +3,15 @@
 //!
 //! | table | key | value |
 //! | --- | --- | --- |
-//! | `event_batches` | admission position of the batch's first record (u32 BE) | the batch's [`Record`]s (see `docs/format.md`) |
+//! | `event_batches` | admission position of the row's first record (u32 BE) | up to 64 consecutive [`Record`]s of one batch (see `docs/format.md`) |
 //! | `pending` | event id (33 bytes) | log position of its bytes, size, the dependency it waits for |
 //! | `rejected_on_release` | event id (33 bytes) | code `\n` message |
 //! | `meta` | `log_high_water`, `index_format` | last log batch the tables cover; this layout's version |
 //!
 //! Each batch's rows and its high-water mark are written in one atomic multi-table batch,
 //! so after a crash the tables are exactly those of some committed batch. A ledger batch's
-//! records share one `event_batches` row: sled's cost is per key, and a 1000-event batch
-//! then writes a handful of keys instead of a thousand.
+//! records share `event_batches` rows of up to `ROW_RECORDS`: sled's cost is per key, and
+//! a 1000-event batch then writes 16 keys instead of a thousand.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -35,6 +35,10 @@ const EVENTS_V1: Table<u32, Vec<u8>> = Table::new("events");
 const FORMAT_KEY: &str = "index_format";
 /// The layout described above (1: one `events` row per record).
 const FORMAT: u32 = 2;
+/// Index records per `event_batches` row, at most: sled keeps up to 16 rows in a leaf and
+/// writes a leaf over 128 KiB as a separate blob file, which its open then reads back; 64
+/// records (about 6.5 KiB) keep a full leaf near 100 KiB, and a 1000-event batch at 16 keys.
+const ROW_RECORDS: usize = 64;
 const PENDING: Table<[u8; 33], PendingEntry> = Table::new("pending");
 const REJECTED: Table<[u8; 33], Vec<u8>> = Table::new("rejected_on_release");
 
@@ -150,13 +154,12 @@ impl Index {
         high: HighWater,
     ) -> Result<(), Error> {
         let mut batch = WriteBatch::new();
-        if !records.is_empty() {
-            let last = first.checked_add(records.len() - 1);
-            let pos = last
-                .and_then(|last| u32::try_from(last).ok())
-                .and(u32::try_from(first).ok())
-                .ok_or_else(|| Error::Misuse("more than 2^32 events".into()))?;
-            batch.insert(&EVENT_BATCHES, &pos, &encode_records(records));
+        if u32::try_from(first + records.len()).is_err() {
+            return Err(Error::Misuse("more than 2^32 events".into()));
+        }
+        for (i, row) in records.chunks(ROW_RECORDS).enumerate() {
+            let key = (first + i * ROW_RECORDS) as u32;
+            batch.insert(&EVENT_BATCHES, &key, &encode_records(row));
         }
         for (id, at) in &changes.pending_added {
             batch.insert(&PENDING, id.bytes(), at);
@@ -324,13 +327,9 @@ impl Index {
     }
 }
 
-/// Index records per `event_batches` row when the tables are rewritten from a state
-/// snapshot (rows need not match log batches: only their sequence is checked).
-const SEED_ROW: usize = 4096;
-
 impl Index {
-    /// Rewrites the tables from `state`, the state after log batch `high` (a state snapshot
-    /// the index is behind): cleared first, rows written one transaction at a time, and
+    /// Rewrites the tables from `state`, the state after log batch `high` (a state snapshot,
+    /// when the index is empty): cleared first, rows written a few thousand records per transaction, and
     /// the high-water mark last, so a crash part-way leaves tables without a mark, which
     /// the next open rewrites or rebuilds again.
     pub fn seed(&self, state: &State, high: HighWater) -> Result<(), Error> {
@@ -338,20 +337,26 @@ impl Index {
         let mut records = state.records();
         let mut first = 0usize;
         loop {
-            let row = records
-                .by_ref()
-                .take(SEED_ROW)
-                .collect::<Option<Vec<Record>>>()
-                .ok_or_else(|| Error::Misuse("the state's arrays disagree".into()))?;
-            if row.is_empty() {
+            // 64 rows (4096 records) per transaction.
+            let mut batch = WriteBatch::new();
+            for _ in 0..64 {
+                let row = records
+                    .by_ref()
+                    .take(ROW_RECORDS)
+                    .collect::<Option<Vec<Record>>>()
+                    .ok_or_else(|| Error::Misuse("the state's arrays disagree".into()))?;
+                if row.is_empty() {
+                    break;
+                }
+                let key = u32::try_from(first)
+                    .map_err(|_| Error::Misuse("more than 2^32 events".into()))?;
+                batch.insert(&EVENT_BATCHES, &key, &encode_records(&row));
+                first += row.len();
+            }
+            if batch.is_empty() {
                 break;
             }
-            let key =
-                u32::try_from(first).map_err(|_| Error::Misuse("more than 2^32 events".into()))?;
-            let mut batch = WriteBatch::new();
-            batch.insert(&EVENT_BATCHES, &key, &encode_records(&row));
             self.store.apply(batch).map_err(|e| self.err(e))?;
-            first += row.len();
         }
         let mut batch = WriteBatch::new();
         for (id, entry) in state.pending.sorted() {
@@ -496,6 +501,29 @@ mod layout_tests {
         assert_eq!(ledger.len(), 61);
         assert_eq!(ledger.open_report().rebuilt, None);
         assert_eq!(ledger.open_report().replayed, 0);
+    }
+
+    #[test]
+    fn a_large_batch_is_split_into_rows_of_at_most_row_records() {
+        let events = realm_dag(2, 150, 3, 8).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config::new(dir.path()).durability(Durability::Buffered);
+        {
+            let ledger = Ledger::open_with(config.clone()).unwrap();
+            let bytes: Vec<&[u8]> = events.iter().map(|e| e.bytes()).collect();
+            ledger.append_batch(&bytes).unwrap();
+        }
+        let _ = std::fs::remove_file(dir.path().join("snapshot"));
+        {
+            let index = Index::open(&dir.path().join("index")).unwrap();
+            let rows = index.store.tree(&EVENT_BATCHES).unwrap();
+            let firsts: Vec<u32> = rows.iter().map(|r| r.unwrap().0).collect();
+            assert_eq!(firsts, [0, 64, 128]);
+        }
+        let ledger = Ledger::open_with(config).unwrap();
+        assert_eq!(ledger.len(), events.len());
+        assert_eq!(ledger.open_report().rebuilt, None);
+        assert!(ledger.check().unwrap().is_clean());
     }
 
     #[test]
