@@ -6,6 +6,7 @@
 mod common;
 
 use common::cli::*;
+use common::copy_dir;
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -14,19 +15,6 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::Value;
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
 
 /// A ledger where one exchange got two concurrent terminal controls: the controller closed
 /// it in one copy of the ledger and cancelled it in another, and the copies were merged.

@@ -9,7 +9,7 @@ use std::path::Path;
 use akledger::workload::realm_dag;
 use akledger::{Config, Ledger};
 
-use common::files;
+use common::{copy_dir, files};
 
 /// Appends `events` events of `realm_dag(seed, …)` (the first `held` of them after the
 /// rest, so that some wait) in batches of 500, and returns them.
@@ -125,20 +125,6 @@ fn an_index_removed_behind_the_snapshot_is_rewritten_from_it_not_rebuilt_from_th
         "{report:?}"
     );
     assert_eq!(assert_consistent(&ledger, all.len()), heads);
-}
-
-/// Copies the files of directory `from` into `to` (created).
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -139,6 +139,17 @@ impl Index {
         store_error(Path::new("index"), e)
     }
 
+    /// Applies `batch` with the high-water mark `high` and the layout version, atomically.
+    fn commit(&self, mut batch: WriteBatch, high: HighWater) -> Result<(), Error> {
+        Store::set_high_water(&mut batch, high);
+        batch.insert(
+            &META,
+            &FORMAT_KEY.to_string(),
+            &FORMAT.to_le_bytes().to_vec(),
+        );
+        self.store.apply(batch).map_err(|e| self.err(e))
+    }
+
     /// The log batch the tables cover, if any.
     pub fn high_water(&self) -> Result<Option<HighWater>, Error> {
         self.store.high_water().map_err(|e| self.err(e))
@@ -170,13 +181,7 @@ impl Index {
         for (id, why) in &changes.rejected {
             batch.insert(&REJECTED, id.bytes(), &encode_rejection(why));
         }
-        Store::set_high_water(&mut batch, high);
-        batch.insert(
-            &META,
-            &FORMAT_KEY.to_string(),
-            &FORMAT.to_le_bytes().to_vec(),
-        );
-        self.store.apply(batch).map_err(|e| self.err(e))
+        self.commit(batch, high)
     }
 
     /// Removes every row (before a rebuild from the log). Not atomic (sled clears a tree
@@ -365,13 +370,7 @@ impl Index {
         for (id, why) in &state.released_rejections {
             batch.insert(&REJECTED, id.bytes(), &encode_rejection(why));
         }
-        Store::set_high_water(&mut batch, high);
-        batch.insert(
-            &META,
-            &FORMAT_KEY.to_string(),
-            &FORMAT.to_le_bytes().to_vec(),
-        );
-        self.store.apply(batch).map_err(|e| self.err(e))
+        self.commit(batch, high)
     }
 }
 
