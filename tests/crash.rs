@@ -732,19 +732,28 @@ fn sigkill_during_an_index_rebuild_leaves_a_ledger_that_opens_whole() {
     let dir = tmp.path().join("data");
     import_all(&log, &dir);
     let mut rng = SplitMix::new(0xC4A5_0005);
-    let mut rebuilds_seen = 0;
-    for round in 0..6 {
+    let (mut rebuilds_seen, mut rewrites_seen) = (0, 0);
+    for round in 0..8 {
+        // Every other round the index goes; every fourth, the snapshot too, so the index
+        // is rebuilt from the log rather than rewritten from the snapshot.
         if round % 2 == 0 {
             std::fs::remove_dir_all(dir.join("index")).expect("delete index");
         }
-        // `init` opens for writing: it rebuilds the index, and is killed part way.
+        if round % 4 == 0 {
+            let _ = std::fs::remove_file(dir.join("snapshot"));
+        }
+        // `init` opens for writing: it rebuilds or rewrites the index, and is killed part
+        // way.
         kill_cli_after(&dir, &["init"], 10 + rng.below(300) as u64);
         let ledger = Ledger::open(&dir).expect("reopen after a kill during a rebuild");
-        if ledger.open_report().rebuilt.is_some() {
-            rebuilds_seen += 1;
-        }
-        assert_eq!(ledger.len(), total, "{:?}", ledger.open_report());
+        let report = ledger.open_report();
+        rebuilds_seen += usize::from(report.rebuilt.is_some());
+        rewrites_seen += usize::from(report.index_from_snapshot.is_some());
+        assert_eq!(ledger.len(), total, "{report:?}");
         assert!(ledger.check().expect("check").is_clean());
     }
-    eprintln!("rebuild kills: {rebuilds_seen} reopenings finished an interrupted rebuild");
+    eprintln!(
+        "rebuild kills: {rebuilds_seen} reopenings finished an interrupted rebuild from the log, \
+         {rewrites_seen} an interrupted rewrite from the snapshot"
+    );
 }
