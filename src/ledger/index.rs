@@ -330,13 +330,11 @@ impl Index {
             None => Err("the index was written in an older layout (one row per event)".into()),
         }
     }
-}
 
-impl Index {
     /// Rewrites the tables from `state`, the state after log batch `high` (a state snapshot,
-    /// when the index is empty): cleared first, rows written a few thousand records per transaction, and
-    /// the high-water mark last, so a crash part-way leaves tables without a mark, which
-    /// the next open rewrites or rebuilds again.
+    /// when the index is empty): cleared first, then the rows 4096 records per transaction,
+    /// and the high-water mark last, so a crash part-way leaves tables without a mark,
+    /// which the next open rewrites or rebuilds again.
     pub fn seed(&self, state: &State, high: HighWater) -> Result<(), Error> {
         self.clear()?;
         let mut records = state.records();
