@@ -10,6 +10,7 @@ use common::files;
 use std::process::{Command, Output};
 
 use akledger::store::log::segment_file_name;
+use akledger::store::root::read_acked;
 use akledger::workload::realm_dag;
 use akledger::{Config, Durability, Error, EventId, Fault, Ledger};
 
@@ -291,4 +292,26 @@ fn a_damaged_entry_mid_log_stops_a_rebuild_on_any_number_of_parsing_threads() {
         assert_eq!(err.fault(), Fault::Corruption, "{err}");
         assert!(err.to_string().contains(&name), "{threads} threads: {err}");
     }
+}
+
+/// A log without an acknowledged marker (a ledger from before the marker existed) is made
+/// durable and marked by the next writer that opens it, even if it appends nothing, so
+/// later opens count entries from the mark instead of reading the whole log.
+#[test]
+fn a_writer_marks_a_log_that_has_no_acknowledged_marker() {
+    let tmp = tempfile::tempdir().unwrap();
+    build(Config::new(tmp.path()));
+    let marker = tmp.path().join("acked");
+    let marked = read_acked(tmp.path()).unwrap().unwrap();
+    assert_eq!(marked.entries, 61);
+    std::fs::remove_file(&marker).unwrap();
+    {
+        let ledger = Ledger::open_with(Config::new(tmp.path()).read_only(true)).unwrap();
+        assert_eq!(ledger.len(), 61);
+    }
+    assert!(!marker.exists(), "a read-only open wrote the marker");
+    let ledger = Ledger::open(tmp.path()).unwrap();
+    assert_eq!(ledger.len(), 61);
+    drop(ledger);
+    assert_eq!(read_acked(tmp.path()).unwrap(), Some(marked));
 }

@@ -190,10 +190,13 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
         };
         let mut state = state;
         state.refresh_heads();
+        let mut log = log;
         let ack = if config.read_only {
             None
         } else {
-            Some(AckWriter::open(&dir).map_err(|(path, source)| Error::Io { path, source })?)
+            let ack = AckWriter::open(&dir).map_err(|(path, source)| Error::Io { path, source })?;
+            mark_recovered(&mut log, &ack, acked, entries)?;
+            Some(ack)
         };
         let snapshot_entries = match report.snapshot {
             Some(_) => entries.saturating_sub(report.replayed),
@@ -430,6 +433,26 @@ fn entries_in_log(
         n += 1;
     }
     Ok(n)
+}
+
+/// A log that holds batches past the acknowledged marker (a ledger written before the
+/// marker existed, or a tail written but not yet marked when its process ended) is made
+/// durable, then marked up to its end: each later open then counts entries from the mark
+/// instead of reading the whole log. Nothing is claimed that the disk does not hold.
+fn mark_recovered(
+    log: &mut SegmentLog,
+    ack: &AckWriter,
+    acked: Option<Acked>,
+    entries: u64,
+) -> Result<(), Error> {
+    let high = log.high_water();
+    if high.seq == 0 || acked.is_some_and(|a| a.high.seq >= high.seq) {
+        return Ok(());
+    }
+    log.sync().map_err(log_error)?;
+    let io = |(path, source)| Error::Io { path, source };
+    ack.write(Acked { high, entries }).map_err(io)?;
+    ack.sync().map_err(io)
 }
 
 /// The error for a log that holds less than was acknowledged, counting what is missing.
