@@ -428,8 +428,8 @@ struct Harness {
     ledger: Option<Ledger>,
     /// Size of the log's segment after each model batch.
     sizes: Vec<u64>,
-    /// Model batches at the last clean close: synced and marked acknowledged, so no crash
-    /// can lose them.
+    /// Model batches at the last clean close or writer open: synced and marked acknowledged,
+    /// so no crash can lose them.
     closed_with: usize,
 }
 
@@ -544,6 +544,9 @@ pub fn check(data: &[u8]) {
                     model = model.without_last_batch();
                 }
                 h.open();
+                // The open made the log it recovered durable and marked it acknowledged:
+                // no later crash can lose those batches either.
+                h.closed_with = model.batches.len();
             }
         }
         while h.sizes.len() < model.batches.len() {
