@@ -53,18 +53,11 @@ pub fn binding_bytes(
 
 /// The JWS signing input `b64url(header) "." b64url(binding)`.
 fn signing_input(binding: &[u8]) -> Vec<u8> {
-    let encoded = base64::encoded_len(binding.len(), false).unwrap_or(0);
-    let mut input = Vec::with_capacity(JWS_HEADER_B64.len() + 1 + encoded);
-    input.extend_from_slice(JWS_HEADER_B64.as_bytes());
-    input.push(b'.');
-    let start = input.len();
-    input.resize(start + encoded, 0);
-    let written = input
-        .get_mut(start..)
-        .and_then(|tail| URL_SAFE_NO_PAD.encode_slice(binding, tail).ok())
-        .unwrap_or(0);
-    input.truncate(start + written);
-    input
+    let mut input = String::with_capacity(JWS_HEADER_B64.len() + 1 + binding.len().div_ceil(3) * 4);
+    input.push_str(JWS_HEADER_B64);
+    input.push('.');
+    URL_SAFE_NO_PAD.encode_string(binding, &mut input);
+    input.into_bytes()
 }
 
 /// Signs `envelope` (whose preimage digests to `event_digest`) with `key`.

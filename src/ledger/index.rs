@@ -39,6 +39,8 @@ const FORMAT: u32 = 2;
 /// writes a leaf over 128 KiB as a separate blob file, which its open then reads back; 64
 /// records (about 6.5 KiB) keep a full leaf near 100 KiB, and a 1000-event batch at 16 keys.
 const ROW_RECORDS: usize = 64;
+/// Index records per sled transaction when the tables are rewritten from a snapshot.
+const SEED_TRANSACTION: usize = 64 * ROW_RECORDS;
 const PENDING: Table<[u8; 33], PendingEntry> = Table::new("pending");
 const REJECTED: Table<[u8; 33], Vec<u8>> = Table::new("rejected_on_release");
 
@@ -165,13 +167,7 @@ impl Index {
         high: HighWater,
     ) -> Result<(), Error> {
         let mut batch = WriteBatch::new();
-        if u32::try_from(first + records.len()).is_err() {
-            return Err(Error::Misuse("more than 2^32 events".into()));
-        }
-        for (i, row) in records.chunks(ROW_RECORDS).enumerate() {
-            let key = (first + i * ROW_RECORDS) as u32;
-            batch.insert(&EVENT_BATCHES, &key, &encode_records(row));
-        }
+        put_rows(&mut batch, first, records)?;
         for (id, at) in &changes.pending_added {
             batch.insert(&PENDING, id.bytes(), at);
         }
@@ -340,26 +336,18 @@ impl Index {
         let mut records = state.records();
         let mut first = 0usize;
         loop {
-            // 64 rows (4096 records) per transaction.
-            let mut batch = WriteBatch::new();
-            for _ in 0..64 {
-                let row = records
-                    .by_ref()
-                    .take(ROW_RECORDS)
-                    .collect::<Option<Vec<Record>>>()
-                    .ok_or_else(|| Error::Misuse("the state's arrays disagree".into()))?;
-                if row.is_empty() {
-                    break;
-                }
-                let key = u32::try_from(first)
-                    .map_err(|_| Error::Misuse("more than 2^32 events".into()))?;
-                batch.insert(&EVENT_BATCHES, &key, &encode_records(&row));
-                first += row.len();
-            }
-            if batch.is_empty() {
+            let chunk = records
+                .by_ref()
+                .take(SEED_TRANSACTION)
+                .collect::<Option<Vec<Record>>>()
+                .ok_or_else(|| Error::Misuse("the state's arrays disagree".into()))?;
+            if chunk.is_empty() {
                 break;
             }
+            let mut batch = WriteBatch::new();
+            put_rows(&mut batch, first, &chunk)?;
             self.store.apply(batch).map_err(|e| self.err(e))?;
+            first += chunk.len();
         }
         let mut batch = WriteBatch::new();
         for (id, entry) in state.pending.sorted() {
@@ -370,6 +358,19 @@ impl Index {
         }
         self.commit(batch, high)
     }
+}
+
+/// Adds `records`, admitted at positions `first..`, to `batch` as `event_batches` rows of
+/// up to [`ROW_RECORDS`], each keyed by its first position.
+fn put_rows(batch: &mut WriteBatch, first: usize, records: &[Record]) -> Result<(), Error> {
+    if u32::try_from(first + records.len()).is_err() {
+        return Err(Error::Misuse("more than 2^32 events".into()));
+    }
+    for (i, row) in records.chunks(ROW_RECORDS).enumerate() {
+        let key = (first + i * ROW_RECORDS) as u32;
+        batch.insert(&EVENT_BATCHES, &key, &encode_records(row));
+    }
+    Ok(())
 }
 
 /// An `event_batches` value: count `u32` LE, then per record its length `u32` LE and the
@@ -462,20 +463,39 @@ mod layout_tests {
     use crate::ledger::{Config, Durability, Ledger};
     use crate::workload::realm_dag;
 
-    /// A ledger of 61 events in batches of 20, closed without a state snapshot; returns
-    /// its directory and config.
-    fn closed_ledger() -> (tempfile::TempDir, Config) {
-        let events = realm_dag(5, 60, 3, 8).unwrap();
+    /// A ledger of `realm_dag(seed, events, 3, 8)` appended in batches of `batch`, closed
+    /// (with a state snapshot); returns its directory, config and heads.
+    fn written(
+        seed: u64,
+        events: usize,
+        batch: usize,
+    ) -> (tempfile::TempDir, Config, Vec<EventId>) {
+        let events = realm_dag(seed, events, 3, 8).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let config = Config::new(dir.path()).durability(Durability::Buffered);
         let ledger = Ledger::open_with(config.clone()).unwrap();
-        for part in events.chunks(20) {
+        for part in events.chunks(batch) {
             let bytes: Vec<&[u8]> = part.iter().map(|e| e.bytes()).collect();
             ledger.append_batch(&bytes).unwrap();
         }
-        drop(ledger);
-        let _ = std::fs::remove_file(dir.path().join("snapshot"));
+        let heads = ledger.heads();
+        ledger.close().unwrap();
+        (dir, config, heads)
+    }
+
+    /// A ledger of 61 events in batches of 20, without a state snapshot; returns its
+    /// directory and config.
+    fn closed_ledger() -> (tempfile::TempDir, Config) {
+        let (dir, config, _) = written(5, 60, 20);
+        std::fs::remove_file(dir.path().join("snapshot")).unwrap();
         (dir, config)
+    }
+
+    /// The key (first position) of every `event_batches` row of the ledger in `dir`.
+    fn row_firsts(dir: &Path) -> Vec<u32> {
+        let index = Index::open(&dir.join("index")).unwrap();
+        let rows = index.store.tree(&EVENT_BATCHES).unwrap();
+        rows.iter().map(|r| r.unwrap().0).collect()
     }
 
     fn reopened_rebuilt(config: Config) -> String {
@@ -488,12 +508,7 @@ mod layout_tests {
     #[test]
     fn a_batch_row_holds_a_batch_and_the_index_loads_without_a_rebuild() {
         let (dir, config) = closed_ledger();
-        {
-            let index = Index::open(&dir.path().join("index")).unwrap();
-            let rows = index.store.tree(&EVENT_BATCHES).unwrap();
-            let firsts: Vec<u32> = rows.iter().map(|r| r.unwrap().0).collect();
-            assert_eq!(firsts, [0, 20, 40, 60]);
-        }
+        assert_eq!(row_firsts(dir.path()), [0, 20, 40, 60]);
         let ledger = Ledger::open_with(config).unwrap();
         assert_eq!(ledger.len(), 61);
         assert_eq!(ledger.open_report().rebuilt, None);
@@ -502,23 +517,11 @@ mod layout_tests {
 
     #[test]
     fn a_large_batch_is_split_into_rows_of_at_most_row_records() {
-        let events = realm_dag(2, 150, 3, 8).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let config = Config::new(dir.path()).durability(Durability::Buffered);
-        {
-            let ledger = Ledger::open_with(config.clone()).unwrap();
-            let bytes: Vec<&[u8]> = events.iter().map(|e| e.bytes()).collect();
-            ledger.append_batch(&bytes).unwrap();
-        }
-        let _ = std::fs::remove_file(dir.path().join("snapshot"));
-        {
-            let index = Index::open(&dir.path().join("index")).unwrap();
-            let rows = index.store.tree(&EVENT_BATCHES).unwrap();
-            let firsts: Vec<u32> = rows.iter().map(|r| r.unwrap().0).collect();
-            assert_eq!(firsts, [0, 64, 128]);
-        }
+        let (dir, config, _) = written(2, 150, 151);
+        std::fs::remove_file(dir.path().join("snapshot")).unwrap();
+        assert_eq!(row_firsts(dir.path()), [0, 64, 128]);
         let ledger = Ledger::open_with(config).unwrap();
-        assert_eq!(ledger.len(), events.len());
+        assert_eq!(ledger.len(), 151);
         assert_eq!(ledger.open_report().rebuilt, None);
         assert!(ledger.check().unwrap().is_clean());
     }
@@ -527,14 +530,7 @@ mod layout_tests {
     /// the next open clears them and rewrites the index again.
     #[test]
     fn rows_left_without_a_mark_by_an_interrupted_rewrite_are_rewritten() {
-        let events = realm_dag(4, 200, 3, 8).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let config = Config::new(dir.path()).durability(Durability::Buffered);
-        let ledger = Ledger::open_with(config.clone()).unwrap();
-        let bytes: Vec<&[u8]> = events.iter().map(|e| e.bytes()).collect();
-        ledger.append_batch(&bytes).unwrap();
-        let heads = ledger.heads();
-        ledger.close().unwrap();
+        let (dir, config, heads) = written(4, 200, 201);
         std::fs::remove_dir_all(dir.path().join("index")).unwrap();
         {
             // The first transaction of a rewrite, with a damaged second row for good

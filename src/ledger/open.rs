@@ -118,7 +118,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             read_only: config.read_only,
             acknowledged: acked.map(|a| a.high),
         };
-        let (log, recovery) = match SegmentLog::open(dir.join(LOG_DIR), opts.clone()) {
+        let (mut log, recovery) = match SegmentLog::open(dir.join(LOG_DIR), opts.clone()) {
             Ok(opened) => opened,
             Err(e @ LogError::BehindAcknowledged { .. }) => {
                 return Err(missing_acknowledged(e, acked, &dir, &opts))
@@ -190,7 +190,6 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
         };
         let mut state = state;
         state.refresh_heads();
-        let mut log = log;
         let ack = if config.read_only {
             None
         } else {
