@@ -11,7 +11,7 @@ use super::format::{
     decode_file_header, encode_file_header, find_marker_after, FileHeader, HeaderError,
     FILE_HEADER_LEN, MAX_SEGMENT_FILE,
 };
-use super::scan::scan_segment;
+use super::scan::{scan_from, scan_segment};
 use super::{
     HighWater, LogError, LogOptions, LogPos, RecoveryReport, SegRef, SegmentFile, TornTail,
 };
@@ -113,6 +113,26 @@ fn read_whole(path: &Path, file: &File) -> Result<Vec<u8>, LogError> {
     Ok(buf)
 }
 
+/// The first [`FILE_HEADER_LEN`] bytes of a segment file (fewer if it is shorter).
+fn read_header(path: &Path, file: &File) -> Result<Vec<u8>, LogError> {
+    let mut buf = vec![0u8; FILE_HEADER_LEN as usize];
+    let got = file
+        .read_at(&mut buf, 0)
+        .map_err(|e| LogError::io(path, e))?;
+    buf.truncate(got);
+    Ok(buf)
+}
+
+/// Bytes `from..to` of a segment file.
+fn read_range(path: &Path, file: &File, from: u64, to: u64) -> Result<Vec<u8>, LogError> {
+    let len = usize::try_from(to.saturating_sub(from))
+        .map_err(|_| LogError::corrupt(path, from, "segment range beyond memory"))?;
+    let mut buf = vec![0u8; len];
+    file.read_exact_at(&mut buf, from)
+        .map_err(|e| LogError::io(path, e))?;
+    Ok(buf)
+}
+
 fn checked_header(path: &Path, buf: &[u8], number: u32) -> Result<FileHeader, LogError> {
     let h = decode_file_header(buf).map_err(|e| LogError::corrupt(path, 0, e.describe()))?;
     if h.segment != number {
@@ -153,17 +173,18 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
     let mut report = RecoveryReport::default();
 
     // A torn segment creation (no header, nothing valid) is removed, or reset if it is the
-    // only segment. Otherwise the bytes read here are the ones the last segment's scan
-    // below reads (nothing writes in between), so they are kept for it.
-    let mut last_bytes: Option<(u32, Vec<u8>)> = None;
+    // only segment. Only a last segment whose header is short or zeroed is read whole here.
     if let Some(&last) = numbers.last() {
         let path = dir.join(segment_file_name(last));
         let file = File::open(&path).map_err(|e| LogError::io(&path, e))?;
-        let buf = read_whole(&path, &file)?;
-        if !is_torn_creation(&buf, last) {
-            last_bytes = Some((last, buf));
-        } else {
+        let header = read_header(&path, &file)?;
+        let torn_creation = matches!(
+            decode_file_header(&header),
+            Err(HeaderError::Short) | Err(HeaderError::Zeroed)
+        ) && is_torn_creation(&read_whole(&path, &file)?, last);
+        if torn_creation {
             numbers.pop();
+            let len = file.metadata().map_err(|e| LogError::io(&path, e))?.len();
             if opts.read_only {
                 report.torn_tail_left = Some(TornTail {
                     file: path,
@@ -173,7 +194,7 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
             } else {
                 fs::remove_file(&path).map_err(|e| LogError::io(&path, e))?;
                 sync_dir(dir)?;
-                report.bytes_dropped = buf.len() as u64;
+                report.bytes_dropped = len;
                 report.torn_tail = Some(TornTail {
                     file: path,
                     offset: 0,
@@ -237,11 +258,7 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
             prev_last_seq = Some(scan.last_seq);
             (h, scan.committed_end)
         } else {
-            let mut buf = [0u8; FILE_HEADER_LEN as usize];
-            let got = file
-                .read_at(&mut buf, 0)
-                .map_err(|e| LogError::io(&path, e))?;
-            let h = checked_header(&path, buf.get(..got).unwrap_or_default(), n)?;
+            let h = checked_header(&path, &read_header(&path, &file)?, n)?;
             if len > MAX_SEGMENT_FILE {
                 return Err(LogError::corrupt(
                     &path,
@@ -266,18 +283,15 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
         });
     }
 
-    // The last segment: scanned whole; a torn tail is cut away.
+    // The last segment: scanned (from the acknowledged mark when it lies here); a torn
+    // tail is cut away.
     let path = dir.join(segment_file_name(last_number));
     let file = OpenOptions::new()
         .read(true)
         .write(!opts.read_only)
         .open(&path)
         .map_err(|e| LogError::io(&path, e))?;
-    let buf = match last_bytes {
-        Some((n, buf)) if n == last_number => buf,
-        _ => read_whole(&path, &file)?,
-    };
-    let header = checked_header(&path, &buf, last_number)?;
+    let header = checked_header(&path, &read_header(&path, &file)?, last_number)?;
     if header.base_seq < prev_base {
         return Err(LogError::corrupt(&path, 12, "base seq goes backwards"));
     }
@@ -288,7 +302,40 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
             "base seq breaks batch continuity",
         ));
     }
-    let scan = scan_segment(&buf, last_number, header.base_seq);
+    let len = file.metadata().map_err(|e| LogError::io(&path, e))?.len();
+    if len > MAX_SEGMENT_FILE {
+        return Err(LogError::corrupt(
+            &path,
+            MAX_SEGMENT_FILE,
+            format!("segment is {len} bytes, larger than any the writer produces"),
+        ));
+    }
+    // A read-only open starts the scan at an acknowledged mark in this segment: the
+    // batches before it were synced before the mark was written, so they cannot be torn,
+    // and their checksums are checked when they are read, like a sealed segment's. A
+    // writer scans the segment whole, so damage anywhere in it stops the writer's open.
+    // Whenever the scan from the mark meets damage the whole segment is scanned instead,
+    // so a damaged tail is judged as it always was.
+    let from_mark = opts
+        .acknowledged
+        .filter(|a| {
+            opts.read_only
+                && !opts.verify_on_open
+                && a.end.segment == last_number
+                && (FILE_HEADER_LEN..=len).contains(&a.end.offset)
+        })
+        .and_then(|a| {
+            let tail = read_range(&path, &file, a.end.offset, len).ok()?;
+            let scan = scan_from(&tail, a.end.offset, last_number, a.seq);
+            scan.damage.is_none().then_some(scan)
+        });
+    let (scan, buf) = match from_mark {
+        Some(scan) => (scan, Vec::new()),
+        None => {
+            let buf = read_whole(&path, &file)?;
+            (scan_segment(&buf, last_number, header.base_seq), buf)
+        }
+    };
     if let Some(d) = scan.damage {
         if !d.may_be_torn {
             return Err(LogError::corrupt(&path, d.offset, d.reason));

@@ -132,15 +132,22 @@ pub struct SegmentScan {
 
 /// Scans the batches of a whole segment file image, checking seq continuity from `base_seq`.
 pub fn scan_segment(file: &[u8], segment: u32, base_seq: u64) -> SegmentScan {
-    let mut at = FILE_HEADER_LEN as usize;
+    let batches = file.get(FILE_HEADER_LEN as usize..).unwrap_or_default();
+    scan_from(batches, FILE_HEADER_LEN, segment, base_seq)
+}
+
+/// Scans the batches in `buf`, which holds segment `segment` from file offset `base` (a
+/// batch boundary after batch `base_seq`) to its end, checking seq continuity.
+pub fn scan_from(buf: &[u8], base: u64, segment: u32, base_seq: u64) -> SegmentScan {
+    let mut at = 0;
     let mut scan = SegmentScan {
         last_seq: base_seq,
-        committed_end: FILE_HEADER_LEN,
+        committed_end: base,
         batches: 0,
         damage: None,
     };
-    while at < file.len() {
-        match parse_batch(file, at, segment, 0) {
+    while at < buf.len() {
+        match parse_batch(buf, at, segment, base) {
             Ok(batch) => {
                 if Some(batch.seq) != scan.last_seq.checked_add(1) {
                     let reason = format!(
@@ -148,13 +155,13 @@ pub fn scan_segment(file: &[u8], segment: u32, base_seq: u64) -> SegmentScan {
                         batch.seq,
                         scan.last_seq.saturating_add(1)
                     );
-                    scan.damage = Some(damage(0, at, reason, false));
+                    scan.damage = Some(damage(base, at, reason, false));
                     break;
                 }
                 scan.last_seq = batch.seq;
                 scan.batches += 1;
                 at = batch.end;
-                scan.committed_end = at as u64;
+                scan.committed_end = base.saturating_add(at as u64);
             }
             Err(d) => {
                 scan.damage = Some(d);

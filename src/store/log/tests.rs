@@ -367,6 +367,66 @@ fn flip_in_the_last_batch_follows_the_rule() {
 }
 
 #[test]
+fn read_only_open_scans_from_the_acknowledged_mark() {
+    let src = tempfile::tempdir().expect("tempdir");
+    let batches = sample_batches();
+    let marks = build(src.path(), &LogOptions::default(), &batches);
+    let bytes = fs::read(seg_path(src.path(), 0)).expect("read");
+    let read_only = |acked: Option<HighWater>| LogOptions {
+        read_only: true,
+        acknowledged: acked,
+        ..LogOptions::default()
+    };
+    let copy = |image: &[u8]| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        fs::write(seg_path(dir.path(), 0), image).expect("write");
+        dir
+    };
+
+    // Clean: the same high-water mark and contents, with the mark anywhere in the segment.
+    for mark in &marks {
+        let dir = copy(&bytes);
+        let (log, report) = open(dir.path(), &read_only(Some(*mark)));
+        assert_eq!(report.high_water, marks[2]);
+        check_contents(&log, &batches);
+    }
+
+    // Damage before the mark is not seen by the open, only by the read of that batch; a
+    // writer's open (and a read-only one without the mark) still refuses it.
+    let dir = copy(&bytes);
+    flip(&seg_path(dir.path(), 0), FILE_HEADER_LEN + 30);
+    let (log, report) = open(dir.path(), &read_only(Some(marks[1])));
+    assert_eq!(report.high_water, marks[2]);
+    assert!(log.iter().any(|e| e.is_err()));
+    for o in [read_only(None), LogOptions::default()] {
+        corrupt_at(SegmentLog::open(dir.path(), o).err().expect("must fail"));
+    }
+
+    // A torn tail after the mark is judged as a whole-segment scan judges it.
+    for cut in marks[1].end.offset + 1..marks[2].end.offset {
+        let dir = copy(&bytes[..cut as usize]);
+        let (_, from_mark) = open(dir.path(), &read_only(Some(marks[1])));
+        let (_, whole) = open(dir.path(), &read_only(None));
+        assert_eq!(from_mark.high_water, marks[1], "cut at {cut}");
+        assert_eq!(
+            from_mark.torn_tail_left.map(|t| t.offset),
+            whole.torn_tail_left.map(|t| t.offset),
+            "cut at {cut}"
+        );
+    }
+
+    // A mark past the end of the file: the log is behind what was acknowledged.
+    let dir = copy(&bytes[..marks[1].end.offset as usize]);
+    let err = SegmentLog::open(dir.path(), read_only(Some(marks[2])))
+        .err()
+        .expect("must fail");
+    assert!(
+        matches!(err, LogError::BehindAcknowledged { .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
 fn damage_in_a_sealed_segment_is_corrupt() {
     let dir = tempfile::tempdir().expect("tempdir");
     let o = opts(FILE_HEADER_LEN + 1);
