@@ -113,9 +113,9 @@ impl<S> Event<S> {
     }
 }
 
-/// [`Event::dependencies`] of an envelope and its body.
-fn edges(envelope: &Envelope, body: &Body) -> Vec<EventId> {
-    let mut deps = envelope.causal_refs();
+/// [`Event::dependencies`] of an envelope and its body, given its
+/// [`Envelope::causal_refs`].
+fn edges(envelope: &Envelope, body: &Body, mut deps: Vec<EventId>) -> Vec<EventId> {
     let scope_dep = match &envelope.scope {
         ScopeRef::RealmGenesis => None,
         ScopeRef::Realm { realm_id } => Some(realm_id.retype()),
@@ -152,7 +152,7 @@ impl Event<Unverified> {
             return Err(schema("an event must be a JSON object"));
         };
         let preimage = preimage_of(bytes, &obj, &members);
-        let (envelope, id, proof) = Envelope::read(obj)?;
+        let (envelope, id, proof, causal) = Envelope::read_parts(obj)?;
         if EventId::of_preimage(id.suite(), &preimage) != id {
             return Err(Rejection::new(
                 Code::EventIdDigestMismatch,
@@ -163,7 +163,7 @@ impl Event<Unverified> {
         let inner = Inner {
             id,
             bytes: keep(),
-            dependencies: edges(&envelope, &body),
+            dependencies: edges(&envelope, &body, causal),
             envelope,
             proof,
             body,

@@ -33,8 +33,13 @@ pub fn parse_strict(bytes: &[u8]) -> Result<Canonical, Rejection> {
     if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
         return Err(schema("byte-order mark (U+FEFF) is not allowed"));
     }
+    // Validated once here, so each string is cut from `text` without a second check.
+    let text =
+        std::str::from_utf8(bytes).map_err(|_| schema("invalid JSON: the bytes are not UTF-8"))?;
     let mut reader = Reader {
         bytes,
+        text,
+        ascii: text.is_ascii(),
         at: 0,
         members: Vec::new(),
     };
@@ -50,11 +55,15 @@ pub fn parse_strict(bytes: &[u8]) -> Result<Canonical, Rejection> {
 
 struct Reader<'a> {
     bytes: &'a [u8],
+    /// `bytes`, known to be UTF-8.
+    text: &'a str,
+    /// The whole document is ASCII (so every string is NFC and free of U+FEFF).
+    ascii: bool,
     at: usize,
     members: Vec<Range<usize>>,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
     }
@@ -205,44 +214,45 @@ impl Reader<'_> {
     /// `\r`, and `\u00xx` (lowercase hex) for the other control characters.
     fn string(&mut self) -> Result<String, Rejection> {
         self.expect(b'"')?;
-        let mut out: Vec<u8> = Vec::new();
+        let mut out = String::new();
         let mut run = self.at;
-        let mut ascii = true;
         loop {
-            // Runs of ordinary bytes are skipped in one tight scan.
             let rest = self.bytes.get(self.at..).unwrap_or_default();
-            let stop = rest
-                .iter()
-                .position(|&b| b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b));
-            let Some(stop) = stop else {
+            let Some(stop) = special_byte(rest) else {
                 self.at = self.bytes.len();
                 return Err(self.spelling("unterminated string"));
             };
             self.at += stop;
-            let b = self.next().unwrap_or_default();
-            match b {
+            match self.next().unwrap_or_default() {
                 b'"' => break,
                 b'\\' => {
-                    out.extend_from_slice(self.bytes.get(run..self.at - 1).unwrap_or_default());
-                    out.push(self.escape()?);
+                    out.push_str(self.cut(run, self.at - 1)?);
+                    out.push(char::from(self.escape()?));
                     run = self.at;
                 }
-                0..=0x1f => return Err(self.spelling("raw control character in a string")),
-                _ => ascii = false,
+                _ => return Err(self.spelling("raw control character in a string")),
             }
         }
-        let last = self.bytes.get(run..self.at - 1).unwrap_or_default();
+        // Quotes and backslashes are ASCII, so `run` and the closing quote lie on
+        // character boundaries of `text`.
+        let last = self.cut(run, self.at - 1)?;
         let text = if out.is_empty() {
-            std::str::from_utf8(last).map(str::to_owned).ok()
+            last.to_owned()
         } else {
-            out.extend_from_slice(last);
-            String::from_utf8(out).ok()
-        }
-        .ok_or_else(|| schema("invalid JSON: string is not UTF-8"))?;
-        if !ascii {
+            out.push_str(last);
+            out
+        };
+        if !self.ascii {
             string_rule(&text).map_err(|why| schema(format!("invalid JSON: {why}")))?;
         }
         Ok(text)
+    }
+
+    /// `text[from..to]`; both ends follow ASCII bytes, so they are character boundaries.
+    fn cut(&self, from: usize, to: usize) -> Result<&'a str, Rejection> {
+        self.text
+            .get(from..to)
+            .ok_or_else(|| self.spelling("a string cut off inside a character"))
     }
 
     fn escape(&mut self) -> Result<u8, Rejection> {
@@ -270,5 +280,54 @@ impl Reader<'_> {
             _ => return Err(self.spelling("an escape the canonical form does not use")),
         };
         Ok(decoded)
+    }
+}
+
+/// The index of the first `"`, `\\` or control byte (below 0x20) of `bytes`: what ends a
+/// run of ordinary string bytes. Eight bytes are tested at a time (a SWAR scan: a byte is
+/// flagged when subtracting from it borrows into its top bit; borrows only start at a
+/// flagged byte, so the lowest flag is exact).
+fn special_byte(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const TOPS: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & TOPS;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut base = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let flags = zero_byte(w ^ (ONES * u64::from(b'"')))
+            | zero_byte(w ^ (ONES * u64::from(b'\\')))
+            | (w.wrapping_sub(ONES * 0x20) & !w & TOPS);
+        if flags != 0 {
+            return Some(base + (flags.trailing_zeros() / 8) as usize);
+        }
+        base += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|i| base + i)
+}
+
+#[cfg(test)]
+mod special_byte_tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The word-at-a-time scan finds what a byte-at-a-time scan finds, for every mix of
+        /// quotes, backslashes, control, ASCII and non-ASCII bytes.
+        #[test]
+        fn agrees_with_a_byte_at_a_time_scan(
+            bytes in prop::collection::vec(
+                prop::sample::select(vec![b'a', b'"', b'\\', 0x00, 0x1f, 0x20, 0x7f, 0x80, 0xc3, 0xff, b'!', b']']),
+                0..40,
+            ),
+        ) {
+            let naive = bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+            prop_assert_eq!(super::special_byte(&bytes), naive);
+        }
     }
 }

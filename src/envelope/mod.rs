@@ -70,7 +70,14 @@ const ENVELOPE_KEYS: [&str; 9] = [
 
 impl Envelope {
     /// Reads a parsed event object into the envelope, the stated id and the proof.
-    pub fn read(mut obj: Object) -> Result<(Envelope, EventId, ProducerProof), Rejection> {
+    pub fn read(obj: Object) -> Result<(Envelope, EventId, ProducerProof), Rejection> {
+        Envelope::read_parts(obj).map(|(envelope, id, proof, _)| (envelope, id, proof))
+    }
+
+    /// [`Envelope::read`], with [`Envelope::causal_refs`] decoded once, as the refs are read.
+    pub(crate) fn read_parts(
+        mut obj: Object,
+    ) -> Result<(Envelope, EventId, ProducerProof, Vec<EventId>), Rejection> {
         if let Some(extra) = obj.keys().find(|k| !ENVELOPE_KEYS.contains(k)) {
             return Err(schema(format!("unknown top-level field {extra:?}")));
         }
@@ -103,7 +110,7 @@ impl Envelope {
         }
         let actor = ActorId::from_json(obj.get("actor_id").unwrap_or(&Json::Null))?;
         let created_at = Timestamp::parse(text("created_at")?)?;
-        let refs = read_refs(obj.get("semantic_refs"))?;
+        let (refs, causal) = read_refs(obj.get("semantic_refs"))?;
         let proof = ProducerProof::read(obj.get("producer_proof").unwrap_or(&Json::Null))?;
         let payload = obj
             .remove("payload")
@@ -120,7 +127,7 @@ impl Envelope {
             refs,
             payload,
         };
-        Ok((envelope, event_id, proof))
+        Ok((envelope, event_id, proof, causal))
     }
 
     /// The preimage object: every signed field, without `event_id` and `producer_proof`.
@@ -145,14 +152,7 @@ impl Envelope {
 
     /// The causal parents named by refs (`after`, `parent_event`), deduplicated, in ref order.
     pub fn causal_refs(&self) -> Vec<EventId> {
-        // Refs are few (bounded by `MAX_REFS`): a scan dedups them faster than a hash set.
-        let mut targets: Vec<EventId> = Vec::with_capacity(self.refs.len());
-        for id in self.refs.iter().filter_map(SemanticRef::causal_target) {
-            if !targets.contains(&id) {
-                targets.push(id);
-            }
-        }
-        targets
+        dedup_in_order(self.refs.iter().filter_map(SemanticRef::causal_target))
     }
 
     /// True when a causal `after` ref names `id`.
@@ -163,8 +163,23 @@ impl Envelope {
     }
 }
 
-fn read_refs(v: Option<&Json>) -> Result<Vec<SemanticRef>, Rejection> {
-    let Some(v) = v else { return Ok(Vec::new()) };
+/// `ids` without repeats, in first-seen order. Refs are few (bounded by
+/// `MAX_SEMANTIC_REFS`): a scan dedups them faster than a hash set.
+fn dedup_in_order(ids: impl Iterator<Item = EventId>) -> Vec<EventId> {
+    let mut out: Vec<EventId> = Vec::new();
+    for id in ids {
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    out
+}
+
+/// The refs, and their causal targets deduplicated in ref order.
+fn read_refs(v: Option<&Json>) -> Result<(Vec<SemanticRef>, Vec<EventId>), Rejection> {
+    let Some(v) = v else {
+        return Ok((Vec::new(), Vec::new()));
+    };
     let items = v
         .as_array()
         .ok_or_else(|| schema("semantic_refs must be an array"))?;
@@ -176,10 +191,12 @@ fn read_refs(v: Option<&Json>) -> Result<Vec<SemanticRef>, Rejection> {
             "more than {MAX_SEMANTIC_REFS} semantic_refs"
         )));
     }
-    let refs = items
+    let read = items
         .iter()
-        .map(SemanticRef::from_json)
+        .map(SemanticRef::read)
         .collect::<Result<Vec<_>, _>>()?;
+    let causal = dedup_in_order(read.iter().filter_map(|(_, target)| *target));
+    let refs: Vec<SemanticRef> = read.into_iter().map(|(item, _)| item).collect();
     let mut seen = HashSet::new();
     if !refs
         .iter()
@@ -187,7 +204,7 @@ fn read_refs(v: Option<&Json>) -> Result<Vec<SemanticRef>, Rejection> {
     {
         return Err(schema("two semantic_refs with the same id and role"));
     }
-    Ok(refs)
+    Ok((refs, causal))
 }
 
 /// `^ak\.[a-z0-9_]+(\.[a-z0-9_]+)*$`, at most [`MAX_KIND_BYTES`].

@@ -50,6 +50,11 @@ impl SemanticRef {
 
     /// Reads and validates one item.
     pub fn from_json(v: &Json) -> Result<Self, Rejection> {
+        SemanticRef::read(v).map(|(item, _)| item)
+    }
+
+    /// [`SemanticRef::from_json`], with the target of a causal ref, decoded once.
+    pub(crate) fn read(v: &Json) -> Result<(Self, Option<EventId>), Rejection> {
         let obj = v
             .as_object()
             .ok_or_else(|| schema("semantic_refs item must be an object"))?;
@@ -75,7 +80,7 @@ impl SemanticRef {
             critical,
         };
         if item.is_causal() {
-            EventId::parse(id)?;
+            return Ok((item, Some(EventId::parse(id)?)));
         } else {
             if critical {
                 return Err(Rejection::new(
@@ -87,7 +92,7 @@ impl SemanticRef {
                 return Err(schema("ref id must be 1..=512 bytes"));
             }
         }
-        Ok(item)
+        Ok((item, None))
     }
 
     /// The closed object form.

@@ -92,10 +92,18 @@ impl Snapshot {
         }
         let sum = r.array::<32>().ok_or("truncated")?;
         let body = r.take(bytes.len().saturating_sub(40)).ok_or("truncated")?;
-        if blake3::hash(body).as_bytes() != &sum {
+        // The checksum is computed on another thread while the body is decoded (decoding
+        // is total: damaged bytes give `None`, never a panic); the decoded state is used
+        // only when the checksum matches.
+        let (sum_matches, decoded) = std::thread::scope(|scope| {
+            let checksum = scope.spawn(|| blake3::hash(body).as_bytes() == &sum);
+            let decoded = decode_body(&mut Reader::new(body));
+            (checksum.join().unwrap_or(false), decoded)
+        });
+        if !sum_matches {
             return Err("checksum mismatch");
         }
-        decode_body(&mut Reader::new(body)).ok_or("damaged contents")
+        decoded.ok_or("damaged contents")
     }
 
     /// Whether this snapshot describes a prefix of the log `reader` reads, whose end is

@@ -75,10 +75,11 @@
 //! (reported). [`LogOptions::acknowledged`] tells recovery how far the log was
 //! acknowledged: a tail at or before that mark is never cut, and a log ending before it is
 //! [`LogError::BehindAcknowledged`]. [`LogOptions::read_only`] recovers without writing,
-//! and when the acknowledged mark lies in the last segment it scans from the mark on: the
-//! batches before it were synced before the mark was written (they cannot be torn), and
-//! their checksums are checked when they are read; a writer still scans the last segment
-//! whole, so its open stops at damage anywhere in it.
+//! and when the acknowledged mark lies in the last segment and ends a verifying commit
+//! frame of its batch, it scans from the mark on: the batches before it were synced before
+//! the mark was written (they cannot be torn), and their checksums are checked when they
+//! are read; any damage met sends it back to the whole-segment scan. A writer still scans
+//! the last segment whole, so its open stops at damage anywhere in it.
 //! Under `Buffered`, if the OS wrote unsynced pages out of order and a later batch
 //! reached the disk while an earlier one did not, open reports `Corrupt` rather than
 //! silently dropping the completed later batch.

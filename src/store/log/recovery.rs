@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use super::backing::Backing;
 use super::format::{
-    decode_file_header, encode_file_header, find_marker_after, FileHeader, HeaderError,
-    FILE_HEADER_LEN, MAX_SEGMENT_FILE,
+    decode_file_header, encode_file_header, find_marker_after, parse_frame, FileHeader,
+    HeaderError, Record, FILE_HEADER_LEN, MAX_SEGMENT_FILE,
 };
 use super::scan::{scan_from, scan_segment};
 use super::{
@@ -111,6 +111,24 @@ fn read_whole(path: &Path, file: &File) -> Result<Vec<u8>, LogError> {
     file.read_exact_at(&mut buf, 0)
         .map_err(|e| LogError::io(path, e))?;
     Ok(buf)
+}
+
+/// Longer than any BatchCommit frame (prefix, and a CBOR array of the tag, seq, count and
+/// a 16-byte digest: at most 53 bytes).
+const MAX_COMMIT_FRAME: u64 = 64;
+
+/// Whether a verifying BatchCommit frame of batch `seq` ends exactly at file offset `end`;
+/// `buf` holds segment `segment` from file offset `base`, which is at least
+/// [`MAX_COMMIT_FRAME`] bytes before `end` or the end of the segment header.
+fn commit_ends_at(buf: &[u8], base: u64, segment: u32, seq: u64, end: u64) -> bool {
+    (base..end).any(|start| {
+        let at = usize::try_from(start - base).unwrap_or(usize::MAX);
+        matches!(
+            parse_frame(buf, at, segment, base),
+            Ok(f) if base + f.end as u64 == end
+                && matches!(f.record, Record::BatchCommit { seq: s, .. } if s == seq)
+        )
+    })
 }
 
 /// The first [`FILE_HEADER_LEN`] bytes of a segment file (fewer if it is shorter).
@@ -312,10 +330,12 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
     }
     // A read-only open starts the scan at an acknowledged mark in this segment: the
     // batches before it were synced before the mark was written, so they cannot be torn,
-    // and their checksums are checked when they are read, like a sealed segment's. A
-    // writer scans the segment whole, so damage anywhere in it stops the writer's open.
-    // Whenever the scan from the mark meets damage the whole segment is scanned instead,
-    // so a damaged tail is judged as it always was.
+    // and their checksums are checked when they are read, like a sealed segment's. The
+    // mark must end a verifying commit frame of its batch (or, at the segment's start,
+    // follow the batch the header names). A writer scans the segment whole, so damage
+    // anywhere in it stops the writer's open. Whenever the check or the scan from the mark
+    // meets damage the whole segment is scanned instead, so a damaged log is judged as it
+    // always was.
     let from_mark = opts
         .acknowledged
         .filter(|a| {
@@ -325,9 +345,20 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
                 && (FILE_HEADER_LEN..=len).contains(&a.end.offset)
         })
         .and_then(|a| {
-            let tail = read_range(&path, &file, a.end.offset, len).ok()?;
-            let scan = scan_from(&tail, a.end.offset, last_number, a.seq);
-            scan.damage.is_none().then_some(scan)
+            let from = a
+                .end
+                .offset
+                .saturating_sub(MAX_COMMIT_FRAME)
+                .max(FILE_HEADER_LEN);
+            let tail = read_range(&path, &file, from, len).ok()?;
+            let marked = if a.end.offset == FILE_HEADER_LEN {
+                header.base_seq == a.seq
+            } else {
+                commit_ends_at(&tail, from, last_number, a.seq, a.end.offset)
+            };
+            let after = tail.get(usize::try_from(a.end.offset - from).ok()?..)?;
+            let scan = scan_from(after, a.end.offset, last_number, a.seq);
+            (marked && scan.damage.is_none()).then_some(scan)
         });
     let (scan, buf) = match from_mark {
         Some(scan) => (scan, Vec::new()),
