@@ -418,15 +418,18 @@ fn read_only_open_scans_from_the_acknowledged_mark() {
     // A damaged commit frame of the marked batch, or a mark that does not end a commit of
     // its batch, sends the open back to the whole-segment scan: the first is a log behind
     // what was acknowledged, the second opens as the whole scan reads it.
+    let behind = |dir: &Path, mark: HighWater| {
+        let err = SegmentLog::open(dir, read_only(Some(mark)))
+            .err()
+            .expect("must fail");
+        assert!(
+            matches!(err, LogError::BehindAcknowledged { .. }),
+            "{err:?}"
+        );
+    };
     let dir = copy(&bytes);
     flip(&seg_path(dir.path(), 0), marks[2].end.offset - 3);
-    let err = SegmentLog::open(dir.path(), read_only(Some(marks[2])))
-        .err()
-        .expect("must fail");
-    assert!(
-        matches!(err, LogError::BehindAcknowledged { .. }),
-        "{err:?}"
-    );
+    behind(dir.path(), marks[2]);
     let dir = copy(&bytes);
     let wrong_seq = HighWater { seq: 1, ..marks[1] };
     let (_, report) = open(dir.path(), &read_only(Some(wrong_seq)));
@@ -434,13 +437,7 @@ fn read_only_open_scans_from_the_acknowledged_mark() {
 
     // A mark past the end of the file: the log is behind what was acknowledged.
     let dir = copy(&bytes[..marks[1].end.offset as usize]);
-    let err = SegmentLog::open(dir.path(), read_only(Some(marks[2])))
-        .err()
-        .expect("must fail");
-    assert!(
-        matches!(err, LogError::BehindAcknowledged { .. }),
-        "{err:?}"
-    );
+    behind(dir.path(), marks[2]);
 }
 
 #[test]
