@@ -8,13 +8,6 @@ mod cli;
 
 use std::process::ExitCode;
 
-/// The binary's allocator. The library allocates many small short-lived buffers (parsed
-/// events) and a few large ones (the snapshot, log batches); mimalloc serves both with less
-/// system time than the system allocator (see the measurement by its entry in Cargo.toml).
-/// An embedder picks its own allocator the same way.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     cli::run()
 }
