@@ -11,7 +11,6 @@ use std::process::{Command, Output};
 
 use akledger::store::log::segment_file_name;
 use akledger::store::root::read_acked;
-use akledger::workload::realm_dag;
 use akledger::{Config, Durability, Error, EventId, Fault, Ledger};
 
 fn bin() -> Command {
@@ -37,11 +36,7 @@ fn segment(dir: &Path, n: u32) -> PathBuf {
 
 /// A ledger of 61 events appended in three batches of 21, 20 and 20; returns them.
 fn build(config: Config) -> Vec<Vec<u8>> {
-    let events: Vec<Vec<u8>> = realm_dag(3, 60, 3, 8)
-        .unwrap()
-        .iter()
-        .map(|e| e.bytes().to_vec())
-        .collect();
+    let events = common::realm_dag_bytes(3, 60, 3, 8);
     let ledger = Ledger::open_with(config.clone()).unwrap();
     for chunk in [&events[..21], &events[21..41], &events[41..]] {
         ledger.append_batch(chunk).unwrap();
@@ -90,11 +85,7 @@ fn a_flipped_byte_in_the_last_commit_frame_is_refused_not_cut() {
 #[test]
 fn a_log_rolled_back_by_one_batch_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let events: Vec<Vec<u8>> = realm_dag(4, 30, 3, 8)
-        .unwrap()
-        .iter()
-        .map(|e| e.bytes().to_vec())
-        .collect();
+    let events = common::realm_dag_bytes(4, 30, 3, 8);
     let seg = segment(tmp.path(), 0);
     {
         let ledger = Ledger::open(tmp.path()).unwrap();

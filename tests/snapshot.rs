@@ -14,11 +14,7 @@ use common::{copy_dir, files};
 /// Appends `events` events of `realm_dag(seed, …)` (the first `held` of them after the
 /// rest, so that some wait) in batches of 500, and returns them.
 fn fill(dir: &Path, seed: u64, events: usize, interval: u64) -> Vec<Vec<u8>> {
-    let all: Vec<Vec<u8>> = realm_dag(seed, events, 6, 16)
-        .unwrap()
-        .iter()
-        .map(|e| e.bytes().to_vec())
-        .collect();
+    let all = common::realm_dag_bytes(seed, events, 6, 16);
     let ledger = Ledger::open_with(Config::new(dir).snapshot_interval(interval)).unwrap();
     for chunk in all.chunks(500) {
         ledger.append_batch(chunk).unwrap();
@@ -131,11 +127,7 @@ fn an_index_removed_behind_the_snapshot_is_rewritten_from_it_not_rebuilt_from_th
 fn an_index_restored_behind_the_snapshot_wins_over_it_and_the_gap_is_replayed() {
     let tmp = tempfile::tempdir().unwrap();
     let backup = tempfile::tempdir().unwrap();
-    let all: Vec<Vec<u8>> = realm_dag(9, 6_000, 6, 16)
-        .unwrap()
-        .iter()
-        .map(|e| e.bytes().to_vec())
-        .collect();
+    let all = common::realm_dag_bytes(9, 6_000, 6, 16);
     let (early, late) = all.split_at(3_000);
     for (part, save) in [(early, true), (late, false)] {
         let ledger = Ledger::open(tmp.path()).unwrap();
@@ -197,11 +189,7 @@ fn crash_copy(from: &Path) -> tempfile::TempDir {
 #[test]
 fn snapshots_taken_while_appending_agree_with_the_live_state() {
     let tmp = tempfile::tempdir().unwrap();
-    let all: Vec<Vec<u8>> = realm_dag(6, 3_000, 5, 8)
-        .unwrap()
-        .iter()
-        .map(|e| e.bytes().to_vec())
-        .collect();
+    let all = common::realm_dag_bytes(6, 3_000, 5, 8);
     // A snapshot every 700 entries, newest events first: snapshots land between batches
     // with pending events in them.
     let ledger = Ledger::open_with(Config::new(tmp.path()).snapshot_interval(700)).unwrap();

@@ -15,6 +15,15 @@ use akledger::{
 };
 use ed25519_dalek::SigningKey;
 
+/// The canonical bytes of [`akledger::workload::realm_dag`]'s events, in order.
+pub fn realm_dag_bytes(seed: u64, events: usize, writers: usize, payload: usize) -> Vec<Vec<u8>> {
+    akledger::workload::realm_dag(seed, events, writers, payload)
+        .expect("realm workload")
+        .iter()
+        .map(|e| e.bytes().to_vec())
+        .collect()
+}
+
 /// Deterministic key from a one-byte seed pattern.
 pub fn key(seed: u8) -> SigningKey {
     SigningKey::from_bytes(&[seed; 32])
