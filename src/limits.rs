@@ -140,6 +140,20 @@ pub const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1)
 /// (~0.1 s per million events held).
 pub const SNAPSHOT_INTERVAL: usize = 1 << 18;
 
+/// Bytes of one checked page of the graph file (`DIR/graph`): a query reads and checksums
+/// whole pages, so a lookup or a step of a walk costs one small read and ~1 µs of hashing.
+pub const GRAPH_PAGE_BYTES: u64 = 4096;
+
+/// Bits of an id's digest that pick its fanout bucket in the graph file: 4096 buckets
+/// (16 KiB), so at a million events a lookup binary-searches ~250 entries (~9 KiB, a few
+/// pages) instead of the whole table.
+pub const GRAPH_FANOUT_BITS: usize = 12;
+
+/// Most events a heads query walks in the graph file before it leaves the query to the
+/// in-memory index. A walk this long has read more pages than loading the index of a
+/// ledger of that size would, and the index's chain clocks answer without walking.
+pub const GRAPH_WALK_BUDGET: usize = 1 << 16;
+
 // The sidecar runtime (`runtime/`): envelopes in through the stub connection, events out.
 
 /// Largest stub-connection record (`TO,SENDER,PROTOCOL_ID,MESSAGE,`), in bytes. The record

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use akledger::canonical::Object;
-use akledger::{EventId, ExchangeId, Json, Ledger, NotFolded, Projection, SidecarId};
+use akledger::{EventId, ExchangeId, GraphView, Json, Ledger, NotFolded, Projection, SidecarId};
 
 use super::io::by_kind;
 use super::output::{
@@ -41,10 +41,19 @@ pub fn heads(ledger: &LedgerArgs, json: bool) -> Result<Outcome, CliError> {
     print_heads(&ledger.open()?.heads(), json)
 }
 
-/// `akledger heads-of ID...`.
+/// `akledger heads-of ID...`: answered from the graph file when it is current, else from
+/// the opened ledger (the same answer either way).
 pub fn heads_of(ledger: &LedgerArgs, ids: &[String], json: bool) -> Result<Outcome, CliError> {
     let ids = parse_ids(ids)?;
-    print_heads(&ledger.open()?.heads_of(&ids)?, json)
+    let quick = match GraphView::open(&ledger.dir) {
+        Ok(view) => view.heads_of(&ids)?,
+        Err(_) => None,
+    };
+    let heads = match quick {
+        Some(heads) => heads,
+        None => ledger.open()?.heads_of(&ids)?,
+    };
+    print_heads(&heads, json)
 }
 
 /// `akledger covers --basis ID... ID`.

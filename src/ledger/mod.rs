@@ -23,6 +23,7 @@ mod config;
 mod drop_pending;
 mod exchanges;
 mod feed;
+mod graph_file;
 mod id_table;
 mod index;
 pub mod keyring_file;
@@ -48,6 +49,7 @@ pub use append_report::{AppendReport, OutcomeCounts};
 pub use check::CheckReport;
 pub use config::Config;
 pub use feed::{ExchangeChange, ExchangeFeed, Feed, FeedItem};
+pub use graph_file::view::GraphView;
 pub use open::OpenReport;
 pub use pipeline::Pipeline;
 pub use queries::{pending_causes, PendingCause};
@@ -359,11 +361,21 @@ impl Ledger {
             return Ok(());
         }
         let high = writer.log.high_water();
-        let bytes = self.read_state()?.encode_snapshot(high);
-        snapshot::write(&self.config.dir, &bytes).map_err(|source| Error::Io {
-            path: self.config.dir.join(snapshot::SNAPSHOT_FILE),
-            source,
-        })?;
+        let (snapshot, graph) = {
+            let state = self.read_state()?;
+            (state.encode_snapshot(high), state.encode_graph(high))
+        };
+        for (name, bytes) in [
+            (snapshot::SNAPSHOT_FILE, snapshot),
+            (graph_file::GRAPH_FILE, graph),
+        ] {
+            snapshot::write_atomically(&self.config.dir, name, &bytes).map_err(|source| {
+                Error::Io {
+                    path: self.config.dir.join(name),
+                    source,
+                }
+            })?;
+        }
         writer.snapshot_entries = writer.entries;
         Ok(())
     }

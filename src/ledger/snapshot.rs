@@ -209,28 +209,29 @@ pub fn read(dir: &Path) -> Result<Option<Snapshot>, String> {
     Snapshot::decode(&bytes).map(Some).map_err(str::to_owned)
 }
 
-/// Writes `DIR/snapshot` atomically: a temporary file in `dir`, synced, renamed over it.
-pub fn write(dir: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes `DIR/name` atomically: a temporary `.name.*` file in `dir`, synced, renamed over
+/// it. Used for the derived files at the ledger root (this snapshot, the graph file).
+pub fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
     let mut file = tempfile::Builder::new()
-        .prefix(".snapshot.")
+        .prefix(&format!(".{name}."))
         .tempfile_in(dir)?;
     file.write_all(bytes)?;
     file.as_file().sync_data()?;
-    file.persist(dir.join(SNAPSHOT_FILE)).map_err(|e| e.error)?;
+    file.persist(dir.join(name)).map_err(|e| e.error)?;
     Ok(())
 }
 
-/// Removes temporary files a writer killed while writing a snapshot left in `dir`.
+/// Removes temporary files a writer killed while writing a derived file (the snapshot,
+/// the graph file) left in `dir`.
 pub fn remove_temporaries(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
+    let prefixes = [SNAPSHOT_FILE, super::graph_file::GRAPH_FILE].map(|name| format!(".{name}."));
     for entry in entries.flatten() {
-        if entry
-            .file_name()
-            .to_string_lossy()
-            .starts_with(".snapshot.")
-        {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if prefixes.iter().any(|p| name.starts_with(p.as_str())) {
             let _ = std::fs::remove_file(entry.path());
         }
     }

@@ -1,0 +1,213 @@
+//! The graph file, `DIR/graph`: the admitted DAG laid out to be read a page at a time, so
+//! that one causal query on a ledger nobody has open (`akledger heads-of`) reads the few
+//! pages it needs instead of loading the whole state (the idea of git's commit-graph file:
+//! ids sorted for lookup, parents and generation numbers by position).
+//!
+//! This module owns the layout (byte diagram in `docs/format.md`) and its encoding from the
+//! in-memory [`State`]; [`view`] reads it. Like the state snapshot it is derived and
+//! optional: written with each snapshot, at the same log batch, atomically; a view uses it
+//! only when it describes exactly the log on disk (same last batch, and the log holds its
+//! last event where it says), and every page it reads must match its checksum. Anything
+//! else — absent, stale, damaged — and the query opens the ledger instead.
+
+pub mod view;
+
+use crate::codec::{put_u32, put_u64};
+use crate::dag::Pos;
+use crate::limits::{GRAPH_FANOUT_BITS, GRAPH_PAGE_BYTES};
+use crate::store::log::{HighWater, LogPos};
+
+use super::state::State;
+
+/// The graph file's name, in the ledger directory.
+pub const GRAPH_FILE: &str = "graph";
+
+/// File magic and format version.
+const MAGIC: [u8; 8] = *b"AKGRAPH\x01";
+/// Bytes of the fixed header (magic, checksum, fields).
+const HEADER_BYTES: u64 = 129;
+/// Bytes of the header covered by its checksum, which also covers the page table.
+const HEADER_FIELDS: std::ops::Range<usize> = 40..129;
+/// Bytes of one page checksum in the page table.
+const PAGE_SUM_BYTES: u64 = 16;
+/// Buckets of the fanout table.
+const FANOUT: u64 = 1 << GRAPH_FANOUT_BITS;
+/// Bytes of one sorted entry: the id's 33 bytes and its position.
+const SORTED_ENTRY: u64 = 37;
+
+/// Where each section of the body starts, for `n` events and `m` parent edges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Layout {
+    n: u64,
+    m: u64,
+}
+
+impl Layout {
+    fn sorted(self) -> u64 {
+        FANOUT * 4
+    }
+    fn rank(self) -> u64 {
+        self.sorted() + self.n * SORTED_ENTRY
+    }
+    fn gen(self) -> u64 {
+        self.rank() + self.n * 4
+    }
+    fn parent_off(self) -> u64 {
+        self.gen() + self.n * 8
+    }
+    fn parents(self) -> u64 {
+        self.parent_off() + (self.n + 1) * 4
+    }
+    fn body_len(self) -> u64 {
+        self.parents() + self.m * 4
+    }
+    fn pages(self) -> u64 {
+        self.body_len().div_ceil(GRAPH_PAGE_BYTES)
+    }
+}
+
+/// The fanout bucket of an id: the first digest bits, uniformly spread.
+fn bucket(raw: &[u8; 33]) -> usize {
+    let [_, a, b, ..] = *raw;
+    (usize::from(a) << 8 | usize::from(b)) >> (16 - GRAPH_FANOUT_BITS)
+}
+
+/// The order of the sorted table: digest bytes first (so buckets are contiguous), then the
+/// suite byte.
+fn sort_key(raw: &[u8; 33]) -> (&[u8], u8) {
+    (&raw[1..], raw[0])
+}
+
+/// The checksum of one page, as the page table stores it.
+fn page_sum(page: &[u8]) -> [u8; PAGE_SUM_BYTES as usize] {
+    let hash = blake3::hash(page);
+    let mut sum = [0; PAGE_SUM_BYTES as usize];
+    for (s, h) in sum.iter_mut().zip(hash.as_bytes()) {
+        *s = *h;
+    }
+    sum
+}
+
+impl State {
+    /// The graph file's bytes for this state, taken after log batch `high`.
+    pub(crate) fn encode_graph(&self, high: HighWater) -> Vec<u8> {
+        let raw = self.ids.raw();
+        let n = raw.len();
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_unstable_by(|&a, &b| {
+            let key = |p: u32| raw.get(p as usize).map(sort_key);
+            key(a).cmp(&key(b))
+        });
+        let mut rank = vec![0u32; n];
+        let mut fanout = vec![0u32; FANOUT as usize];
+        let mut body = Vec::with_capacity(n * 70 + FANOUT as usize * 4);
+        body.resize(FANOUT as usize * 4, 0);
+        for (r, &p) in order.iter().enumerate() {
+            let Some(id) = raw.get(p as usize) else {
+                continue;
+            };
+            body.extend_from_slice(id);
+            put_u32(&mut body, p);
+            if let Some(slot) = rank.get_mut(p as usize) {
+                *slot = r as u32;
+            }
+            if let Some(count) = fanout.get_mut(bucket(id)) {
+                *count += 1;
+            }
+        }
+        // Cumulative: bucket b's entries are sorted[fanout[b-1] .. fanout[b]].
+        let mut total = 0u32;
+        for (slot, count) in body.chunks_exact_mut(4).zip(&fanout) {
+            total += count;
+            slot.copy_from_slice(&total.to_le_bytes());
+        }
+        rank.iter().for_each(|&r| put_u32(&mut body, r));
+        for p in 0..n as u32 {
+            put_u64(&mut body, self.dag.generation(Pos::new(p)).unwrap_or(0));
+        }
+        let mut edges = 0u32;
+        put_u32(&mut body, 0);
+        for p in 0..n as u32 {
+            edges += self.dag.parents(Pos::new(p)).len() as u32;
+            put_u32(&mut body, edges);
+        }
+        for p in 0..n as u32 {
+            for parent in self.dag.parents(Pos::new(p)) {
+                put_u32(&mut body, parent.get());
+            }
+        }
+        let last = n.checked_sub(1).map(|i| Pos::new(i as u32));
+        let last_at = last
+            .and_then(|p| self.at.get(p.index()))
+            .unwrap_or(LogPos::new(0, 0));
+        let last_id = last
+            .and_then(|p| raw.get(p.index()))
+            .copied()
+            .unwrap_or([0; 33]);
+        let mut out = Vec::with_capacity(body.len() + body.len() / 200 + 256);
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&[0; 32]);
+        put_u64(&mut out, high.seq);
+        put_u32(&mut out, high.end.segment);
+        put_u64(&mut out, high.end.offset);
+        put_u64(&mut out, n as u64);
+        put_u64(&mut out, u64::from(edges));
+        put_u32(&mut out, last_at.segment);
+        put_u64(&mut out, last_at.offset);
+        out.extend_from_slice(&last_id);
+        put_u64(
+            &mut out,
+            body.len().div_ceil(GRAPH_PAGE_BYTES as usize) as u64,
+        );
+        for page in body.chunks(GRAPH_PAGE_BYTES as usize) {
+            out.extend_from_slice(&page_sum(page));
+        }
+        let sum = blake3::hash(out.get(HEADER_FIELDS.start..).unwrap_or_default());
+        if let Some(slot) = out.get_mut(8..40) {
+            slot.copy_from_slice(sum.as_bytes());
+        }
+        out.extend_from_slice(&body);
+        out
+    }
+}
+
+/// The header's fields, decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Header {
+    high: HighWater,
+    layout: Layout,
+    last_at: LogPos,
+    last_id: [u8; 33],
+    pages: u64,
+}
+
+impl Header {
+    /// Decodes the fixed header (its checksum is checked with the page table, by the view).
+    fn decode(bytes: &[u8; HEADER_BYTES as usize]) -> Option<Header> {
+        let mut r = crate::codec::Reader::new(bytes);
+        if r.array::<8>()? != MAGIC {
+            return None;
+        }
+        r.array::<32>()?;
+        let high = HighWater {
+            seq: r.u64()?,
+            end: LogPos::new(r.u32()?, r.u64()?),
+        };
+        let layout = Layout {
+            n: r.u64()?,
+            m: r.u64()?,
+        };
+        let last_at = LogPos::new(r.u32()?, r.u64()?);
+        let last_id = r.array::<33>()?;
+        let pages = r.u64()?;
+        // Positions and edge offsets are u32 in the index.
+        let fits = layout.n <= u64::from(u32::MAX) && layout.m <= u64::from(u32::MAX);
+        (fits && pages == layout.pages()).then_some(Header {
+            high,
+            layout,
+            last_at,
+            last_id,
+            pages,
+        })
+    }
+}
