@@ -11,6 +11,7 @@
 //! the grammar and adds the value rules on top: duplicate keys, floats, out-of-range
 //! integers, depth, NFC and byte-order marks are rejected while the value is built.
 
+mod keys;
 mod parse;
 mod serde_bridge;
 mod strict;

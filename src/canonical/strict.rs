@@ -8,8 +8,10 @@
 //! It also reports where each top-level member lies in the input, so an event's preimage is
 //! assembled from the input's own bytes.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
+use super::keys::known;
 use super::parse::{check_size, string_rule};
 use super::value::{utf16_cmp, Json, Object};
 use crate::error::{schema, Rejection};
@@ -42,6 +44,7 @@ pub fn parse_strict(bytes: &[u8]) -> Result<Canonical, Rejection> {
         ascii: text.is_ascii(),
         at: 0,
         members: Vec::new(),
+        stack: Vec::new(),
     };
     let value = reader.value(0)?;
     if reader.at != bytes.len() {
@@ -61,6 +64,8 @@ struct Reader<'a> {
     ascii: bool,
     at: usize,
     members: Vec<Range<usize>>,
+    /// Members of the objects being read, innermost last.
+    stack: Vec<(Cow<'static, str>, Json)>,
 }
 
 impl<'a> Reader<'a> {
@@ -117,15 +122,17 @@ impl<'a> Reader<'a> {
     fn object(&mut self, depth: usize) -> Result<Json, Rejection> {
         self.nest(depth)?;
         self.expect(b'{')?;
-        let mut members: Vec<(String, Json)> = Vec::new();
+        // Members collect on the reader's stack (nested objects above them, taken off before
+        // they return), so each object is one allocation of exactly its size.
+        let base = self.stack.len();
         if self.peek() == Some(b'}') {
             self.at += 1;
-            return Ok(Json::Object(Object::from_sorted(members)));
+            return Ok(Json::Object(Object::from_sorted(Vec::new())));
         }
         loop {
             let start = self.at;
-            let key = self.string()?;
-            if let Some((last, _)) = members.last() {
+            let key = self.key()?;
+            if let Some((last, _)) = self.stack.get(base..).and_then(<[_]>::last) {
                 match utf16_cmp(last, &key) {
                     std::cmp::Ordering::Less => {}
                     std::cmp::Ordering::Equal => {
@@ -141,13 +148,32 @@ impl<'a> Reader<'a> {
             if depth == 1 {
                 self.members.push(start..self.at);
             }
-            members.push((key, value));
+            self.stack.push((key, value));
             match self.next() {
                 Some(b',') => {}
-                Some(b'}') => return Ok(Json::Object(Object::from_sorted(members))),
+                Some(b'}') => {
+                    let members = self.stack.drain(base..).collect();
+                    return Ok(Json::Object(Object::from_sorted(members)));
+                }
                 _ => return Err(self.spelling("expected ',' or '}'")),
             }
         }
+    }
+
+    /// An object key: one of the schemas' member names (ASCII, no escapes) is borrowed
+    /// from [`known`], any other is read as a string.
+    fn key(&mut self) -> Result<Cow<'static, str>, Rejection> {
+        if self.peek() == Some(b'"') {
+            let rest = self.bytes.get(self.at + 1..).unwrap_or_default();
+            if let Some(stop) = special_byte(rest).filter(|&i| rest.get(i) == Some(&b'"')) {
+                let name = self.text.get(self.at + 1..self.at + 1 + stop);
+                if let Some(name) = name.and_then(known) {
+                    self.at += stop + 2;
+                    return Ok(Cow::Borrowed(name));
+                }
+            }
+        }
+        self.string().map(Cow::Owned)
     }
 
     fn array(&mut self, depth: usize) -> Result<Json, Rejection> {

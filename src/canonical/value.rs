@@ -1,5 +1,6 @@
 //! The canonical JSON value model.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 /// A JSON value as canonical JSON allows it: no floats, unique keys.
@@ -19,10 +20,12 @@ pub enum Json {
     Object(Object),
 }
 
-/// A JSON object whose members are kept sorted by UTF-16 code units of the key.
+/// A JSON object whose members are kept sorted by UTF-16 code units of the key. Keys that
+/// are member names of the event schemas are borrowed, not allocated
+/// ([`super::keys`]).
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
 pub struct Object {
-    members: Vec<(String, Json)>,
+    members: Vec<(Cow<'static, str>, Json)>,
 }
 
 /// Objects up to this many members are searched by a scan rather than a binary search.
@@ -46,7 +49,7 @@ pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
 impl Object {
     /// An object of members already in strictly increasing UTF-16 key order (the strict
     /// parser checks that order as it reads).
-    pub(super) fn from_sorted(members: Vec<(String, Json)>) -> Self {
+    pub(super) fn from_sorted(members: Vec<(Cow<'static, str>, Json)>) -> Self {
         debug_assert!(members
             .windows(2)
             .all(|w| matches!(w, [a, b] if utf16_cmp(&a.0, &b.0).is_lt())));
@@ -64,7 +67,7 @@ impl Object {
         match self.members.binary_search_by(|(k, _)| utf16_cmp(k, &key)) {
             Ok(_) => false,
             Err(at) => {
-                self.members.insert(at, (key, value));
+                self.members.insert(at, (Cow::Owned(key), value));
                 true
             }
         }
@@ -93,7 +96,7 @@ impl Object {
     /// equality down a few members costs less than ordering comparisons in a binary search.
     fn position(&self, key: &str) -> Option<usize> {
         if self.members.len() <= SCAN_MEMBERS {
-            return self.members.iter().position(|(k, _)| k == key);
+            return self.members.iter().position(|(k, _)| k.as_ref() == key);
         }
         self.members
             .binary_search_by(|(k, _)| utf16_cmp(k, key))
@@ -102,12 +105,12 @@ impl Object {
 
     /// Members in canonical order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Json)> {
-        self.members.iter().map(|(k, v)| (k.as_str(), v))
+        self.members.iter().map(|(k, v)| (k.as_ref(), v))
     }
 
     /// Member names in canonical order.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.members.iter().map(|(k, _)| k.as_str())
+        self.members.iter().map(|(k, _)| k.as_ref())
     }
 
     /// Number of members.

@@ -81,15 +81,13 @@ impl Envelope {
         if let Some(extra) = obj.keys().find(|k| !ENVELOPE_KEYS.contains(k)) {
             return Err(schema(format!("unknown top-level field {extra:?}")));
         }
-        let text = |key: &str| -> Result<&str, Rejection> {
-            obj.get(key)
-                .and_then(Json::as_str)
-                .ok_or_else(|| schema(format!("{key} must be a string")))
+        let event_id = EventId::parse(member_str(&obj, "event_id")?)?;
+        // Strings kept in the envelope and the proof are moved out of the object, not copied.
+        let kind = match obj.remove("kind") {
+            Some(Json::Str(kind)) => kind,
+            _ => return Err(schema("kind must be a string")),
         };
-        let event_id = EventId::parse(text("event_id")?)?;
-        let kind = text("kind")?.to_owned();
-        let kind = kind.as_str();
-        if !is_kind(kind) {
+        if !is_kind(&kind) {
             return Err(schema(format!("kind {kind:?} is not ak.<name>(.<name>)*")));
         }
         let scope = ScopeRef::from_json(obj.get("scope_ref").unwrap_or(&Json::Null))?;
@@ -97,7 +95,7 @@ impl Envelope {
             None => None,
             Some(v) => Some(RealmId::parse(v.as_str().unwrap_or_default())?),
         };
-        match (kind, realm_id, scope.realm_id()) {
+        match (kind.as_str(), realm_id, scope.realm_id()) {
             (REALM_CREATE, Some(_), _) => {
                 return Err(schema("ak.realm.create must not carry realm_id"))
             }
@@ -109,9 +107,9 @@ impl Envelope {
             _ => {}
         }
         let actor = ActorId::from_json(obj.get("actor_id").unwrap_or(&Json::Null))?;
-        let created_at = Timestamp::parse(text("created_at")?)?;
+        let created_at = Timestamp::parse(member_str(&obj, "created_at")?)?;
         let (refs, causal) = read_refs(obj.get("semantic_refs"))?;
-        let proof = ProducerProof::read(obj.get("producer_proof").unwrap_or(&Json::Null))?;
+        let proof = ProducerProof::take(obj.remove("producer_proof").unwrap_or(Json::Null))?;
         let payload = obj
             .remove("payload")
             .ok_or_else(|| schema("payload is required"))?;
@@ -119,7 +117,7 @@ impl Envelope {
             return Err(schema("payload must be an object"));
         }
         let envelope = Envelope {
-            kind: kind.to_owned(),
+            kind,
             realm_id,
             scope,
             actor,
@@ -161,6 +159,13 @@ impl Envelope {
             .iter()
             .any(|r| r.role == "after" && r.causal_target().as_ref() == Some(id))
     }
+}
+
+/// The string member `key` of an event object.
+fn member_str<'o>(obj: &'o Object, key: &str) -> Result<&'o str, Rejection> {
+    obj.get(key)
+        .and_then(Json::as_str)
+        .ok_or_else(|| schema(format!("{key} must be a string")))
 }
 
 /// `ids` without repeats, in first-seen order. Refs are few (bounded by
@@ -223,11 +228,16 @@ pub fn is_kind(kind: &str) -> bool {
 impl ProducerProof {
     /// Reads the closed proof object.
     pub fn read(v: &Json) -> Result<Self, Rejection> {
-        let obj = v
-            .as_object()
-            .ok_or_else(|| schema("producer_proof must be an object"))?;
+        ProducerProof::take(v.clone())
+    }
+
+    /// [`ProducerProof::read`], moving its strings out of `v`.
+    fn take(v: Json) -> Result<Self, Rejection> {
+        let Json::Object(mut obj) = v else {
+            return Err(schema("producer_proof must be an object"));
+        };
         only_keys(
-            obj,
+            &obj,
             &[
                 "created_at",
                 "event_digest",
@@ -237,19 +247,18 @@ impl ProducerProof {
             ],
             "producer_proof",
         )?;
-        let text = |key: &str| -> Result<&str, Rejection> {
-            obj.get(key)
-                .and_then(Json::as_str)
-                .ok_or_else(|| schema(format!("producer_proof.{key} must be a string")))
+        let mut take = |key: &str| match obj.remove(key) {
+            Some(Json::Str(text)) => Ok(text),
+            _ => Err(schema(format!("producer_proof.{key} must be a string"))),
         };
-        if text("kind")? != "detached_jws" {
+        if take("kind")? != "detached_jws" {
             return Err(schema("producer_proof.kind must be detached_jws"));
         }
         Ok(ProducerProof {
-            verification_method: text("verification_method")?.to_owned(),
-            event_digest: text("event_digest")?.to_owned(),
-            created_at: Timestamp::parse(text("created_at")?)?,
-            jws: text("jws")?.to_owned(),
+            verification_method: take("verification_method")?,
+            event_digest: take("event_digest")?,
+            created_at: Timestamp::parse(&take("created_at")?)?,
+            jws: take("jws")?,
         })
     }
 
