@@ -115,7 +115,7 @@ impl Config {
 
     /// Threads that verify batches (at least 1; at most
     /// [`MAX_VERIFY_THREADS`](crate::limits::MAX_VERIFY_THREADS)): the ledger's persistent
-    /// verification pool, started at open.
+    /// verification pool, started when the ledger first verifies a batch.
     pub fn verify_threads(mut self, threads: usize) -> Self {
         self.verify_threads = threads.max(1);
         self

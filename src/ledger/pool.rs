@@ -1,12 +1,13 @@
-//! The ledger's persistent verification pool: worker threads, started at open and joined
-//! when the ledger drops, that parse and batch-verify (ZIP-215, PROFILE §4) shares of a
+//! The ledger's persistent verification pool: worker threads, started when the ledger first
+//! verifies a batch (a ledger only read never starts them) and joined when it drops, that
+//! parse and batch-verify (ZIP-215, PROFILE §4) shares of a
 //! batch while the caller does something else — in [`super::Pipeline`], commit the previous
 //! batch. Each share is one signature batch; results come back in input order.
 //!
 //! A share whose worker is gone (it cannot panic on any input; this keeps the contract) is
 //! verified on the waiting thread instead, so a ticket always yields one result per item.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
 use crossbeam::channel::{bounded, unbounded, Receiver, Sender};
@@ -36,8 +37,14 @@ enum Job {
 /// Worker threads verifying batches for one ledger.
 pub struct VerifyPool {
     verifier: Arc<Verifier>,
+    threads: usize,
+    started: OnceLock<Workers>,
+}
+
+/// The running workers and their queue.
+struct Workers {
     jobs: Option<Sender<Job>>,
-    workers: Vec<JoinHandle<()>>,
+    threads: Vec<JoinHandle<()>>,
 }
 
 /// A batch being verified: [`Ticket::wait`] returns its results.
@@ -53,39 +60,51 @@ struct Share {
 }
 
 impl VerifyPool {
-    /// Starts `threads` workers (at least 1, at most [`MAX_VERIFY_THREADS`]). A worker the OS
-    /// refuses to start is simply missing: its shares run on the waiting thread.
+    /// A pool of `threads` workers (at least 1, at most [`MAX_VERIFY_THREADS`]), started on
+    /// the first [`VerifyPool::submit`].
     pub fn new(verifier: Arc<Verifier>, threads: usize) -> Self {
-        let (jobs, queue) = unbounded::<Job>();
-        let workers = (0..threads.clamp(1, MAX_VERIFY_THREADS))
-            .filter_map(|n| {
-                let queue = queue.clone();
-                let verifier = Arc::clone(&verifier);
-                std::thread::Builder::new()
-                    .name(format!("akledger-verify-{n}"))
-                    .spawn(move || {
-                        while let Ok(job) = queue.recv() {
-                            match job {
-                                Job::Verify { items, reply } => {
-                                    let _ = reply.send(verify_shared(&items, &verifier));
-                                }
-                                Job::Free(events) => drop(events),
-                            }
-                        }
-                    })
-                    .ok()
-            })
-            .collect();
         VerifyPool {
             verifier,
-            jobs: Some(jobs),
-            workers,
+            threads: threads.clamp(1, MAX_VERIFY_THREADS),
+            started: OnceLock::new(),
         }
+    }
+
+    /// The workers, started now if they were not. A worker the OS refuses to start is
+    /// simply missing: its shares run on the waiting thread.
+    fn workers(&self) -> &Workers {
+        self.started.get_or_init(|| {
+            let (jobs, queue) = unbounded::<Job>();
+            let threads = (0..self.threads)
+                .filter_map(|n| {
+                    let queue = queue.clone();
+                    let verifier = Arc::clone(&self.verifier);
+                    std::thread::Builder::new()
+                        .name(format!("akledger-verify-{n}"))
+                        .spawn(move || {
+                            while let Ok(job) = queue.recv() {
+                                match job {
+                                    Job::Verify { items, reply } => {
+                                        let _ = reply.send(verify_shared(&items, &verifier));
+                                    }
+                                    Job::Free(events) => drop(events),
+                                }
+                            }
+                        })
+                        .ok()
+                })
+                .collect();
+            Workers {
+                jobs: Some(jobs),
+                threads,
+            }
+        })
     }
 
     /// Splits `items` into one share per worker and queues them.
     pub fn submit(&self, items: Vec<Arc<[u8]>>) -> Ticket {
-        let share = items.len().div_ceil(self.workers.len().max(1)).max(1);
+        let workers = self.workers();
+        let share = items.len().div_ceil(workers.threads.len().max(1)).max(1);
         let shares = items
             .chunks(share)
             .map(|part| {
@@ -95,7 +114,7 @@ impl VerifyPool {
                     items: part.clone(),
                     reply,
                 };
-                let queued = self.jobs.as_ref().is_some_and(|q| q.send(job).is_ok());
+                let queued = workers.jobs.as_ref().is_some_and(|q| q.send(job).is_ok());
                 Share {
                     items: part,
                     answer: queued.then_some(answer),
@@ -112,7 +131,7 @@ impl VerifyPool {
 impl VerifyPool {
     /// Hands `events` to a worker to free (or frees them here when no worker runs).
     pub fn free(&self, events: Vec<Event>) {
-        if let Some(queue) = &self.jobs {
+        if let Some(queue) = self.started.get().and_then(|w| w.jobs.as_ref()) {
             // A send fails only when no worker is left; the events are then freed here.
             let _ = queue.send(Job::Free(events));
         }
@@ -135,9 +154,12 @@ impl Ticket {
 
 impl Drop for VerifyPool {
     fn drop(&mut self) {
+        let Some(mut workers) = self.started.take() else {
+            return;
+        };
         // Closing the queue ends each worker's loop once the queued jobs are done.
-        self.jobs = None;
-        for worker in self.workers.drain(..) {
+        workers.jobs = None;
+        for worker in workers.threads.drain(..) {
             let _ = worker.join();
         }
     }
