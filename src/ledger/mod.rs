@@ -365,11 +365,13 @@ impl Ledger {
             let state = self.read_state()?;
             (state.encode_snapshot(high), state.encode_graph(high))
         };
-        for (name, bytes) in [
-            (snapshot::SNAPSHOT_FILE, snapshot),
-            (graph_file::GRAPH_FILE, graph),
+        // The graph file is not synced: only a query on a closed ledger reads it, and one
+        // that a machine crash left old or damaged fails its checks and is not used.
+        for (name, bytes, sync) in [
+            (snapshot::SNAPSHOT_FILE, snapshot, true),
+            (graph_file::GRAPH_FILE, graph, false),
         ] {
-            snapshot::write_atomically(&self.config.dir, name, &bytes).map_err(|source| {
+            snapshot::write_atomically(&self.config.dir, name, &bytes, sync).map_err(|source| {
                 Error::Io {
                     path: self.config.dir.join(name),
                     source,

@@ -209,14 +209,18 @@ pub fn read(dir: &Path) -> Result<Option<Snapshot>, String> {
     Snapshot::decode(&bytes).map(Some).map_err(str::to_owned)
 }
 
-/// Writes `DIR/name` atomically: a temporary `.name.*` file in `dir`, synced, renamed over
-/// it. Used for the derived files at the ledger root (this snapshot, the graph file).
-pub fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes `DIR/name` atomically: a temporary `.name.*` file in `dir`, synced when `sync`,
+/// renamed over it. Used for the derived files at the ledger root (this snapshot, the graph
+/// file); one left unsynced may be old or damaged after a machine crash, which its checks
+/// detect.
+pub fn write_atomically(dir: &Path, name: &str, bytes: &[u8], sync: bool) -> std::io::Result<()> {
     let mut file = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .tempfile_in(dir)?;
     file.write_all(bytes)?;
-    file.as_file().sync_data()?;
+    if sync {
+        file.as_file().sync_data()?;
+    }
     file.persist(dir.join(name)).map_err(|e| e.error)?;
     Ok(())
 }

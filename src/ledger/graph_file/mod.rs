@@ -93,33 +93,57 @@ impl State {
     pub(crate) fn encode_graph(&self, high: HighWater) -> Vec<u8> {
         let raw = self.ids.raw();
         let n = raw.len();
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        order.sort_unstable_by(|&a, &b| {
-            let key = |p: u32| raw.get(p as usize).map(sort_key);
-            key(a).cmp(&key(b))
-        });
-        let mut rank = vec![0u32; n];
+        // Bucket by the fanout bits (a counting sort), then sort each small bucket: the
+        // entries hold their keys, so no comparison reaches back into the id table.
         let mut fanout = vec![0u32; FANOUT as usize];
-        let mut body = Vec::with_capacity(n * 70 + FANOUT as usize * 4);
-        body.resize(FANOUT as usize * 4, 0);
-        for (r, &p) in order.iter().enumerate() {
-            let Some(id) = raw.get(p as usize) else {
-                continue;
-            };
-            body.extend_from_slice(id);
-            put_u32(&mut body, p);
-            if let Some(slot) = rank.get_mut(p as usize) {
-                *slot = r as u32;
-            }
+        for id in raw {
             if let Some(count) = fanout.get_mut(bucket(id)) {
                 *count += 1;
             }
         }
+        let mut next: Vec<usize> = fanout
+            .iter()
+            .scan(0usize, |start, &count| {
+                let here = *start;
+                *start += count as usize;
+                Some(here)
+            })
+            .collect();
+        let mut sorted = vec![([0u8; 32], 0u8, 0u32); n];
+        for (p, id) in raw.iter().enumerate() {
+            let Some(at) = next.get_mut(bucket(id)) else {
+                continue;
+            };
+            if let (Some(entry), Some((suite, digest))) = (sorted.get_mut(*at), id.split_first()) {
+                entry.0.copy_from_slice(digest);
+                entry.1 = *suite;
+                entry.2 = p as u32;
+            }
+            *at += 1;
+        }
+        let mut start = 0usize;
+        for &count in &fanout {
+            let end = start + count as usize;
+            if let Some(part) = sorted.get_mut(start..end) {
+                part.sort_unstable();
+            }
+            start = end;
+        }
+        let mut rank = vec![0u32; n];
+        let mut body = Vec::with_capacity(n * 70 + FANOUT as usize * 4);
         // Cumulative: bucket b's entries are sorted[fanout[b-1] .. fanout[b]].
         let mut total = 0u32;
-        for (slot, count) in body.chunks_exact_mut(4).zip(&fanout) {
+        for count in &fanout {
             total += count;
-            slot.copy_from_slice(&total.to_le_bytes());
+            put_u32(&mut body, total);
+        }
+        for (r, (digest, suite, p)) in sorted.iter().enumerate() {
+            body.push(*suite);
+            body.extend_from_slice(digest);
+            put_u32(&mut body, *p);
+            if let Some(slot) = rank.get_mut(*p as usize) {
+                *slot = r as u32;
+            }
         }
         rank.iter().for_each(|&r| put_u32(&mut body, r));
         for p in 0..n as u32 {
