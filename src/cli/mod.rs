@@ -220,6 +220,9 @@ enum Command {
     },
     /// The maximal heads of a set of admitted events.
     ///
+    /// Answered from the graph file (DIR/graph) without opening the ledger when the file
+    /// describes exactly the log; otherwise the ledger is opened read-only. Same answer.
+    ///
     /// Example: akledger heads-of ak:event:A… ak:event:B… --json
     HeadsOf {
         /// The events.
