@@ -21,8 +21,7 @@ pub enum Json {
 }
 
 /// A JSON object whose members are kept sorted by UTF-16 code units of the key. Keys that
-/// are member names of the event schemas are borrowed, not allocated
-/// ([`super::keys`]).
+/// are member names of the event schemas are borrowed, not allocated.
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
 pub struct Object {
     members: Vec<(Cow<'static, str>, Json)>,
