@@ -153,3 +153,18 @@ fn a_damaged_graph_file_never_gives_a_wrong_answer() {
     let want: Vec<String> = want.iter().map(ToString::to_string).collect();
     assert_eq!(printed, want);
 }
+
+#[test]
+fn checkpoints_skip_the_graph_file_and_the_close_writes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = common::realm_dag_bytes(6, 1_000, 6, 16);
+    let ledger = Ledger::open_with(Config::new(tmp.path()).snapshot_interval(500)).unwrap();
+    ledger.append_batch(&all[..500]).unwrap();
+    ledger.append_batch(&all[500..]).unwrap();
+    // Both batches reached a checkpoint: the snapshot is current, and there is no graph file.
+    assert!(tmp.path().join("snapshot").is_file());
+    assert!(!tmp.path().join("graph").exists());
+    ledger.close().unwrap();
+    let view = GraphView::open(tmp.path()).unwrap();
+    assert_eq!(view.len(), all.len());
+}

@@ -136,6 +136,9 @@ struct Writer {
     ack: Option<AckWriter>,
     /// `entries` when the state snapshot was last written (or the one loaded was taken).
     snapshot_entries: u64,
+    /// `entries` when the graph file was last written (assumed written with the snapshot
+    /// loaded, as a close writes both).
+    graph_entries: u64,
 }
 
 impl Writer {
@@ -331,7 +334,7 @@ impl Ledger {
         if let Some(index) = &self.index {
             index.persist(first, &records, &changes, high_water)?;
         }
-        self.snapshot_if_due(writer, self.config.snapshot_interval)
+        self.snapshot_if_due(writer, self.config.snapshot_interval, false)
     }
 
     /// Closes the ledger: everything acknowledged is already durable; this also writes the
@@ -341,8 +344,9 @@ impl Ledger {
         self.save_snapshot(1)
     }
 
-    /// Writes the state snapshot when at least `min_entries` log entries were written since
-    /// the last one (never for a read-only, in-memory or poisoned ledger).
+    /// On close: writes the state snapshot and the graph file, each when at least
+    /// `min_entries` log entries were written since it was last written (never for a
+    /// read-only, in-memory or poisoned ledger).
     fn save_snapshot(&self, min_entries: u64) -> Result<(), Error> {
         if self.config.read_only || self.config.in_memory {
             return Ok(());
@@ -351,26 +355,40 @@ impl Ledger {
         if writer.poisoned {
             return Err(Error::Poisoned);
         }
-        self.snapshot_if_due(&mut writer, min_entries)
+        self.snapshot_if_due(&mut writer, min_entries, true)
     }
 
-    fn snapshot_if_due(&self, writer: &mut Writer, min_entries: u64) -> Result<(), Error> {
-        if self.config.in_memory
-            || writer.entries < writer.snapshot_entries.saturating_add(min_entries)
-        {
+    /// Writes the state snapshot when `min_entries` log entries were written since the last
+    /// one, and on `closing` the graph file likewise. The graph file only serves queries on
+    /// a closed ledger (a writer's lock keeps them out while it is open), and one taken
+    /// before a crash is always older than the log after it, so checkpoints skip it.
+    fn snapshot_if_due(
+        &self,
+        writer: &mut Writer,
+        min_entries: u64,
+        closing: bool,
+    ) -> Result<(), Error> {
+        let due = |since: u64| writer.entries >= since.saturating_add(min_entries);
+        let snapshot_due = due(writer.snapshot_entries);
+        let graph_due = closing && due(writer.graph_entries);
+        if self.config.in_memory || !(snapshot_due || graph_due) {
             return Ok(());
         }
         let high = writer.log.high_water();
         let (snapshot, graph) = {
             let state = self.read_state()?;
-            (state.encode_snapshot(high), state.encode_graph(high))
+            (
+                snapshot_due.then(|| state.encode_snapshot(high)),
+                graph_due.then(|| state.encode_graph(high)),
+            )
         };
-        // The graph file is not synced: only a query on a closed ledger reads it, and one
-        // that a machine crash left old or damaged fails its checks and is not used.
+        // The graph file is not synced: one that a machine crash left old or damaged fails
+        // its checks and is not used.
         for (name, bytes, sync) in [
             (snapshot::SNAPSHOT_FILE, snapshot, true),
             (graph_file::GRAPH_FILE, graph, false),
         ] {
+            let Some(bytes) = bytes else { continue };
             snapshot::write_atomically(&self.config.dir, name, &bytes, sync).map_err(|source| {
                 Error::Io {
                     path: self.config.dir.join(name),
@@ -378,7 +396,12 @@ impl Ledger {
                 }
             })?;
         }
-        writer.snapshot_entries = writer.entries;
+        if snapshot_due {
+            writer.snapshot_entries = writer.entries;
+        }
+        if graph_due {
+            writer.graph_entries = writer.entries;
+        }
         Ok(())
     }
 

@@ -207,6 +207,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             entries,
             ack,
             snapshot_entries,
+            graph_entries: snapshot_entries,
         };
         Ok(assemble(config, writer, state, index, report, Some(lock)))
     })
@@ -233,6 +234,7 @@ fn open_in_memory(config: Config) -> Result<Ledger, Error> {
         entries: 0,
         ack: None,
         snapshot_entries: 0,
+        graph_entries: 0,
     };
     Ok(assemble(
         config,

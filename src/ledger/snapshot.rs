@@ -124,15 +124,22 @@ impl Snapshot {
         let (Some(id), Some(at)) = (self.state.id_at(last), self.state.at.get(last.index())) else {
             return Err("its last event is missing".into());
         };
-        let stored = reader
-            .read(at)
-            .ok()
-            .and_then(|(_, bytes)| Event::parse(&bytes).ok());
-        match stored {
-            Some(event) if event.id() == id => Ok(()),
-            _ => Err(format!("the log does not hold {id} where it says")),
+        if log_holds(reader, at, &id) {
+            Ok(())
+        } else {
+            Err(format!("the log does not hold {id} where it says"))
         }
     }
+}
+
+/// Whether the log holds the event `id` at `at`: bytes there that parse and hash to `id`.
+/// How a derived file (this snapshot, the graph file) shows it describes this log.
+pub(super) fn log_holds(reader: &LogReader, at: LogPos, id: &crate::id::EventId) -> bool {
+    reader
+        .read(at)
+        .ok()
+        .and_then(|(_, bytes)| Event::parse(&bytes).ok())
+        .is_some_and(|event| event.id() == *id)
 }
 
 fn decode_body(r: &mut Reader<'_>) -> Option<Snapshot> {

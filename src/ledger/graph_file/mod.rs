@@ -5,7 +5,9 @@
 //!
 //! This module owns the layout (byte diagram in `docs/format.md`) and its encoding from the
 //! in-memory [`State`]; [`view`] reads it. Like the state snapshot it is derived and
-//! optional: written with each snapshot, at the same log batch, atomically; a view uses it
+//! optional: written when a writer closes (by `close` when anything was written since the
+//! last one, by a drop when 4096 entries were; checkpoints while open skip it), atomically;
+//! a view uses it
 //! only when it describes exactly the log on disk (same last batch, and the log holds its
 //! last event where it says), and every page it reads must match its checksum. Anything
 //! else — absent, stale, damaged — and the query opens the ledger instead.

@@ -14,13 +14,13 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use crate::error::Error;
-use crate::event::Event;
 use crate::id::EventId;
 use crate::limits::{GRAPH_PAGE_BYTES, GRAPH_WALK_BUDGET};
 use crate::store::log::{HighWater, LogOptions, SegmentLog};
 use crate::store::root::{read_acked, RootLock};
 
 use super::super::open::LOG_DIR;
+use super::super::snapshot::log_holds;
 use super::{
     bucket, page_sum, sort_key, Header, Layout, GRAPH_FILE, HEADER_BYTES, HEADER_FIELDS,
     PAGE_SUM_BYTES, SORTED_ENTRY,
@@ -81,9 +81,8 @@ impl GraphView {
             return Err("it is older than the log");
         }
         if header.layout.n > 0 {
-            let stored = log.read(header.last_at).ok();
-            let event = stored.and_then(|(_, bytes)| Event::parse(&bytes).ok());
-            if event.is_none_or(|e| e.id().bytes() != &header.last_id) {
+            let last = EventId::from_bytes(&header.last_id).ok();
+            if !last.is_some_and(|id| log_holds(&log.reader(), header.last_at, &id)) {
                 return Err("the log does not hold its last event where it says");
             }
         }
