@@ -265,12 +265,15 @@ pub(crate) fn only_keys(obj: &Object, keys: &[&str], what: &str) -> Result<(), R
     Ok(())
 }
 
-fn did_member(obj: &Object, key: &str) -> Result<DidCoreId, Rejection> {
-    let text = obj
-        .get(key)
+/// The string member `key` of `obj`, or a schema rejection naming it.
+pub(crate) fn str_member<'o>(obj: &'o Object, key: &str) -> Result<&'o str, Rejection> {
+    obj.get(key)
         .and_then(Json::as_str)
-        .ok_or_else(|| schema(format!("{key} must be a string")))?;
-    DidCoreId::parse(text)
+        .ok_or_else(|| schema(format!("{key} must be a string")))
+}
+
+fn did_member(obj: &Object, key: &str) -> Result<DidCoreId, Rejection> {
+    DidCoreId::parse(str_member(obj, key)?)
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ pub use scope::ScopeRef;
 use std::collections::HashSet;
 
 use crate::canonical::{Json, Object};
-use crate::did::{only_keys, ActorId};
+use crate::did::{only_keys, str_member, ActorId};
 use crate::error::{schema, Rejection};
 use crate::id::{EventId, RealmId};
 use crate::limits::{MAX_KIND_BYTES, MAX_SEMANTIC_REFS};
@@ -81,7 +81,7 @@ impl Envelope {
         if let Some(extra) = obj.keys().find(|k| !ENVELOPE_KEYS.contains(k)) {
             return Err(schema(format!("unknown top-level field {extra:?}")));
         }
-        let event_id = EventId::parse(member_str(&obj, "event_id")?)?;
+        let event_id = EventId::parse(str_member(&obj, "event_id")?)?;
         // Strings kept in the envelope and the proof are moved out of the object, not copied.
         let kind = match obj.remove("kind") {
             Some(Json::Str(kind)) => kind,
@@ -107,7 +107,7 @@ impl Envelope {
             _ => {}
         }
         let actor = ActorId::from_json(obj.get("actor_id").unwrap_or(&Json::Null))?;
-        let created_at = Timestamp::parse(member_str(&obj, "created_at")?)?;
+        let created_at = Timestamp::parse(str_member(&obj, "created_at")?)?;
         let (refs, causal) = read_refs(obj.get("semantic_refs"))?;
         let proof = ProducerProof::take(obj.remove("producer_proof").unwrap_or(Json::Null))?;
         let payload = obj
@@ -159,13 +159,6 @@ impl Envelope {
             .iter()
             .any(|r| r.role == "after" && r.causal_target().as_ref() == Some(id))
     }
-}
-
-/// The string member `key` of an event object.
-fn member_str<'o>(obj: &'o Object, key: &str) -> Result<&'o str, Rejection> {
-    obj.get(key)
-        .and_then(Json::as_str)
-        .ok_or_else(|| schema(format!("{key} must be a string")))
 }
 
 /// `ids` without repeats, in first-seen order. Refs are few (bounded by

@@ -7,7 +7,7 @@
 //! combination, so the writers need no checks of their own.
 
 use crate::canonical::{parse_value, Json, Object};
-use crate::did::DidCoreId;
+use crate::did::{str_member, DidCoreId};
 use crate::envelope::is_code;
 use crate::error::{schema, Rejection};
 use crate::id::{EventId, RealmId, StrandId};
@@ -179,21 +179,15 @@ fn closed(obj: &Object, required: &[&str], optional: &[&str], what: &str) -> Res
     }
 }
 
-fn text<'a>(obj: &'a Object, key: &str) -> Result<&'a str, Rejection> {
-    obj.get(key)
-        .and_then(Json::as_str)
-        .ok_or_else(|| schema(format!("{key} must be a string")))
-}
-
 fn opt_event(obj: &Object, key: &str) -> Result<Option<EventId>, Rejection> {
     obj.get(key)
-        .map(|_| EventId::parse(text(obj, key)?))
+        .map(|_| EventId::parse(str_member(obj, key)?))
         .transpose()
 }
 
 fn opt_did(obj: &Object, key: &str) -> Result<Option<DidCoreId>, Rejection> {
     obj.get(key)
-        .map(|_| DidCoreId::parse(text(obj, key)?))
+        .map(|_| DidCoreId::parse(str_member(obj, key)?))
         .transpose()
 }
 
@@ -313,9 +307,9 @@ impl RequestContext {
             "source_track_ref",
         )?;
         let source_track_ref = TrackRef {
-            realm_id: RealmId::parse(text(track, "realm_id")?)?,
-            strand_id: StrandId::parse(text(track, "strand_id")?)?,
-            track_name: text(track, "track_name")?.to_owned(),
+            realm_id: RealmId::parse(str_member(track, "realm_id")?)?,
+            strand_id: StrandId::parse(str_member(track, "strand_id")?)?,
+            track_name: str_member(track, "track_name")?.to_owned(),
         };
         let addressed = obj
             .get("addressed_agent_ids")
@@ -326,7 +320,7 @@ impl RequestContext {
             .collect::<Result<Vec<_>, _>>()?;
         RequestContext::new(
             source_track_ref,
-            text(obj, "client_order_key")?,
+            str_member(obj, "client_order_key")?,
             addressed,
             opt_did(obj, "coordinator_agent_id")?,
         )
@@ -366,10 +360,10 @@ impl Binding {
             ],
             "binding",
         )?;
-        if text(obj, "schema")? != BINDING_SCHEMA {
+        if str_member(obj, "schema")? != BINDING_SCHEMA {
             return Err(schema("binding schema is not the exchange binding"));
         }
-        let exchange_id = ExchangeId::parse(text(obj, "exchange_id")?)?;
+        let exchange_id = ExchangeId::parse(str_member(obj, "exchange_id")?)?;
         let completes = match obj.get("completes_exchange") {
             None => false,
             Some(Json::Bool(true)) => true,
@@ -383,7 +377,7 @@ impl Binding {
         }
         let request = opt_event(obj, "request_event_id")?;
         let context = obj.get("request_context");
-        let role = match (text(obj, "role")?, request, context) {
+        let role = match (str_member(obj, "role")?, request, context) {
             ("request", None, Some(ctx)) if !completes => {
                 Role::Request(RequestContext::from_json(ctx)?)
             }
@@ -513,7 +507,7 @@ impl ControlPlaintext {
             ],
             "control",
         )?;
-        if text(obj, "schema")? != CONTROL_SCHEMA {
+        if str_member(obj, "schema")? != CONTROL_SCHEMA {
             return Err(schema("control schema is not the exchange control"));
         }
         let basis_event_ids = sorted_ids(obj.get("basis_event_ids"), "basis_event_ids")?;
@@ -521,8 +515,8 @@ impl ControlPlaintext {
             return Err(schema("basis_event_ids must not be empty"));
         }
         Ok(ControlPlaintext {
-            exchange_id: ExchangeId::parse(text(obj, "exchange_id")?)?,
-            request_event_id: EventId::parse(text(obj, "request_event_id")?)?,
+            exchange_id: ExchangeId::parse(str_member(obj, "exchange_id")?)?,
+            request_event_id: EventId::parse(str_member(obj, "request_event_id")?)?,
             basis_event_ids,
             action: read_action(obj)?,
         })
@@ -561,7 +555,7 @@ impl ControlPlaintext {
 
 fn read_action(obj: &Object) -> Result<Action, Rejection> {
     let has = |k: &str| obj.get(k).is_some();
-    let action = text(obj, "action")?;
+    let action = str_member(obj, "action")?;
     if action == "reassign_coordinator" {
         if has("response_event_ids") || has("failure_reason_code") {
             return Err(schema("reassign_coordinator forbids terminal fields"));
@@ -580,7 +574,7 @@ fn read_action(obj: &Object) -> Result<Action, Rejection> {
     }
     let code = obj
         .get("failure_reason_code")
-        .map(|_| text(obj, "failure_reason_code"))
+        .map(|_| str_member(obj, "failure_reason_code"))
         .transpose()?;
     let kind = match (action, code) {
         ("close", None) => TerminalKind::Close,
