@@ -6,6 +6,7 @@
 //! recompute the digest and compare it with the id → kind-specific payload → proof.
 
 use std::marker::PhantomData;
+use std::ops::Range;
 use std::sync::Arc;
 
 use ed25519_dalek::SigningKey;
@@ -13,9 +14,9 @@ use rand_core::{CryptoRng, RngCore};
 
 use crate::canonical::{parse_strict, to_canonical, Canonical, Json, Object};
 use crate::did::ActorId;
-use crate::envelope::{Body, Envelope, ProducerProof, ScopeRef, SemanticRef};
+use crate::envelope::{read_direct, Body, Direct, Envelope, ProducerProof, ScopeRef, SemanticRef};
 use crate::error::{schema, Code, Rejection};
-use crate::id::{DigestSuite, EventId};
+use crate::id::{DigestSuite, EventId, DIGEST_TEXT_LEN};
 use crate::proof::{sign, verify_batch, SignatureCheck, Verifier};
 use crate::time::Timestamp;
 
@@ -145,15 +146,35 @@ impl Event<Unverified> {
     }
 
     fn parse_keeping(bytes: &[u8], keep: impl FnOnce() -> Arc<[u8]>) -> Result<Self, Rejection> {
-        // One pass checks the canonical spelling and notes where each member lies; the
-        // preimage (the members without `event_id` and `producer_proof`) is cut from the input.
-        let Canonical { value, members } = parse_strict(bytes)?;
-        let Json::Object(obj) = value else {
-            return Err(schema("an event must be a JSON object"));
-        };
-        let preimage = preimage_of(bytes, &obj, &members);
-        let (envelope, id, proof, causal) = Envelope::read_parts(obj)?;
-        if EventId::of_preimage(id.suite(), &preimage) != id {
+        // The envelope is read straight from the bytes when it can be; any event that way
+        // does not take (a rejection above all) is read the general way, which gives the
+        // answer.
+        match read_direct(bytes) {
+            Some(direct) => {
+                #[cfg(debug_assertions)]
+                same_as_general(bytes, &direct);
+                Event::assemble(bytes, direct, keep)
+            }
+            None => Event::assemble(bytes, read_general(bytes)?, keep),
+        }
+    }
+
+    /// Checks the stated id against the preimage (the members without `event_id` and
+    /// `producer_proof`, hashed from the input's own bytes), reads the payload and builds
+    /// the event.
+    fn assemble<Runs: AsRef<[Range<usize>]>>(
+        bytes: &[u8],
+        direct: Direct<Runs>,
+        keep: impl FnOnce() -> Arc<[u8]>,
+    ) -> Result<Self, Rejection> {
+        let Direct {
+            envelope,
+            id,
+            proof,
+            causal,
+            preimage,
+        } = direct;
+        if EventId::of_preimage_parts(id.suite(), preimage_parts(bytes, preimage.as_ref())) != id {
             return Err(Rejection::new(
                 Code::EventIdDigestMismatch,
                 format!("{id} is not the {} digest of the event", id.suite().name()),
@@ -216,7 +237,9 @@ impl Event<Unverified> {
     /// The proof's binding, key and authorization checks (§4), leaving the signature equation.
     fn signature_check(&self, verifier: &Verifier) -> Result<SignatureCheck, Rejection> {
         let inner = &self.inner;
-        verifier.prepare(&inner.envelope, &inner.id.digest_text(), &inner.proof)
+        let mut digest = [0; DIGEST_TEXT_LEN];
+        let digest = inner.id.digest_text_in(&mut digest);
+        verifier.prepare(&inner.envelope, digest, &inner.proof)
     }
 
     fn into_verified(self) -> Event<Verified> {
@@ -245,22 +268,65 @@ impl Event<Verified> {
 /// Members left out of the preimage (PROFILE §3).
 const NOT_IN_PREIMAGE: [&str; 2] = ["event_id", "producer_proof"];
 
-/// The canonical preimage of a canonical event object: its members other than
-/// [`NOT_IN_PREIMAGE`], copied from `bytes` where `members` says they lie.
-fn preimage_of(bytes: &[u8], obj: &Object, members: &[std::ops::Range<usize>]) -> Vec<u8> {
-    let mut pre = Vec::with_capacity(bytes.len());
-    pre.push(b'{');
-    for (key, span) in obj.keys().zip(members) {
-        if NOT_IN_PREIMAGE.contains(&key) {
-            continue;
-        }
-        if pre.len() > 1 {
-            pre.push(b',');
-        }
-        pre.extend_from_slice(bytes.get(span.clone()).unwrap_or_default());
-    }
-    pre.push(b'}');
-    pre
+/// The general way to read an event: parse the canonical document into a value, then read
+/// the envelope from it. Its preimage runs are the members other than [`NOT_IN_PREIMAGE`].
+fn read_general(bytes: &[u8]) -> Result<Direct<Vec<Range<usize>>>, Rejection> {
+    // One pass checks the canonical spelling and notes where each member lies.
+    let Canonical { value, members } = parse_strict(bytes)?;
+    let Json::Object(obj) = value else {
+        return Err(schema("an event must be a JSON object"));
+    };
+    let preimage = obj
+        .keys()
+        .zip(members)
+        .filter(|(key, _)| !NOT_IN_PREIMAGE.contains(key))
+        .map(|(_, span)| span)
+        .collect();
+    let (envelope, id, proof, causal) = Envelope::read_parts(obj)?;
+    Ok(Direct {
+        envelope,
+        id,
+        proof,
+        causal,
+        preimage,
+    })
+}
+
+/// In builds with debug assertions (every test), each event read directly is read the
+/// general way too, and the two must agree.
+#[cfg(any(test, debug_assertions))]
+pub(crate) fn same_as_general(bytes: &[u8], direct: &Direct) {
+    let general = match read_general(bytes) {
+        Ok(general) => general,
+        Err(refused) => panic!("read directly, but the general way refuses it: {refused}"),
+    };
+    let preimage = |runs: &[Range<usize>]| -> Vec<u8> {
+        preimage_parts(bytes, runs).flatten().copied().collect()
+    };
+    assert_eq!(direct.envelope, general.envelope, "envelopes differ");
+    assert_eq!(direct.id, general.id, "ids differ");
+    assert_eq!(direct.proof, general.proof, "proofs differ");
+    assert_eq!(direct.causal, general.causal, "causal refs differ");
+    assert_eq!(
+        preimage(&direct.preimage),
+        preimage(&general.preimage),
+        "preimages differ"
+    );
+}
+
+/// The canonical preimage of an event as parts of its bytes: `{`, the `runs` of members
+/// joined by `,`, and `}`.
+fn preimage_parts<'a>(
+    bytes: &'a [u8],
+    runs: &'a [Range<usize>],
+) -> impl Iterator<Item = &'a [u8]> + 'a {
+    let members = runs.iter().enumerate().flat_map(move |(n, run)| {
+        let comma: &[u8] = if n == 0 { b"" } else { b"," };
+        [comma, bytes.get(run.clone()).unwrap_or_default()]
+    });
+    std::iter::once(&b"{"[..])
+        .chain(members)
+        .chain(std::iter::once(&b"}"[..]))
 }
 
 /// Authors an event: set the fields, sign with a key, get canonical bytes and the id.

@@ -66,11 +66,49 @@ impl DigestSuite {
         }
     }
 
+    /// Digest of the concatenation of `parts`, without joining them first.
+    pub fn digest_parts<'a>(self, parts: impl IntoIterator<Item = &'a [u8]>) -> [u8; 32] {
+        match self {
+            DigestSuite::Sha256 => {
+                let mut hasher = sha2::Sha256::new();
+                parts.into_iter().for_each(|part| hasher.update(part));
+                hasher.finalize().into()
+            }
+            DigestSuite::Blake3 => {
+                let mut hasher = blake3::Hasher::new();
+                parts.into_iter().for_each(|part| {
+                    hasher.update(part);
+                });
+                *hasher.finalize().as_bytes()
+            }
+        }
+    }
+
     /// `<suite>:<lowercase hex>` text of a digest.
     pub fn digest_text(self, digest: &[u8; 32]) -> String {
-        format!("{}:{}", self.name(), hex(digest))
+        self.digest_text_in(digest, &mut [0; DIGEST_TEXT_LEN])
+            .to_owned()
+    }
+
+    /// [`DigestSuite::digest_text`], written into `buf` (no allocation).
+    pub(crate) fn digest_text_in<'b>(
+        self,
+        digest: &[u8; 32],
+        buf: &'b mut [u8; DIGEST_TEXT_LEN],
+    ) -> &'b str {
+        let digit = |n: u8| if n < 10 { b'0' + n } else { b'a' + n - 10 };
+        let hex = digest.iter().flat_map(|b| [digit(b >> 4), digit(b & 0xf)]);
+        let text = self.name().bytes().chain([b':']).chain(hex);
+        for (slot, byte) in buf.iter_mut().zip(text) {
+            *slot = byte;
+        }
+        // Suite names and hex digits are ASCII.
+        std::str::from_utf8(buf).unwrap_or_default()
     }
 }
+
+/// Length of a digest text: a six-letter suite name, `:`, 64 hex digits.
+pub(crate) const DIGEST_TEXT_LEN: usize = 71;
 
 /// Lowercase hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
@@ -276,6 +314,11 @@ impl<K: IdKind> Id<K> {
         self.suite().digest_text(&self.digest())
     }
 
+    /// [`Id::digest_text`], written into `buf` (no allocation).
+    pub(crate) fn digest_text_in<'b>(&self, buf: &'b mut [u8; DIGEST_TEXT_LEN]) -> &'b str {
+        self.suite().digest_text_in(&self.digest(), buf)
+    }
+
     /// The 33 id bytes.
     pub fn bytes(&self) -> &[u8; 33] {
         self.token.bytes()
@@ -296,6 +339,14 @@ impl EventId {
     /// The id of an event with these preimage bytes.
     pub fn of_preimage(suite: DigestSuite, preimage: &[u8]) -> Self {
         Self::from_digest(suite, &suite.digest(preimage))
+    }
+
+    /// [`Id::of_preimage`] of a preimage given as consecutive parts.
+    pub fn of_preimage_parts<'a>(
+        suite: DigestSuite,
+        parts: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Self {
+        Self::from_digest(suite, &suite.digest_parts(parts))
     }
 }
 
@@ -358,6 +409,26 @@ impl<'de, K: IdKind> serde::Deserialize<'de> for Id<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Digest text is the suite's name, a colon and the digest in lowercase hex, as
+        /// `format!` spells it; digests of parts are digests of the parts joined.
+        #[test]
+        fn digest_text_and_digests_of_parts(
+            digest in any::<[u8; 32]>(),
+            parts in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..300), 0..6),
+        ) {
+            let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+            for suite in [DigestSuite::Sha256, DigestSuite::Blake3] {
+                prop_assert_eq!(suite.digest_text(&digest), format!("{}:{hex}", suite.name()));
+                prop_assert_eq!(
+                    suite.digest_parts(parts.iter().map(Vec::as_slice)),
+                    suite.digest(&parts.concat())
+                );
+            }
+        }
+    }
 
     #[test]
     fn ids_are_53_characters_and_round_trip() {

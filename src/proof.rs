@@ -24,6 +24,7 @@ use crate::envelope::{Envelope, ProducerProof};
 use crate::error::{Code, Rejection};
 use crate::keyring::Keyring;
 use crate::limits::MAX_KEY_CACHE;
+use crate::time::TIMESTAMP_LEN;
 
 /// base64url of the canonical protected header `{"alg":"Ed25519"}`.
 pub const JWS_HEADER_B64: &str = "eyJhbGciOiJFZDI1NTE5In0";
@@ -190,16 +191,20 @@ impl Verifier {
             .strip_prefix(JWS_HEADER_B64)
             .and_then(|rest| rest.strip_prefix(".."))
             .ok_or_else(|| invalid("jws must be <{\"alg\":\"Ed25519\"}>..<signature>"))?;
+        // Decoded on the stack: room for the 64 bytes, and for the decoder's estimate of
+        // the longest text that can still be 64 bytes.
+        let mut sig = [0u8; 66];
         let sig: [u8; 64] = URL_SAFE_NO_PAD
-            .decode(sig_b64)
+            .decode_slice(sig_b64, &mut sig)
             .ok()
-            .and_then(|s| s.try_into().ok())
+            .filter(|&len| len == 64)
+            .and_then(|_| sig.get(..64)?.try_into().ok())
             .ok_or_else(|| invalid("jws signature must be 64 bytes of base64url"))?;
         let binding = binding_bytes(
             event_digest,
             &envelope.actor,
             &proof.verification_method,
-            &envelope.created_at.to_string(),
+            envelope.created_at.text_in(&mut [0; TIMESTAMP_LEN]),
         );
         Ok(SignatureCheck::new(
             key.to_bytes(),

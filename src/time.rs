@@ -108,19 +108,40 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
     (year, month, day)
 }
 
-impl fmt::Display for Timestamp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+/// Length of a timestamp's text, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+pub(crate) const TIMESTAMP_LEN: usize = 24;
+
+impl Timestamp {
+    /// The text `YYYY-MM-DDTHH:MM:SS.sssZ`, written into `buf` (no allocation).
+    pub(crate) fn text_in(self, buf: &mut [u8; TIMESTAMP_LEN]) -> &str {
         let ms = self.0;
         let (year, month, day) = civil_from_days(ms / 86_400_000);
         let in_day = ms % 86_400_000;
-        write!(
-            f,
-            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-            in_day / 3_600_000,
-            in_day / 60_000 % 60,
-            in_day / 1000 % 60,
-            in_day % 1000
-        )
+        let fields: [(u64, usize, usize); 7] = [
+            (year, 0, 4),
+            (month, 5, 2),
+            (day, 8, 2),
+            (in_day / 3_600_000, 11, 2),
+            (in_day / 60_000 % 60, 14, 2),
+            (in_day / 1000 % 60, 17, 2),
+            (in_day % 1000, 20, 3),
+        ];
+        *buf = *b"0000-00-00T00:00:00.000Z";
+        for (mut value, at, width) in fields {
+            for digit in buf.iter_mut().skip(at).take(width).rev() {
+                // `value % 10` is a single digit.
+                *digit = b'0' + (value % 10) as u8;
+                value /= 10;
+            }
+        }
+        // Digits and the punctuation above are ASCII.
+        std::str::from_utf8(buf).unwrap_or_default()
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.text_in(&mut [0; TIMESTAMP_LEN]))
     }
 }
 
@@ -133,6 +154,27 @@ impl fmt::Debug for Timestamp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The digit writer spells what `format!` with zero-padded fields spells, and the
+        /// parser reads it back, for every representable instant.
+        #[test]
+        fn the_text_is_the_formatted_fields_and_parses_back(ms in 0..=Timestamp::MAX.0) {
+            let (year, month, day) = civil_from_days(ms / 86_400_000);
+            let in_day = ms % 86_400_000;
+            let expected = format!(
+                "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+                in_day / 3_600_000,
+                in_day / 60_000 % 60,
+                in_day / 1000 % 60,
+                in_day % 1000
+            );
+            let t = Timestamp(ms);
+            prop_assert_eq!(t.to_string(), expected);
+            prop_assert_eq!(Timestamp::parse(&t.to_string()), Ok(t));
+        }
+    }
 
     #[test]
     fn exact_form_round_trips() {

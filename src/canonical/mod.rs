@@ -19,6 +19,7 @@ mod value;
 mod write;
 
 pub use parse::{parse_canonical, parse_value};
+pub(crate) use strict::Reader;
 pub use strict::{parse_strict, Canonical};
 pub use value::{Json, Object};
 pub use write::{to_canonical, write_canonical, write_string};

@@ -6,7 +6,8 @@
 //! that `to_canonical(parse_value(b)) == b` accepts (a property test holds it to that).
 //!
 //! It also reports where each top-level member lies in the input, so an event's preimage is
-//! assembled from the input's own bytes.
+//! assembled from the input's own bytes. Its [`Reader`] also walks a document of a known
+//! shape member by member (the event envelope's direct reader), under the same rules.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -29,25 +30,9 @@ pub struct Canonical {
 /// Parses `bytes`, which must be canonical JSON of at most
 /// [`MAX_EVENT_BYTES`](crate::limits::MAX_EVENT_BYTES), in one pass.
 pub fn parse_strict(bytes: &[u8]) -> Result<Canonical, Rejection> {
-    check_size(bytes)?;
-    // A U+FEFF inside a string is refused by the string rule; anywhere else it is not JSON.
-    // A leading one gets its own message.
-    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        return Err(schema("byte-order mark (U+FEFF) is not allowed"));
-    }
-    // Validated once here, so each string is cut from `text` without a second check.
-    let text =
-        std::str::from_utf8(bytes).map_err(|_| schema("invalid JSON: the bytes are not UTF-8"))?;
-    let mut reader = Reader {
-        bytes,
-        text,
-        ascii: text.is_ascii(),
-        at: 0,
-        members: Vec::new(),
-        stack: Vec::new(),
-    };
+    let mut reader = Reader::over(bytes)?;
     let value = reader.value(0)?;
-    if reader.at != bytes.len() {
+    if !reader.finished() {
         return Err(reader.spelling("bytes after the value"));
     }
     Ok(Canonical {
@@ -56,7 +41,11 @@ pub fn parse_strict(bytes: &[u8]) -> Result<Canonical, Rejection> {
     })
 }
 
-struct Reader<'a> {
+/// The canonical reader. [`parse_strict`] reads a whole document with it; a reader of a
+/// known shape (the event envelope) walks it member by member with [`Reader::eat`],
+/// [`Reader::text`], [`Reader::member_value`] and [`Reader::boolean`], which check the same
+/// spelling rules.
+pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
     /// `bytes`, known to be UTF-8.
     text: &'a str,
@@ -69,6 +58,65 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// A reader at the start of `bytes`, after the document-wide checks: size, no leading
+    /// byte-order mark, UTF-8.
+    pub(crate) fn over(bytes: &'a [u8]) -> Result<Self, Rejection> {
+        check_size(bytes)?;
+        // A U+FEFF inside a string is refused by the string rule; anywhere else it is not
+        // JSON. A leading one gets its own message.
+        if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            return Err(schema("byte-order mark (U+FEFF) is not allowed"));
+        }
+        // Validated once here, so each string is cut from `text` without a second check.
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| schema("invalid JSON: the bytes are not UTF-8"))?;
+        Ok(Reader {
+            bytes,
+            text,
+            ascii: text.is_ascii(),
+            at: 0,
+            members: Vec::new(),
+            stack: Vec::new(),
+        })
+    }
+
+    /// Where the reader is (bytes read so far).
+    pub(crate) fn at(&self) -> usize {
+        self.at
+    }
+
+    /// True once every byte is read.
+    pub(crate) fn finished(&self) -> bool {
+        self.at == self.bytes.len()
+    }
+
+    /// Reads `spelling` if the input continues with exactly it (punctuation and member
+    /// names the caller knows are canonical); false, reading nothing, otherwise.
+    pub(crate) fn eat(&mut self, spelling: &[u8]) -> bool {
+        let end = self.at + spelling.len();
+        let matched = self.bytes.get(self.at..end) == Some(spelling);
+        if matched {
+            self.at = end;
+        }
+        matched
+    }
+
+    /// A member's value (of a top-level object's member: nesting counts from there).
+    pub(crate) fn member_value(&mut self) -> Result<Json, Rejection> {
+        self.value(1)
+    }
+
+    /// `true` or `false`.
+    pub(crate) fn boolean(&mut self) -> Result<bool, Rejection> {
+        if self.eat(b"true") {
+            Ok(true)
+        } else if self.eat(b"false") {
+            Ok(false)
+        } else {
+            Err(self.spelling("expected true or false"))
+        }
+    }
+
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
     }
@@ -236,9 +284,14 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A string, with only the canonical writer's escapes: `\"` `\\` `\b` `\t` `\n` `\f`
-    /// `\r`, and `\u00xx` (lowercase hex) for the other control characters.
     fn string(&mut self) -> Result<String, Rejection> {
+        self.text().map(Cow::into_owned)
+    }
+
+    /// A string, with only the canonical writer's escapes: `\"` `\\` `\b` `\t` `\n` `\f`
+    /// `\r`, and `\u00xx` (lowercase hex) for the other control characters. Borrowed from
+    /// the input unless it has escapes.
+    pub(crate) fn text(&mut self) -> Result<Cow<'a, str>, Rejection> {
         self.expect(b'"')?;
         let mut out = String::new();
         let mut run = self.at;
@@ -263,10 +316,10 @@ impl<'a> Reader<'a> {
         // character boundaries of `text`.
         let last = self.cut(run, self.at - 1)?;
         let text = if out.is_empty() {
-            last.to_owned()
+            Cow::Borrowed(last)
         } else {
             out.push_str(last);
-            out
+            Cow::Owned(out)
         };
         if !self.ascii {
             string_rule(&text).map_err(|why| schema(format!("invalid JSON: {why}")))?;

@@ -5,6 +5,7 @@
 //! [`crate::proof`]. Reading is pure and total: any shape error is a [`Rejection`].
 
 mod body;
+mod direct;
 mod refs;
 mod scope;
 
@@ -12,10 +13,9 @@ pub use body::{
     Attach, Body, CONTEXT_ATTACH, EXCHANGE_CONTROL, MESSAGE_CREATE, REALM_CREATE, SIDECAR_CREATE,
     STRAND_CREATE,
 };
+pub(crate) use direct::{read_direct, Direct};
 pub use refs::{is_code, SemanticRef, CAUSAL_ROLES};
 pub use scope::ScopeRef;
-
-use std::collections::HashSet;
 
 use crate::canonical::{Json, Object};
 use crate::did::{only_keys, str_member, ActorId};
@@ -87,25 +87,13 @@ impl Envelope {
             Some(Json::Str(kind)) => kind,
             _ => return Err(schema("kind must be a string")),
         };
-        if !is_kind(&kind) {
-            return Err(schema(format!("kind {kind:?} is not ak.<name>(.<name>)*")));
-        }
+        check_kind(&kind)?;
         let scope = ScopeRef::from_json(obj.get("scope_ref").unwrap_or(&Json::Null))?;
         let realm_id = match obj.get("realm_id") {
             None => None,
             Some(v) => Some(RealmId::parse(v.as_str().unwrap_or_default())?),
         };
-        match (kind.as_str(), realm_id, scope.realm_id()) {
-            (REALM_CREATE, Some(_), _) => {
-                return Err(schema("ak.realm.create must not carry realm_id"))
-            }
-            (REALM_CREATE, None, _) => {}
-            (_, None, _) => return Err(schema("realm_id is required")),
-            (_, Some(r), Some(s)) if r != s => {
-                return Err(schema("realm_id differs from scope_ref.realm_id"))
-            }
-            _ => {}
-        }
+        check_realm(&kind, realm_id, &scope)?;
         let actor = ActorId::from_json(obj.get("actor_id").unwrap_or(&Json::Null))?;
         let created_at = Timestamp::parse(str_member(&obj, "created_at")?)?;
         let (refs, causal) = read_refs(obj.get("semantic_refs"))?;
@@ -113,9 +101,7 @@ impl Envelope {
         let payload = obj
             .remove("payload")
             .ok_or_else(|| schema("payload is required"))?;
-        if payload.as_object().is_none() {
-            return Err(schema("payload must be an object"));
-        }
+        check_payload(&payload)?;
         let envelope = Envelope {
             kind,
             realm_id,
@@ -173,6 +159,47 @@ fn dedup_in_order(ids: impl Iterator<Item = EventId>) -> Vec<EventId> {
     out
 }
 
+/// `kind` is a kind name ([`is_kind`]).
+fn check_kind(kind: &str) -> Result<(), Rejection> {
+    if !is_kind(kind) {
+        return Err(schema(format!("kind {kind:?} is not ak.<name>(.<name>)*")));
+    }
+    Ok(())
+}
+
+/// `realm_id` is absent exactly on `ak.realm.create`, and otherwise names the scope's realm.
+fn check_realm(kind: &str, realm_id: Option<RealmId>, scope: &ScopeRef) -> Result<(), Rejection> {
+    match (kind, realm_id, scope.realm_id()) {
+        (REALM_CREATE, Some(_), _) => Err(schema("ak.realm.create must not carry realm_id")),
+        (REALM_CREATE, None, _) => Ok(()),
+        (_, None, _) => Err(schema("realm_id is required")),
+        (_, Some(r), Some(s)) if r != s => Err(schema("realm_id differs from scope_ref.realm_id")),
+        _ => Ok(()),
+    }
+}
+
+/// The payload is an object.
+fn check_payload(payload: &Json) -> Result<(), Rejection> {
+    if payload.as_object().is_none() {
+        return Err(schema("payload must be an object"));
+    }
+    Ok(())
+}
+
+/// `semantic_refs` has `count` items: at least one (else it is omitted), at most
+/// [`MAX_SEMANTIC_REFS`].
+fn check_ref_count(count: usize) -> Result<(), Rejection> {
+    if count == 0 {
+        return Err(schema("semantic_refs must be omitted when empty"));
+    }
+    if count > MAX_SEMANTIC_REFS {
+        return Err(schema(format!(
+            "more than {MAX_SEMANTIC_REFS} semantic_refs"
+        )));
+    }
+    Ok(())
+}
+
 /// The refs, and their causal targets deduplicated in ref order.
 fn read_refs(v: Option<&Json>) -> Result<(Vec<SemanticRef>, Vec<EventId>), Rejection> {
     let Some(v) = v else {
@@ -181,28 +208,62 @@ fn read_refs(v: Option<&Json>) -> Result<(Vec<SemanticRef>, Vec<EventId>), Rejec
     let items = v
         .as_array()
         .ok_or_else(|| schema("semantic_refs must be an array"))?;
-    if items.is_empty() {
-        return Err(schema("semantic_refs must be omitted when empty"));
-    }
-    if items.len() > MAX_SEMANTIC_REFS {
-        return Err(schema(format!(
-            "more than {MAX_SEMANTIC_REFS} semantic_refs"
-        )));
-    }
+    check_ref_count(items.len())?;
+    // Every item is read before any two are compared, so an invalid item is named before a
+    // repeated one.
     let read = items
         .iter()
         .map(SemanticRef::read)
         .collect::<Result<Vec<_>, _>>()?;
-    let causal = dedup_in_order(read.iter().filter_map(|(_, target)| *target));
-    let refs: Vec<SemanticRef> = read.into_iter().map(|(item, _)| item).collect();
-    let mut seen = HashSet::new();
-    if !refs
-        .iter()
-        .all(|r| seen.insert((r.id.as_str(), r.role.as_str())))
-    {
-        return Err(schema("two semantic_refs with the same id and role"));
+    let mut refs = RefList::with_capacity(read.len());
+    for item in read {
+        refs.push(item)?;
     }
-    Ok((refs, causal))
+    Ok(refs.into_parts())
+}
+
+/// Refs as they are read: the refs, and their causal targets deduplicated in ref order.
+pub(crate) struct RefList {
+    refs: Vec<SemanticRef>,
+    causal: Vec<EventId>,
+}
+
+impl RefList {
+    /// Room for `n` refs; the causal targets get room for the implied edges
+    /// ([`crate::Event::dependencies`]) too.
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        RefList {
+            refs: Vec::with_capacity(n),
+            causal: Vec::with_capacity(n + 3),
+        }
+    }
+
+    /// Adds a read ref (with its decoded causal target); no two refs may share an id and a
+    /// role.
+    pub(crate) fn push(
+        &mut self,
+        (item, target): (SemanticRef, Option<EventId>),
+    ) -> Result<(), Rejection> {
+        // Refs are few (at most MAX_SEMANTIC_REFS): comparing each with those before it is
+        // cheaper than hashing them.
+        if self
+            .refs
+            .iter()
+            .any(|earlier| earlier.id == item.id && earlier.role == item.role)
+        {
+            return Err(schema("two semantic_refs with the same id and role"));
+        }
+        self.refs.push(item);
+        if let Some(target) = target.filter(|t| !self.causal.contains(t)) {
+            self.causal.push(target);
+        }
+        Ok(())
+    }
+
+    /// The refs and their causal targets.
+    pub(crate) fn into_parts(self) -> (Vec<SemanticRef>, Vec<EventId>) {
+        (self.refs, self.causal)
+    }
 }
 
 /// `^ak\.[a-z0-9_]+(\.[a-z0-9_]+)*$`, at most [`MAX_KIND_BYTES`].
@@ -216,6 +277,14 @@ pub fn is_kind(kind: &str) -> bool {
                         .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
             })
         })
+}
+
+/// The proof's `kind` is `detached_jws`, the one kind PROFILE §4 defines.
+fn check_proof_kind(kind: &str) -> Result<(), Rejection> {
+    if kind != "detached_jws" {
+        return Err(schema("producer_proof.kind must be detached_jws"));
+    }
+    Ok(())
 }
 
 impl ProducerProof {
@@ -244,9 +313,8 @@ impl ProducerProof {
             Some(Json::Str(text)) => Ok(text),
             _ => Err(schema(format!("producer_proof.{key} must be a string"))),
         };
-        if take("kind")? != "detached_jws" {
-            return Err(schema("producer_proof.kind must be detached_jws"));
-        }
+        let kind = take("kind")?;
+        check_proof_kind(&kind)?;
         Ok(ProducerProof {
             verification_method: take("verification_method")?,
             event_digest: take("event_digest")?,

@@ -71,6 +71,17 @@ impl SemanticRef {
             .get("critical")
             .and_then(Json::as_bool)
             .ok_or_else(|| schema("ref critical must be a boolean"))?;
+        SemanticRef::from_parts(id, role, critical)
+    }
+
+    /// Validates one item's members (however they were read): the role's spelling, a causal
+    /// ref's event id (returned, decoded), a non-causal ref's id length, and no `critical`
+    /// on a role this engine does not understand.
+    pub(crate) fn from_parts(
+        id: &str,
+        role: &str,
+        critical: bool,
+    ) -> Result<(Self, Option<EventId>), Rejection> {
         if !is_code(role) {
             return Err(schema(format!("ref role {role:?} is not a lowercase name")));
         }
