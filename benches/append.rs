@@ -15,8 +15,12 @@ use std::time::{Duration, Instant};
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
+use akledger::did::key_of_did_key;
+use akledger::proof::{binding_bytes, verify_batch, SignatureCheck, JWS_HEADER_B64};
 use akledger::workload::realm_dag;
 use akledger::{Config, Durability, Event, Keyring, Ledger, Unverified, Verifier};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
 use rand_core::OsRng;
 
 const PAYLOAD: usize = 512;
@@ -144,8 +148,9 @@ fn ingest(c: &mut Criterion) {
 const AUDITED: usize = 20_000;
 
 /// Issue #12 row "audit": replaying a log (JSON Lines) into an in-memory ledger — what
-/// `akledger audit` does before it reports — against the floor of parsing and
-/// batch-verifying the same events on the same threads, in one group.
+/// `akledger audit` does before it reports — against two floors, in one group: parsing and
+/// batch-verifying the same events on the same threads, and the issue's own, batch
+/// verification of their signatures alone on one thread.
 fn audit(c: &mut Criterion) {
     let events = pool(7, AUDITED);
     let mut log = Vec::new();
@@ -170,7 +175,47 @@ fn audit(c: &mut Criterion) {
         format!("batch_verify_floor/{threads}_threads_{}", events.len()),
         |b| b.iter(|| assert_eq!(verify_parallel(&events, &verifier, threads), events.len())),
     );
+    // The issue's floor: Ed25519 (ZIP-215) batch verification alone, on one thread, of the
+    // same signatures in batches of the size the ledger's workers verify (half of a
+    // 1000-event log batch each): from key, signature and signed message (the challenge
+    // hash included) to verdict. The goal: audit ≤ 2 × this ÷ cores.
+    let signed: Vec<([u8; 32], [u8; 64], Vec<u8>)> = events.iter().map(|e| signed(e)).collect();
+    group.bench_function(
+        format!("signature_batch_floor/1_thread_{}", events.len()),
+        |b| {
+            b.iter(|| {
+                for share in signed.chunks(500) {
+                    let checks: Vec<SignatureCheck> = share
+                        .iter()
+                        .map(|(key, sig, msg)| SignatureCheck::new(*key, *sig, msg))
+                        .collect();
+                    assert!(verify_batch(&checks, OsRng).iter().all(Result::is_ok));
+                }
+            })
+        },
+    );
     group.finish();
+}
+
+/// The key, the signature and the signed message (the JWS signing input) of an event.
+fn signed(bytes: &[u8]) -> ([u8; 32], [u8; 64], Vec<u8>) {
+    let event = Event::parse(bytes).expect("parse");
+    let proof = event.proof();
+    let key = key_of_did_key(&proof.verification_method).expect("did:key");
+    let sig_text = proof.jws.rsplit('.').next().expect("signature");
+    let sig: [u8; 64] = URL_SAFE_NO_PAD
+        .decode(sig_text)
+        .expect("base64url")
+        .try_into()
+        .expect("64 bytes");
+    let binding = binding_bytes(
+        &proof.event_digest,
+        event.actor(),
+        &proof.verification_method,
+        &proof.created_at.to_string(),
+    );
+    let message = format!("{JWS_HEADER_B64}.{}", URL_SAFE_NO_PAD.encode(binding));
+    (key.to_bytes(), sig, message.into_bytes())
 }
 
 /// (apparent bytes, allocated bytes) of every file under `dir`.
