@@ -149,23 +149,34 @@ impl Event<Unverified> {
         // The envelope is read straight from the bytes when it can be; any event that way
         // does not take (a rejection above all) is read the general way, which gives the
         // answer.
+        Event::read(bytes, keep, IdCheck::Recompute)
+    }
+
+    /// Reads bytes through the direct reader, or the general one when it does not take
+    /// them.
+    fn read(
+        bytes: &[u8],
+        keep: impl FnOnce() -> Arc<[u8]>,
+        id_check: IdCheck,
+    ) -> Result<Self, Rejection> {
         match read_direct(bytes) {
             Some(direct) => {
                 #[cfg(debug_assertions)]
                 same_as_general(bytes, &direct);
-                Event::assemble(bytes, direct, keep)
+                Event::assemble(bytes, direct, keep, id_check)
             }
-            None => Event::assemble(bytes, read_general(bytes)?, keep),
+            None => Event::assemble(bytes, read_general(bytes)?, keep, id_check),
         }
     }
 
     /// Checks the stated id against the preimage (the members without `event_id` and
-    /// `producer_proof`, hashed from the input's own bytes), reads the payload and builds
-    /// the event.
+    /// `producer_proof`, hashed from the input's own bytes) unless `id_check` trusts it,
+    /// reads the payload and builds the event.
     fn assemble<Runs: AsRef<[Range<usize>]>>(
         bytes: &[u8],
         direct: Direct<Runs>,
         keep: impl FnOnce() -> Arc<[u8]>,
+        id_check: IdCheck,
     ) -> Result<Self, Rejection> {
         let Direct {
             envelope,
@@ -174,7 +185,9 @@ impl Event<Unverified> {
             causal,
             preimage,
         } = direct;
-        if EventId::of_preimage_parts(id.suite(), preimage_parts(bytes, preimage.as_ref())) != id {
+        let recomputed =
+            || EventId::of_preimage_parts(id.suite(), preimage_parts(bytes, preimage.as_ref()));
+        if id_check == IdCheck::Recompute && recomputed() != id {
             return Err(Rejection::new(
                 Code::EventIdDigestMismatch,
                 format!("{id} is not the {} digest of the event", id.suite().name()),
@@ -256,6 +269,23 @@ impl Event<Unverified> {
     pub(crate) fn assume_verified(self) -> Event<Verified> {
         self.into_verified()
     }
+
+    /// Reads an event this engine verified before writing it to its own checksummed log:
+    /// parsed and read like any event (so a stored event that no longer reads is still
+    /// an error), but its stated id is taken as the digest it was checked to be and its
+    /// proof as verified.
+    pub(crate) fn parse_stored(bytes: &[u8]) -> Result<Event<Verified>, Rejection> {
+        Event::read(bytes, || bytes.into(), IdCheck::TrustStored).map(Event::into_verified)
+    }
+}
+
+/// Whether reading an event recomputes its id.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum IdCheck {
+    /// Untrusted bytes: the id must be the preimage's digest.
+    Recompute,
+    /// Bytes from the engine's own log, checked when they were admitted.
+    TrustStored,
 }
 
 impl Event<Verified> {

@@ -10,6 +10,7 @@
 //! So it can only ever agree with the general way: whatever it returns, the general way
 //! returns too (a property test and a fuzz target hold it to that).
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use super::{
@@ -60,15 +61,17 @@ pub(crate) fn read_direct(bytes: &[u8]) -> Option<Direct> {
     let proof = proof(r)?;
     eat(r, b",")?;
     let third = r.at();
-    let realm_id = if r.eat(br#""realm_id":"#) {
-        let realm = RealmId::parse(&r.text().ok()?).ok()?;
+    let realm = if r.eat(br#""realm_id":"#) {
+        let text = r.text().ok()?;
+        let realm = RealmId::parse(&text).ok()?;
         eat(r, b",")?;
-        Some(realm)
+        Some((text, realm))
     } else {
         None
     };
     eat(r, br#""scope_ref":"#)?;
-    let scope = scope(r)?;
+    let scope = scope(r, realm.as_ref())?;
+    let realm_id = realm.map(|(_, id)| id);
     check_realm(&kind, realm_id, &scope).ok()?;
     let (refs, causal) = if r.eat(br#","semantic_refs":["#) {
         refs(r)?
@@ -150,8 +153,9 @@ fn proof(r: &mut Reader<'_>) -> Option<ProducerProof> {
     })
 }
 
-/// `scope_ref`: the genesis, realm or sidecar form.
-fn scope(r: &mut Reader<'_>) -> Option<ScopeRef> {
+/// `scope_ref`: the genesis, realm or sidecar form. `known` is the envelope's `realm_id`
+/// (its text and the id it parsed to), which the scope's nearly always repeats.
+fn scope(r: &mut Reader<'_>, known: Option<&(Cow<'_, str>, RealmId)>) -> Option<ScopeRef> {
     if r.eat(br#"{"kind":"realm_genesis"}"#) {
         return Some(ScopeRef::RealmGenesis);
     }
@@ -161,7 +165,11 @@ fn scope(r: &mut Reader<'_>) -> Option<ScopeRef> {
         eat(r, br#"{"kind":"sidecar","realm_id":"#)?;
         true
     };
-    let realm_id = RealmId::parse(&r.text().ok()?).ok()?;
+    let text = r.text().ok()?;
+    let realm_id = match known {
+        Some((known_text, known_id)) if *known_text == text => *known_id,
+        _ => RealmId::parse(&text).ok()?,
+    };
     if !sidecar {
         eat(r, b"}")?;
         return Some(ScopeRef::Realm { realm_id });

@@ -521,11 +521,9 @@ pub(crate) fn read_stored(
 }
 
 pub(crate) fn parse_stored(bytes: &[u8], at: crate::store::log::LogPos) -> Result<Event, Error> {
-    Event::parse(bytes)
-        .map(Event::assume_verified)
-        .map_err(|r| Error::Corrupt {
-            path: format!("{LOG_DIR}/{}", segment_file_name(at.segment)).into(),
-            offset: at.offset,
-            reason: format!("stored event does not parse: {r}"),
-        })
+    Event::parse_stored(bytes).map_err(|r| Error::Corrupt {
+        path: format!("{LOG_DIR}/{}", segment_file_name(at.segment)).into(),
+        offset: at.offset,
+        reason: format!("stored event does not parse: {r}"),
+    })
 }
