@@ -79,7 +79,14 @@ pub struct LogReader<R> {
     index: usize,
     offset: u64,
     done: bool,
+    /// Room to give the next line: the last line's length, so a log of similar lines is
+    /// read without growing each line's buffer from nothing.
+    line_hint: usize,
 }
+
+/// Smallest and largest room a line's buffer starts with (the limit bounds the hint, not
+/// a line).
+const LINE_HINT: std::ops::RangeInclusive<usize> = 256..=64 * 1024;
 
 impl<R: BufRead> LogReader<R> {
     /// A reader that detects the format from the first byte.
@@ -96,6 +103,7 @@ impl<R: BufRead> LogReader<R> {
             index: 0,
             offset: 0,
             done: false,
+            line_hint: *LINE_HINT.start(),
         }
     }
 
@@ -110,7 +118,7 @@ impl<R: BufRead> LogReader<R> {
     }
 
     fn next_line(&mut self) -> io::Result<Option<Result<Vec<u8>, Rejection>>> {
-        let mut line = Vec::new();
+        let mut line = Vec::with_capacity(self.line_hint);
         let limit = (MAX_EVENT_BYTES + 2) as u64;
         let n = (&mut self.reader)
             .take(limit)
@@ -118,6 +126,7 @@ impl<R: BufRead> LogReader<R> {
         if n == 0 {
             return Ok(None);
         }
+        self.line_hint = n.clamp(*LINE_HINT.start(), *LINE_HINT.end());
         self.offset += n as u64;
         if line.last() != Some(&b'\n') && n as u64 == limit {
             // Skip the rest of an over-long line so the next item starts cleanly, a
