@@ -8,7 +8,9 @@
 //! error, any member it does not expect — and the caller then reads the bytes the general
 //! way (`parse_strict`, then [`Envelope::read`]), which gives the answer or the rejection.
 //! So it can only ever agree with the general way: whatever it returns, the general way
-//! returns too (a property test and a fuzz target hold it to that).
+//! returns too. A property test holds it to that over mutated events, and with debug
+//! assertions (every test, the fuzz targets' builds and their corpora replayed) each event
+//! read directly is read the general way as well and the two compared.
 
 use std::borrow::Cow;
 use std::ops::Range;
