@@ -96,9 +96,7 @@ impl DigestSuite {
         digest: &[u8; 32],
         buf: &'b mut [u8; DIGEST_TEXT_LEN],
     ) -> &'b str {
-        let digit = |n: u8| if n < 10 { b'0' + n } else { b'a' + n - 10 };
-        let hex = digest.iter().flat_map(|b| [digit(b >> 4), digit(b & 0xf)]);
-        let text = self.name().bytes().chain([b':']).chain(hex);
+        let text = self.name().bytes().chain([b':']).chain(hex_digits(digest));
         for (slot, byte) in buf.iter_mut().zip(text) {
             *slot = byte;
         }
@@ -112,13 +110,15 @@ pub(crate) const DIGEST_TEXT_LEN: usize = 71;
 
 /// Lowercase hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
-    let digit = |n: u8| char::from_digit(u32::from(n), 16).unwrap_or('0');
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        s.push(digit(b >> 4));
-        s.push(digit(b & 0xf));
-    }
-    s
+    hex_digits(bytes).map(char::from).collect()
+}
+
+/// The lowercase hex digits of `bytes`, as ASCII bytes, high nibble first.
+fn hex_digits(bytes: &[u8]) -> impl Iterator<Item = u8> + '_ {
+    let digit = |n: u8| if n < 10 { b'0' + n } else { b'a' + n - 10 };
+    bytes
+        .iter()
+        .flat_map(move |b| [digit(b >> 4), digit(b & 0xf)])
 }
 
 /// Length of the base64url token of a 33-byte id.
