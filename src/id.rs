@@ -183,13 +183,11 @@ impl Token {
 
     /// Parses a 44-character token strictly (PROFILE §1).
     pub fn parse(token: &str) -> Result<Self, Rejection> {
-        let text: [u8; TOKEN_LEN] = token
-            .as_bytes()
-            .try_into()
-            .map_err(|_| schema("id token must be 44 base64url characters"))?;
         // 44 characters are exactly 264 bits: every such token decodes to 33 bytes, and
         // nothing else encodes to it, so no re-encoding is needed to prove it canonical.
-        let raw = decode_token(&text)
+        let (text, raw) = <[u8; TOKEN_LEN]>::try_from(token.as_bytes())
+            .ok()
+            .and_then(|text| Some((text, decode_token(&text)?)))
             .ok_or_else(|| schema("id token must be 44 base64url characters"))?;
         DigestSuite::from_header(raw[0])?;
         Ok(Token { text, raw })
