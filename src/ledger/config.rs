@@ -43,7 +43,7 @@ impl Config {
     }
 
     /// A ledger that lives in memory only and starts empty: its log is held in memory (the
-    /// same checksummed frames as on disk), it keeps no index on disk, no snapshot, no lock
+    /// same frames as on disk, without their checksums: memory neither tears nor rots), it keeps no index on disk, no snapshot, no lock
     /// and no acknowledged marker, and nothing it holds outlives it. For reading a log
     /// without writing a copy of it — what `akledger audit` does — and for tests. It costs
     /// the bytes of every accepted event in memory; everything else behaves as on disk

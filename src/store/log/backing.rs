@@ -1,12 +1,16 @@
 //! Where a segment's bytes live: its file, or — for an in-memory log
 //! ([`SegmentLog::in_memory`](super::SegmentLog::in_memory), which an audit replays into
 //! so that reading a log writes nothing) — a byte vector. Both hold the same frames, so
-//! the reader, the iterator and every checksum check work alike on either.
+//! the reader and the iterator work alike on either; only a file's frames carry checksums
+//! ([`Sealing`]: memory neither tears nor rots, and its only reader is the process that
+//! wrote it).
 
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::sync::RwLock;
+
+use super::format::Sealing;
 
 /// A segment's bytes.
 pub(crate) enum Backing {
@@ -24,6 +28,14 @@ impl Backing {
             Vec::with_capacity(usize::try_from(capacity).unwrap_or(0).max(header.len()));
         bytes.extend_from_slice(header);
         Backing::Memory(RwLock::new(bytes))
+    }
+
+    /// Whether this segment's frames carry checksums.
+    pub(crate) fn sealing(&self) -> Sealing {
+        match self {
+            Backing::File(_) => Sealing::Checksummed,
+            Backing::Memory(_) => Sealing::Unchecked,
+        }
     }
 
     /// Fills `buf` from `offset`; reading past the end is `UnexpectedEof`, as for a file.

@@ -237,6 +237,37 @@ pub fn decode_record(body: &[u8]) -> Option<(Record, usize)> {
     Some((record, header_len))
 }
 
+/// Whether frames carry checksums. Segment files always do. An in-memory log's frames do
+/// not (their checksum bytes are zero, and so is each batch digest): memory neither tears
+/// nor rots, and the only reader of those frames is the process that wrote them, so
+/// hashing every event once more would buy nothing. Lengths and the batch grammar are
+/// checked alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sealing {
+    /// Frames carry their position-bound checksum; reads verify it.
+    Checksummed,
+    /// Frames carry zero checksum bytes; reads do not look at them.
+    Unchecked,
+}
+
+impl Sealing {
+    /// The checksum of a frame, or zeros for unchecked frames.
+    fn checksum(self, segment: u32, offset: u64, body: &[u8]) -> [u8; CHECKSUM_LEN] {
+        match self {
+            Sealing::Checksummed => frame_checksum(segment, offset, &[body]),
+            Sealing::Unchecked => [0; CHECKSUM_LEN],
+        }
+    }
+
+    /// The digest of a batch's frame checksums, or zeros for unchecked frames.
+    pub fn digest(self, checksums: &[[u8; CHECKSUM_LEN]]) -> [u8; CHECKSUM_LEN] {
+        match self {
+            Sealing::Checksummed => batch_digest(checksums),
+            Sealing::Unchecked => [0; CHECKSUM_LEN],
+        }
+    }
+}
+
 /// Position-bound frame checksum: blake3(segment LE32 ‖ offset LE64 ‖ len LE32 ‖ body)[..16].
 /// Binding the position means a frame verifies only where it was written: copies of frames
 /// inside payloads or stale bytes never verify at another offset.
@@ -263,9 +294,10 @@ pub fn batch_digest(checksums: &[[u8; CHECKSUM_LEN]]) -> [u8; CHECKSUM_LEN] {
 }
 
 /// Appends one frame (prefix + record header + payload) for position `offset` to `out`.
-/// Returns the frame's checksum.
+/// Returns the frame's checksum (zeros when `sealing` is [`Sealing::Unchecked`]).
 pub fn write_frame(
     out: &mut Vec<u8>,
+    sealing: Sealing,
     segment: u32,
     offset: u64,
     record: &Record,
@@ -277,7 +309,7 @@ pub fn write_frame(
     out.extend_from_slice(payload);
     let body = out.get(start + FRAME_PREFIX_LEN..).unwrap_or_default();
     let len = (body.len() as u32).to_le_bytes();
-    let sum = frame_checksum(segment, offset, &[body]);
+    let sum = sealing.checksum(segment, offset, body);
     if let Some(prefix) = out.get_mut(start..start + FRAME_PREFIX_LEN) {
         for (slot, byte) in prefix.iter_mut().zip(len.iter().chain(sum.iter())) {
             *slot = *byte;
@@ -342,6 +374,7 @@ pub struct Frame<'a> {
 /// Parses the frame starting at `buf[at]`; `buf[0]` is file offset `base` of `segment`.
 pub fn parse_frame(
     buf: &[u8],
+    sealing: Sealing,
     at: usize,
     segment: u32,
     base: u64,
@@ -360,7 +393,7 @@ pub fn parse_frame(
         .ok_or(FrameError::Truncated)?;
     let body = buf.get(prefix_end..end).ok_or(FrameError::Truncated)?;
     let offset = base.checked_add(at as u64).ok_or(FrameError::Truncated)?;
-    if frame_checksum(segment, offset, &[body]) != stored {
+    if sealing == Sealing::Checksummed && frame_checksum(segment, offset, &[body]) != stored {
         return Err(FrameError::Checksum);
     }
     let (record, header_len) = decode_record(body).ok_or(FrameError::BadRecord)?;
@@ -392,7 +425,7 @@ pub fn find_marker_after(buf: &[u8], from: usize, segment: u32, base: u64) -> Op
     {
         // Cheap prefilter: a marker body starts with a CBOR array of 4 items.
         if buf.get(at + FRAME_PREFIX_LEN).copied() == Some(0x84) {
-            match parse_frame(buf, at, segment, base) {
+            match parse_frame(buf, Sealing::Checksummed, at, segment, base) {
                 Ok(f) if !matches!(f.record, Record::Entry { .. }) => return Some(at),
                 Err(FrameError::BadRecord) => return Some(at),
                 _ => {}
@@ -473,19 +506,26 @@ mod format_tests {
     #[test]
     fn frame_is_position_bound() {
         let mut buf = Vec::new();
-        write_frame(&mut buf, 3, 100, &Record::Entry { kind: 1 }, b"hello");
-        let f = parse_frame(&buf, 0, 3, 100).expect("valid");
+        write_frame(
+            &mut buf,
+            Sealing::Checksummed,
+            3,
+            100,
+            &Record::Entry { kind: 1 },
+            b"hello",
+        );
+        let f = parse_frame(&buf, Sealing::Checksummed, 0, 3, 100).expect("valid");
         assert_eq!(f.payload, b"hello");
         assert_eq!(
-            parse_frame(&buf, 0, 3, 101).err(),
+            parse_frame(&buf, Sealing::Checksummed, 0, 3, 101).err(),
             Some(FrameError::Checksum)
         );
         assert_eq!(
-            parse_frame(&buf, 0, 4, 100).err(),
+            parse_frame(&buf, Sealing::Checksummed, 0, 4, 100).err(),
             Some(FrameError::Checksum)
         );
         assert_eq!(
-            parse_frame(&buf[..buf.len() - 1], 0, 3, 100).err(),
+            parse_frame(&buf[..buf.len() - 1], Sealing::Checksummed, 0, 3, 100).err(),
             Some(FrameError::Truncated)
         );
     }

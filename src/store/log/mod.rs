@@ -320,8 +320,9 @@ impl SegmentLog {
         Ok((log, rec.report))
     }
 
-    /// An empty log that lives in memory only: the same frames and checks as on disk, no
-    /// file, nothing durable (`opts.durability` is ignored). What an audit replays into.
+    /// An empty log that lives in memory only: the same frames as on disk but without
+    /// checksums ([`format::Sealing::Unchecked`]), no file, nothing durable
+    /// (`opts.durability` is ignored). What an audit replays into.
     pub fn in_memory(opts: LogOptions) -> Result<Self, LogError> {
         check_segment_size(&opts)?;
         let first = Arc::new(recovery::memory_segment(0, 0, opts.segment_size));
@@ -375,7 +376,7 @@ impl SegmentLog {
         self.poisoned
     }
 
-    /// Reads the entry at `pos`, verifying its checksum.
+    /// Reads the entry at `pos`, verifying its checksum (a segment file's frames carry one).
     pub fn read(&self, pos: LogPos) -> Result<(u8, Vec<u8>), LogError> {
         self.reader.read(pos)
     }
@@ -451,17 +452,19 @@ impl SegmentLog {
         }
 
         let (segment, base) = (self.active.number, self.end);
+        let sealing = self.active.file.sealing();
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
         buf.reserve(total as usize);
         let mut sums = Vec::with_capacity(entries.len() + 1);
         let mut positions = Vec::with_capacity(entries.len());
-        sums.push(write_frame(&mut buf, segment, base, &begin, &[]));
+        sums.push(write_frame(&mut buf, sealing, segment, base, &begin, &[]));
         for (kind, payload) in entries {
             let offset = base + buf.len() as u64;
             positions.push(LogPos::new(segment, offset));
             sums.push(write_frame(
                 &mut buf,
+                sealing,
                 segment,
                 offset,
                 &Record::Entry { kind: *kind },
@@ -471,10 +474,10 @@ impl SegmentLog {
         let commit = Record::BatchCommit {
             seq,
             count,
-            digest: format::batch_digest(&sums),
+            digest: sealing.digest(&sums),
         };
         let commit_offset = base + buf.len() as u64;
-        write_frame(&mut buf, segment, commit_offset, &commit, &[]);
+        write_frame(&mut buf, sealing, segment, commit_offset, &commit, &[]);
         debug_assert_eq!(buf.len() as u64, total);
 
         let result = self.write_and_sync(&buf, base);

@@ -4,6 +4,8 @@
 //! `read_at` on shared file handles, so any number of threads read while the single
 //! writer appends. Readers only ever see committed batches: the committed end of the
 //! active segment is published after the batch (and, in `Sync` mode, its fdatasync).
+//! Checksums are verified on every read of a segment file; an in-memory log's frames
+//! carry none ([`Sealing::Unchecked`](super::format::Sealing)).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, RwLock};
@@ -84,7 +86,7 @@ impl LogReader {
             .file
             .read_exact_at(rest, pos.offset + FRAME_PREFIX_LEN as u64)
             .map_err(|e| LogError::io(path, e))?;
-        let frame = parse_frame(&buf, 0, pos.segment, pos.offset)
+        let frame = parse_frame(&buf, seg.file.file.sealing(), 0, pos.segment, pos.offset)
             .map_err(|e| LogError::corrupt(path, pos.offset, e.describe()))?;
         let Record::Entry { kind } = frame.record else {
             return Err(LogError::InvalidPosition {
@@ -186,7 +188,7 @@ impl LogIter {
             .file
             .read_exact_at(&mut head, pos.offset)
             .map_err(|e| LogError::io(path, e))?;
-        let begin = parse_frame(&head, 0, pos.segment, pos.offset)
+        let begin = parse_frame(&head, seg.file.file.sealing(), 0, pos.segment, pos.offset)
             .map_err(|e| corrupt(pos.offset, e.describe()))?;
         let Record::BatchBegin { len, .. } = begin.record else {
             return Err(LogError::InvalidPosition {
@@ -203,7 +205,7 @@ impl LogIter {
             .file
             .read_exact_at(&mut buf, pos.offset)
             .map_err(|e| LogError::io(path, e))?;
-        let batch = parse_batch(&buf, 0, pos.segment, pos.offset)
+        let batch = parse_batch(&buf, seg.file.file.sealing(), 0, pos.segment, pos.offset)
             .map_err(|d| corrupt(d.offset, d.reason))?;
         if let Some(expected) = self.expected_seq {
             if batch.seq != expected {

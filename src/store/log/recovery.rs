@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::backing::Backing;
 use super::format::{
     decode_file_header, encode_file_header, find_marker_after, parse_frame, FileHeader,
-    HeaderError, Record, FILE_HEADER_LEN, MAX_SEGMENT_FILE,
+    HeaderError, Record, Sealing, FILE_HEADER_LEN, MAX_SEGMENT_FILE,
 };
 use super::scan::{scan_from, scan_segment};
 use super::{
@@ -124,7 +124,7 @@ fn commit_ends_at(buf: &[u8], base: u64, segment: u32, seq: u64, end: u64) -> bo
     (base..end).any(|start| {
         let at = usize::try_from(start - base).unwrap_or(usize::MAX);
         matches!(
-            parse_frame(buf, at, segment, base),
+            parse_frame(buf, Sealing::Checksummed, at, segment, base),
             Ok(f) if base + f.end as u64 == end
                 && matches!(f.record, Record::BatchCommit { seq: s, .. } if s == seq)
         )

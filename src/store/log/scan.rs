@@ -6,8 +6,7 @@
 use std::ops::Range;
 
 use super::format::{
-    batch_digest, parse_frame, Record, CHECKSUM_LEN, FILE_HEADER_LEN, MAX_BATCH_BYTES,
-    MAX_BATCH_ENTRIES,
+    parse_frame, Record, Sealing, CHECKSUM_LEN, FILE_HEADER_LEN, MAX_BATCH_BYTES, MAX_BATCH_ENTRIES,
 };
 
 /// One entry of a parsed batch.
@@ -49,11 +48,18 @@ fn damage(base: u64, at: usize, reason: impl Into<String>, may_be_torn: bool) ->
 }
 
 /// Parses and verifies the batch whose begin frame starts at `buf[at]`.
-/// `buf[0]` is file offset `base` of segment `segment`.
-pub fn parse_batch(buf: &[u8], at: usize, segment: u32, base: u64) -> Result<ParsedBatch, Damage> {
+/// `buf[0]` is file offset `base` of segment `segment`; `sealing` says whether its frames
+/// carry checksums (a segment file's do).
+pub fn parse_batch(
+    buf: &[u8],
+    sealing: Sealing,
+    at: usize,
+    segment: u32,
+    base: u64,
+) -> Result<ParsedBatch, Damage> {
     let frame_err =
         |at: usize, e: super::format::FrameError| damage(base, at, e.describe(), e.may_be_torn());
-    let begin = parse_frame(buf, at, segment, base).map_err(|e| frame_err(at, e))?;
+    let begin = parse_frame(buf, sealing, at, segment, base).map_err(|e| frame_err(at, e))?;
     let Record::BatchBegin { seq, count, len } = begin.record else {
         return Err(damage(base, at, "expected a BatchBegin frame", false));
     };
@@ -70,7 +76,8 @@ pub fn parse_batch(buf: &[u8], at: usize, segment: u32, base: u64) -> Result<Par
     let mut entries = Vec::with_capacity(count as usize);
     let mut cursor = begin.end;
     for _ in 0..count {
-        let f = parse_frame(buf, cursor, segment, base).map_err(|e| frame_err(cursor, e))?;
+        let f =
+            parse_frame(buf, sealing, cursor, segment, base).map_err(|e| frame_err(cursor, e))?;
         let Record::Entry { kind } = f.record else {
             return Err(damage(base, cursor, "expected an Entry frame", false));
         };
@@ -83,7 +90,8 @@ pub fn parse_batch(buf: &[u8], at: usize, segment: u32, base: u64) -> Result<Par
         sums.push(f.checksum);
         cursor = f.end;
     }
-    let commit = parse_frame(buf, cursor, segment, base).map_err(|e| frame_err(cursor, e))?;
+    let commit =
+        parse_frame(buf, sealing, cursor, segment, base).map_err(|e| frame_err(cursor, e))?;
     let Record::BatchCommit {
         seq: c_seq,
         count: c_count,
@@ -100,7 +108,7 @@ pub fn parse_batch(buf: &[u8], at: usize, segment: u32, base: u64) -> Result<Par
             false,
         ));
     }
-    if digest != batch_digest(&sums) {
+    if digest != sealing.digest(&sums) {
         return Err(damage(base, cursor, "batch digest mismatch", false));
     }
     if (commit.end - begin.end) as u64 != len {
@@ -147,7 +155,7 @@ pub fn scan_from(buf: &[u8], base: u64, segment: u32, base_seq: u64) -> SegmentS
         damage: None,
     };
     while at < buf.len() {
-        match parse_batch(buf, at, segment, base) {
+        match parse_batch(buf, Sealing::Checksummed, at, segment, base) {
             Ok(batch) => {
                 if Some(batch.seq) != scan.last_seq.checked_add(1) {
                     let reason = format!(
