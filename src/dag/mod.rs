@@ -33,6 +33,11 @@
 //!   the number of writers (a dense vector clock per event would cost 4·W B).  Per-event
 //!   data is immutable once written (append-only, as in the SEA 2025 incremental
 //!   reachability index), hence rebuild == incremental.
+//! * **Running clocks** (`running.rs`): the clock of every chain's tip is kept up to date
+//!   as events arrive (the join of the parents' clocks), so a checkpoint copies its clock
+//!   instead of walking for it; a parent whose clock is not at hand (not a tip, not recently
+//!   superseded, not cached) makes its chain walk at its next checkpoint, as before.  A
+//!   cache of exact answers: it changes no stored byte.
 //! * **Queries** run a closure walk whose scratch is one `u32` per *chain* (not per
 //!   event): expanding `(c, s)` joins the floor checkpoint clock of chain `c` and walks only
 //!   the members above it.  A targeted walk (`covers`) additionally answers "yes" from a
@@ -54,21 +59,24 @@
 //! `cargo bench --bench dag` (criterion means, 2-core shared machine, synthetic DAG with
 //! round-robin writers, basis = ledger heads).  1 M events / 8 writers: `heads` 1.0 ns;
 //! `covers` recent 80 ns vs BFS 17.2 µs, old 62 ns vs BFS 22.9 ms (~370 000×);
-//! `heads_of` 100 ids 6.6 µs; full ancestor set 3.0 ms; rebuild 0.55 s; 42.7 B/event.
-//! 1 M events / 64 writers: `heads` 0.9 ns; `covers` recent 469 ns vs BFS 18.2 µs, old
-//! 92 ns vs BFS 20.7 ms (~220 000×); `heads_of` 8.4 µs; full ancestor set 1.1 ms;
-//! rebuild 1.29 s; 50.5 B/event.  Smaller sizes: 10 k events 46.1 / 63.6 B/event,
-//! 100 k events 42.4 / 56.2 B/event (8 / 64 writers).
+//! `heads_of` 100 ids 6.6 µs; full ancestor set 3.0 ms; rebuild 0.14 s (0.55 s walking
+//! for every checkpoint); 40.1 B/event.  1 M events / 64 writers: `heads` 0.9 ns; `covers`
+//! recent 469 ns vs BFS 18.2 µs, old 92 ns vs BFS 20.7 ms (~220 000×); `heads_of` 8.4 µs;
+//! full ancestor set 1.1 ms; rebuild 0.15 s (1.29 s walking); 50.7 B/event.  Smaller
+//! sizes: 10 k events 47.8 / 77.4 B/event, 100 k events 42.6 / 57.4 B/event (8 / 64
+//! writers; the running clocks' fixed ~80 KB shows at 10 k).
 
 mod chains;
 mod order;
 mod query;
+mod running;
 mod snapshot;
 mod walk;
 
 pub use query::Covered;
 
 use chains::{checkpoint_spacing, Chain, Checkpoint};
+use running::RunningClocks;
 use walk::Walk;
 
 /// Dense position of an admitted event (admission order; a topological order).
@@ -116,9 +124,10 @@ pub enum DagError {
 
 /// The causal DAG reachability index.  See the module documentation.
 ///
-/// `PartialEq` compares all internal state (not capacities), so a rebuilt index can be
-/// compared with an incrementally built one.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// `PartialEq` compares all stored state (not capacities, nor the running clocks, a cache
+/// of exact answers), so a rebuilt or loaded index can be compared with an incrementally
+/// built one.
+#[derive(Clone, Debug)]
 pub struct DagIndex {
     /// CSR offsets into `parent_tgt`; `len() + 1` entries.
     parent_off: Vec<u32>,
@@ -136,7 +145,24 @@ pub struct DagIndex {
     clock_pool: Vec<u32>,
     /// Ledger heads, ascending.
     heads: Vec<Pos>,
+    /// Chain tips' clocks, so checkpoints rarely walk (`running.rs`).
+    running: RunningClocks,
 }
+
+impl PartialEq for DagIndex {
+    fn eq(&self, other: &Self) -> bool {
+        self.parent_off == other.parent_off
+            && self.parent_tgt == other.parent_tgt
+            && self.gen == other.gen
+            && self.chain_of == other.chain_of
+            && self.seq_of == other.seq_of
+            && self.chains == other.chains
+            && self.clock_pool == other.clock_pool
+            && self.heads == other.heads
+    }
+}
+
+impl Eq for DagIndex {}
 
 impl Default for DagIndex {
     fn default() -> Self {
@@ -163,6 +189,7 @@ impl DagIndex {
             chains: Vec::new(),
             clock_pool: Vec::new(),
             heads: Vec::new(),
+            running: RunningClocks::default(),
         }
     }
 
@@ -212,7 +239,7 @@ impl DagIndex {
         let extend = uniq.iter().find_map(|&p| {
             let c = self.chain_of.get(p.index()).copied()?;
             let chain = self.chains.get(c as usize)?;
-            (chain.tip() == Some(p)).then_some(c)
+            (chain.tip() == Some(p)).then_some((c, p))
         });
 
         // Write phase.
@@ -220,7 +247,7 @@ impl DagIndex {
         self.parent_off.push(end);
         self.gen.push(gen);
         let c = match extend {
-            Some(c) => c,
+            Some((c, _)) => c,
             None => {
                 let c = u32::try_from(self.chains.len()).map_err(|_| DagError::Full)?;
                 self.chains.push(Chain::default());
@@ -245,6 +272,9 @@ impl DagIndex {
             }
         }
         self.heads.push(x);
+        let mut running = std::mem::take(&mut self.running);
+        running.observe(self, (c, seq), &uniq, extend.map(|(_, p)| p));
+        self.running = running;
         self.maybe_checkpoint(c, seq, x);
         Ok(x)
     }
@@ -257,13 +287,18 @@ impl DagIndex {
         if seq < last.saturating_add(checkpoint_spacing(self.chains.len())) {
             return;
         }
-        let mut walk = Walk::full(self);
-        walk.push(x);
-        walk.run();
-        let mut clock = walk.into_acc();
-        while clock.last() == Some(&0) {
-            clock.pop();
-        }
+        let clock = match self.running.checkpoint(c) {
+            Some(clock) => clock,
+            None => {
+                let mut walk = Walk::full(self);
+                walk.push(x);
+                walk.run();
+                let mut clock = walk.into_acc();
+                running::trim(&mut clock);
+                self.running.walked(c, &clock);
+                clock
+            }
+        };
         let start = self.clock_pool.len();
         let len = clock.len();
         self.clock_pool.extend_from_slice(&clock);
@@ -303,6 +338,7 @@ impl DagIndex {
             + self.chains.iter().map(Chain::heap_bytes).sum::<usize>()
             + self.clock_pool.capacity() * size_of::<u32>()
             + self.heads.capacity() * size_of::<Pos>()
+            + self.running.heap_bytes()
     }
 
     /// `(chain, seq)` of `x`.

@@ -108,6 +108,7 @@ impl DagIndex {
             chains,
             clock_pool,
             heads,
+            running: super::running::RunningClocks::default(),
         })
     }
 }
