@@ -241,7 +241,7 @@ impl Ledger {
         check_batch_bounds(items.len(), items.iter().map(|b| b.as_ref().len()).sum())?;
         self.check_writable()?;
         let verified = if items.len() < 2 {
-            verify_batch::verify_part(items, &self.verifier)
+            pool::Verified::here(verify_batch::verify_part(items, &self.verifier))
         } else {
             let shared = items.iter().map(|b| Arc::from(b.as_ref())).collect();
             self.pool.submit(shared).wait()
@@ -266,10 +266,8 @@ impl Ledger {
     }
 
     /// Decides verified events in order against the committed state and commits them.
-    fn decide_and_commit(
-        &self,
-        verified: Vec<Result<Event, crate::error::Rejection>>,
-    ) -> Result<AppendReport, Error> {
+    fn decide_and_commit(&self, verified: pool::Verified) -> Result<AppendReport, Error> {
+        let pool::Verified { verdicts, parsed } = verified;
         let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
         if writer.poisoned {
             return Err(Error::Poisoned);
@@ -280,7 +278,7 @@ impl Ledger {
                 self.config.max_pending_events,
                 self.config.max_pending_bytes,
             );
-            let outcomes: Vec<Appended> = verified
+            let outcomes: Vec<Appended> = verdicts
                 .into_iter()
                 .map(|v| match v {
                     Ok(event) => decider.decide(event, Source::New, |pos, bytes| {
@@ -295,9 +293,8 @@ impl Ledger {
             (outcomes, decider.finish()?)
         };
         let report = AppendReport::of(outcomes, &staged);
-        let spent = staged.entries.clone();
         let result = self.commit(&mut writer, staged);
-        self.pool.free(spent);
+        self.pool.free(parsed);
         if result.is_err() {
             writer.poisoned = true;
         }

@@ -4,6 +4,12 @@
 //! batch while the caller does something else — in [`super::Pipeline`], commit the previous
 //! batch. Each share is one signature batch; results come back in input order.
 //!
+//! Memory stays with the thread that allocated it: a worker parses its share into events
+//! of its own (the submitted bytes are copied, not shared), and once the batch is committed
+//! those events go back to that same worker to be freed ([`VerifyPool::free`]). Freeing on
+//! another thread would take the allocating thread's allocator lock for every event, which
+//! left the workers waiting on each other's arenas.
+//!
 //! A share whose worker is gone (it cannot panic on any input; this keeps the contract) is
 //! verified on the waiting thread instead, so a ticket always yields one result per item.
 
@@ -17,21 +23,14 @@ use crate::event::Event;
 use crate::limits::MAX_VERIFY_THREADS;
 use crate::proof::Verifier;
 
-use super::verify_batch::verify_shared;
+use super::verify_batch::verify_part;
 
 type Verdicts = Vec<Result<Event, Rejection>>;
 
-/// Work for a worker.
-enum Job {
-    /// Parse and verify these items; send the verdicts to `reply`.
-    Verify {
-        items: Vec<Arc<[u8]>>,
-        reply: Sender<Verdicts>,
-    },
-    /// Free these events (committed, no longer needed): workers allocated them, and memory
-    /// is cheapest to free on the threads that allocated it — the committing thread would
-    /// otherwise contend for the workers' allocator arenas on every event.
-    Free(Vec<Event>),
+/// Parse and verify these items; send the verdicts, and who parsed them, to `reply`.
+struct Job {
+    items: Vec<Arc<[u8]>>,
+    reply: Sender<(usize, Verdicts)>,
 }
 
 /// Worker threads verifying batches for one ledger.
@@ -41,9 +40,10 @@ pub struct VerifyPool {
     started: OnceLock<Workers>,
 }
 
-/// The running workers and their queue.
+/// The running workers, the queue they share, and each one's queue of events to free.
 struct Workers {
     jobs: Option<Sender<Job>>,
+    frees: Vec<Sender<Vec<Event>>>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -56,7 +56,27 @@ pub struct Ticket {
 /// One worker's part of a batch, and where its answer comes (`None`: it was not queued).
 struct Share {
     items: Vec<Arc<[u8]>>,
-    answer: Option<Receiver<Verdicts>>,
+    answer: Option<Receiver<(usize, Verdicts)>>,
+}
+
+/// A batch's verdicts, one per item in order, and the events each worker parsed: once the
+/// batch is committed they go back to [`VerifyPool::free`].
+pub struct Verified {
+    /// One verdict per submitted item, in order.
+    pub verdicts: Verdicts,
+    /// The accepted events by the worker that parsed them (empty for events parsed on the
+    /// calling thread).
+    pub parsed: Vec<(usize, Vec<Event>)>,
+}
+
+impl Verified {
+    /// Verdicts reached on the calling thread: nothing to hand back.
+    pub fn here(verdicts: Verdicts) -> Self {
+        Verified {
+            verdicts,
+            parsed: Vec::new(),
+        }
+    }
 }
 
 impl VerifyPool {
@@ -75,33 +95,27 @@ impl VerifyPool {
     fn workers(&self) -> &Workers {
         self.started.get_or_init(|| {
             let (jobs, queue) = unbounded::<Job>();
-            let threads = (0..self.threads)
+            let (frees, threads) = (0..self.threads)
                 .filter_map(|n| {
                     let queue = queue.clone();
+                    let (free, to_free) = unbounded::<Vec<Event>>();
                     let verifier = Arc::clone(&self.verifier);
                     std::thread::Builder::new()
                         .name(format!("akledger-verify-{n}"))
-                        .spawn(move || {
-                            while let Ok(job) = queue.recv() {
-                                match job {
-                                    Job::Verify { items, reply } => {
-                                        let _ = reply.send(verify_shared(&items, &verifier));
-                                    }
-                                    Job::Free(events) => drop(events),
-                                }
-                            }
-                        })
+                        .spawn(move || work(n, &queue, &to_free, &verifier))
                         .ok()
+                        .map(|thread| (free, thread))
                 })
-                .collect();
+                .unzip();
             Workers {
                 jobs: Some(jobs),
+                frees,
                 threads,
             }
         })
     }
 
-    /// Splits `items` into one share per worker and queues them.
+    /// Queues `items` for verification in shares, one per worker; never blocks.
     pub fn submit(&self, items: Vec<Arc<[u8]>>) -> Ticket {
         let workers = self.workers();
         let share = items.len().div_ceil(workers.threads.len().max(1)).max(1);
@@ -110,7 +124,7 @@ impl VerifyPool {
             .map(|part| {
                 let part = part.to_vec();
                 let (reply, answer) = bounded(1);
-                let job = Job::Verify {
+                let job = Job {
                     items: part.clone(),
                     reply,
                 };
@@ -126,29 +140,55 @@ impl VerifyPool {
             shares,
         }
     }
+
+    /// Hands the events of a committed batch back to the workers that parsed them, to be
+    /// freed there (those of a worker no longer running are freed here).
+    pub fn free(&self, verified: Vec<(usize, Vec<Event>)>) {
+        let frees = self
+            .started
+            .get()
+            .map(|w| w.frees.as_slice())
+            .unwrap_or(&[]);
+        for (worker, events) in verified {
+            if let Some(queue) = frees.get(worker) {
+                let _ = queue.send(events);
+            }
+        }
+    }
 }
 
-impl VerifyPool {
-    /// Hands `events` to a worker to free (or frees them here when no worker runs).
-    pub fn free(&self, events: Vec<Event>) {
-        if let Some(queue) = self.started.get().and_then(|w| w.jobs.as_ref()) {
-            // A send fails only when no worker is left; the events are then freed here.
-            let _ = queue.send(Job::Free(events));
+/// Worker `n`'s loop: verify shares from the shared queue, free what comes back on its
+/// own; ends when the shared queue closes.
+fn work(n: usize, queue: &Receiver<Job>, to_free: &Receiver<Vec<Event>>, verifier: &Verifier) {
+    loop {
+        crossbeam::channel::select! {
+            recv(queue) -> job => match job {
+                Ok(Job { items, reply }) => {
+                    let _ = reply.send((n, verify_part(&items, verifier)));
+                }
+                Err(_) => return,
+            },
+            recv(to_free) -> events => drop(events),
         }
     }
 }
 
 impl Ticket {
     /// Blocks until every share is verified; one result per submitted item, in order.
-    pub fn wait(self) -> Verdicts {
-        let mut out = Vec::new();
+    pub fn wait(self) -> Verified {
+        let mut verdicts = Vec::new();
+        let mut parsed = Vec::new();
         for Share { items, answer } in self.shares {
             match answer.and_then(|a| a.recv().ok()) {
-                Some(verdicts) if verdicts.len() == items.len() => out.extend(verdicts),
-                _ => out.extend(verify_shared(&items, &self.verifier)),
+                Some((worker, share)) if share.len() == items.len() => {
+                    let events = share.iter().filter_map(|v| v.as_ref().ok().cloned());
+                    parsed.push((worker, events.collect()));
+                    verdicts.extend(share);
+                }
+                _ => verdicts.extend(verify_part(&items, &self.verifier)),
             }
         }
-        out
+        Verified { verdicts, parsed }
     }
 }
 

@@ -5,8 +5,6 @@
 //! generator seeded from the OS RNG once per batch (the OS RNG directly would cost a system
 //! call per signature).
 
-use std::sync::Arc;
-
 use rand_chacha::ChaCha20Rng;
 use rand_core::{OsRng, SeedableRng};
 
@@ -52,14 +50,6 @@ pub fn verify_part<B: AsRef<[u8]>>(
     verifier: &Verifier,
 ) -> Vec<Result<Event, Rejection>> {
     verify_parsed(items.iter().map(|b| Event::parse(b.as_ref())), verifier)
-}
-
-/// [`verify_part`] of shared bytes (the events keep them without a copy).
-pub fn verify_shared(items: &[Arc<[u8]>], verifier: &Verifier) -> Vec<Result<Event, Rejection>> {
-    verify_parsed(
-        items.iter().map(|b| Event::parse_shared(Arc::clone(b))),
-        verifier,
-    )
 }
 
 /// Verifies parsed events as one batch, its coefficients drawn from a generator seeded
