@@ -46,10 +46,16 @@ pub const MAX_BATCH_BYTES: usize = 192 << 20;
 /// one fdatasync over many events, small enough that a batch's outcomes arrive steadily.
 pub const LOG_BATCH_EVENTS: usize = 1000;
 
+/// Batches [`crate::Ledger::append_log`] keeps verifying while one commits. With one, the
+/// workers finishing a batch wait while the committing thread reads and submits the next;
+/// with two they always have one queued. Memory: this many batches plus the one
+/// committing, each within [`LOG_BATCH_BYTES`].
+pub const LOG_BATCHES_AHEAD: usize = 2;
+
 /// Bytes of events after which [`crate::Ledger::append_log`] cuts a batch (whichever of this
 /// and [`LOG_BATCH_EVENTS`] comes first), so a log of large events (up to
-/// [`MAX_EVENT_BYTES`] each) stays far within [`MAX_BATCH_BYTES`] and its memory (two
-/// batches in flight) is bounded.
+/// [`MAX_EVENT_BYTES`] each) stays far within [`MAX_BATCH_BYTES`] and its memory
+/// ([`LOG_BATCHES_AHEAD`] + 1 batches in flight) is bounded.
 pub const LOG_BATCH_BYTES: usize = 32 << 20;
 
 /// Most verification threads a ledger starts (`Config::verify_threads` is clamped to it). They

@@ -155,6 +155,39 @@ fn a_log_of_neither_format_is_refused_and_a_callback_can_stop_the_import() {
     assert_eq!(seen, 1);
 }
 
+#[test]
+fn batches_are_delivered_in_order_and_a_stop_keeps_only_whole_committed_batches() {
+    let events = events(3 * LOG_BATCH_EVENTS + 500, 10);
+    let log = log_of(&events, LogFormat::JsonLines);
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = open(dir.path());
+    let LogReport {
+        summary, outcomes, ..
+    } = ledger.append_log(&log[..]).unwrap();
+    assert_eq!(summary.batches, 4);
+    let ids: Vec<Appended> = events.iter().map(|e| Appended::Admitted(e.id())).collect();
+    let got: Vec<Appended> = outcomes.into_iter().map(|o| o.outcome).collect();
+    assert_eq!(got, ids);
+
+    // Stopping inside the second batch's outcomes: that batch is committed (outcomes are
+    // handed over only once their batch is), the batches still being verified are not.
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = open(dir.path());
+    let mut seen = 0;
+    let stopped = ledger.append_log_with(&log[..], |item| {
+        seen += 1;
+        assert_eq!(item.position.index, seen - 1, "in log order");
+        match item.position.index {
+            1500 => Err(Error::Misuse("stop".into())),
+            _ => Ok(()),
+        }
+    });
+    assert!(matches!(stopped, Err(Error::Misuse(_))));
+    assert_eq!(ledger.len(), 2 * LOG_BATCH_EVENTS);
+    drop(ledger);
+    assert_eq!(open(dir.path()).len(), 2 * LOG_BATCH_EVENTS);
+}
+
 /// The same through the CLI: `import` and `audit` of a file of ~900 KB events.
 #[test]
 fn the_cli_imports_and_audits_a_log_of_900_kb_events() {

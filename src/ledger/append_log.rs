@@ -9,15 +9,16 @@
 //! An item that cannot be framed or is rejected is an outcome, not a failure: the import
 //! goes on. Only reading the input, or the ledger's own IO, stops it.
 
+use std::collections::VecDeque;
 use std::io::BufRead;
 use std::sync::Arc;
 
 use crate::error::{Error, Rejection};
 use crate::id::EventId;
-use crate::limits::{LOG_BATCH_BYTES, LOG_BATCH_EVENTS};
+use crate::limits::{LOG_BATCHES_AHEAD, LOG_BATCH_BYTES, LOG_BATCH_EVENTS};
 use crate::log_format::{LogFormat, LogReader};
 
-use super::{AppendReport, Appended, Ledger};
+use super::{AppendReport, Appended, Ledger, Pipeline};
 
 /// Where an item is in a log.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -198,11 +199,24 @@ impl Ledger {
             .map_err(Error::Rejected)?;
         let format = reader.format();
         let mut summary = LogSummary::new(format);
-        let mut pipeline = self.pipeline();
-        // The batch whose outcomes the next push (or the finish) returns.
-        let mut committing: Vec<Queued> = Vec::new();
+        let mut pipeline = Pipeline::ahead(self, LOG_BATCHES_AHEAD);
+        // Batches pushed and not yet delivered, oldest first.
+        let mut committing: VecDeque<Vec<Queued>> = VecDeque::new();
         let mut batch: Vec<Queued> = Vec::new();
         let mut bytes = 0usize;
+        let mut push = |batch: Vec<Queued>, summary: &mut LogSummary| -> Result<(), E> {
+            let good = batch.iter().filter_map(|q| q.bytes.clone().ok()).collect();
+            let report = pipeline.push_report(good)?;
+            summary.batches += 1;
+            committing.push_back(batch);
+            match report {
+                Some(report) => {
+                    let decided = committing.pop_front().unwrap_or_default();
+                    deliver(&decided, report, summary, &mut on)
+                }
+                None => Ok(()),
+            }
+        };
         loop {
             let offset = reader.offset();
             let Some(item) = reader.next() else {
@@ -215,11 +229,7 @@ impl Ledger {
                     || (!batch.is_empty() && bytes.saturating_add(size) > LOG_BATCH_BYTES)
             };
             if cut(&batch, bytes) {
-                let good = batch.iter().filter_map(|q| q.bytes.clone().ok()).collect();
-                let report = pipeline.push_report(good)?;
-                summary.batches += 1;
-                let decided = std::mem::replace(&mut committing, std::mem::take(&mut batch));
-                deliver(&decided, report, &mut summary, &mut on)?;
+                push(std::mem::take(&mut batch), &mut summary)?;
                 bytes = 0;
             }
             bytes = bytes.saturating_add(size);
@@ -230,14 +240,12 @@ impl Ledger {
             });
         }
         if !batch.is_empty() {
-            let good = batch.iter().filter_map(|q| q.bytes.clone().ok()).collect();
-            let report = pipeline.push_report(good)?;
-            summary.batches += 1;
-            let decided = std::mem::replace(&mut committing, batch);
+            push(batch, &mut summary)?;
+        }
+        for report in pipeline.finish_all()? {
+            let decided = committing.pop_front().unwrap_or_default();
             deliver(&decided, report, &mut summary, &mut on)?;
         }
-        let report = pipeline.finish_report()?;
-        deliver(&committing, report, &mut summary, &mut on)?;
         Ok(summary)
     }
 }
@@ -246,11 +254,10 @@ impl Ledger {
 /// framed get their framing rejection) and counts it.
 fn deliver<E: From<Error>>(
     batch: &[Queued],
-    report: Option<AppendReport>,
+    mut report: AppendReport,
     summary: &mut LogSummary,
     on: &mut impl FnMut(AppendedItem<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let mut report = report.unwrap_or_default();
     let mut outcomes = std::mem::take(&mut report.outcomes).into_iter();
     summary.merge(report);
     for item in batch {

@@ -5,6 +5,7 @@
 //! committed before it, written with one fdatasync, made visible at once (readers never see
 //! half a batch). Batches commit in the order they were pushed.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::error::Error;
@@ -29,14 +30,26 @@ use super::{check_batch_bounds, AppendReport, Appended, Ledger};
 /// ```
 pub struct Pipeline<'l> {
     ledger: &'l Ledger,
-    verifying: Option<Ticket>,
+    /// Batches submitted and not yet committed, oldest first.
+    verifying: VecDeque<Ticket>,
+    /// Batches kept verifying while one commits: 1 for [`Ledger::pipeline`].
+    ahead: usize,
 }
 
 impl<'l> Pipeline<'l> {
     pub(super) fn new(ledger: &'l Ledger) -> Self {
+        Pipeline::ahead(ledger, 1)
+    }
+
+    /// A pipeline that keeps `ahead` batches verifying while one commits (at least 1): a
+    /// push then returns the outcomes of the batch pushed `ahead` pushes before, and
+    /// [`Pipeline::finish_all`] those of the rest. With more than one batch queued, the
+    /// workers never wait for the committing thread to read and submit the next batch.
+    pub(super) fn ahead(ledger: &'l Ledger, ahead: usize) -> Self {
         Pipeline {
             ledger,
-            verifying: None,
+            verifying: VecDeque::new(),
+            ahead: ahead.max(1),
         }
     }
 
@@ -53,10 +66,13 @@ impl<'l> Pipeline<'l> {
     pub fn push_report(&mut self, batch: Vec<Arc<[u8]>>) -> Result<Option<AppendReport>, Error> {
         check_batch_bounds(batch.len(), batch.iter().map(|b| b.len()).sum())?;
         self.ledger.check_writable()?;
-        let ticket = self.ledger.pool.submit(batch);
+        self.verifying.push_back(self.ledger.pool.submit(batch));
+        if self.verifying.len() <= self.ahead {
+            return Ok(None);
+        }
         self.verifying
-            .replace(ticket)
-            .map(|previous| self.ledger.decide_and_commit(previous.wait()))
+            .pop_front()
+            .map(|oldest| self.ledger.decide_and_commit(oldest.wait()))
             .transpose()
     }
 
@@ -68,10 +84,17 @@ impl<'l> Pipeline<'l> {
     }
 
     /// [`Pipeline::finish`], with the whole [`AppendReport`] of the last batch.
-    pub fn finish_report(mut self) -> Result<Option<AppendReport>, Error> {
-        self.verifying
-            .take()
-            .map(|last| self.ledger.decide_and_commit(last.wait()))
-            .transpose()
+    pub fn finish_report(self) -> Result<Option<AppendReport>, Error> {
+        Ok(self.finish_all()?.pop())
+    }
+
+    /// Commits every batch still in the pipeline, oldest first, and returns their reports.
+    /// A failed commit stops there: the batches after it are not committed.
+    pub(super) fn finish_all(mut self) -> Result<Vec<AppendReport>, Error> {
+        let mut reports = Vec::with_capacity(self.verifying.len());
+        while let Some(oldest) = self.verifying.pop_front() {
+            reports.push(self.ledger.decide_and_commit(oldest.wait())?);
+        }
+        Ok(reports)
     }
 }
