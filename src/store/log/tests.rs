@@ -681,7 +681,10 @@ fn segment_bytes(log: &SegmentLog, n: u32) -> Vec<u8> {
     let shared = log.reader.shared.read().expect("segment table");
     let seg = shared.segments.get(n as usize).expect("segment");
     let mut bytes = vec![0u8; seg.end as usize];
-    seg.file.file.read_exact_at(&mut bytes, 0).expect("segment bytes");
+    seg.file
+        .file
+        .read_exact_at(&mut bytes, 0)
+        .expect("segment bytes");
     bytes
 }
 
@@ -691,7 +694,11 @@ fn in_memory_frames_are_the_files_without_checksums() {
     let dir = tempfile::tempdir().expect("tempdir");
     let o = opts(2048);
     let batches: Vec<Batch> = (0..12u64)
-        .map(|b| (0..=b % 4).map(|i| (i as u8, payload(b * 10 + i, 150))).collect())
+        .map(|b| {
+            (0..=b % 4)
+                .map(|i| (i as u8, payload(b * 10 + i, 150)))
+                .collect()
+        })
         .collect();
     let (mut disk, _) = open(dir.path(), &o);
     let mut memory = SegmentLog::in_memory(o.clone()).expect("in-memory log");
@@ -708,7 +715,10 @@ fn in_memory_frames_are_the_files_without_checksums() {
         let mut at = FILE_HEADER_LEN as usize;
         while at < file.len() {
             let frame = parse_frame(&file, Sealing::Checksummed, at, n, 0).expect("frame");
-            let (end, commit) = (frame.end, matches!(frame.record, Record::BatchCommit { .. }));
+            let (end, commit) = (
+                frame.end,
+                matches!(frame.record, Record::BatchCommit { .. }),
+            );
             file[at + 4..at + 4 + CHECKSUM_LEN].fill(0);
             if commit {
                 file[end - CHECKSUM_LEN..end].fill(0);
