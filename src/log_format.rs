@@ -61,15 +61,16 @@ impl LogFormat {
     }
 }
 
-/// One framed item of a log.
+/// One framed item of a log; its bytes are a `Vec<u8>` from the iterator, shared bytes
+/// from [`LogReader::next_shared`].
 #[derive(Clone, PartialEq, Eq, Debug)]
-pub struct LogItem {
+pub struct LogItem<B = Vec<u8>> {
     /// 0-based position of the item in the log.
     pub index: usize,
     /// Byte offset of the item's start.
     pub offset: u64,
     /// The event bytes, or why the item could not even be framed.
-    pub bytes: Result<Vec<u8>, Rejection>,
+    pub bytes: Result<B, Rejection>,
 }
 
 /// Reads the items of a log, in order.
@@ -79,14 +80,13 @@ pub struct LogReader<R> {
     index: usize,
     offset: u64,
     done: bool,
-    /// Room to give the next line: the last line's length, so a log of similar lines is
-    /// read without growing each line's buffer from nothing.
-    line_hint: usize,
+    /// The item being read: one buffer for every item, so reading a log allocates only
+    /// what each item is handed out in.
+    item: Vec<u8>,
 }
 
-/// Smallest and largest room a line's buffer starts with (the limit bounds the hint, not
-/// a line).
-const LINE_HINT: std::ops::RangeInclusive<usize> = 256..=64 * 1024;
+/// Room the item buffer keeps between items.
+const ITEM_ROOM: usize = 64 * 1024;
 
 impl<R: BufRead> LogReader<R> {
     /// A reader that detects the format from the first byte.
@@ -103,7 +103,7 @@ impl<R: BufRead> LogReader<R> {
             index: 0,
             offset: 0,
             done: false,
-            line_hint: *LINE_HINT.start(),
+            item: Vec::new(),
         }
     }
 
@@ -117,21 +117,57 @@ impl<R: BufRead> LogReader<R> {
         self.offset
     }
 
-    fn next_line(&mut self) -> io::Result<Option<Result<Vec<u8>, Rejection>>> {
-        let mut line = Vec::with_capacity(self.line_hint);
+    /// The next item with its bytes shared (one allocation per item, sized to it): what
+    /// [`crate::Ledger::append_log`] hands to its verification workers.
+    pub fn next_shared(&mut self) -> Option<io::Result<LogItem<std::sync::Arc<[u8]>>>> {
+        self.next_with(|bytes| bytes.into())
+    }
+
+    /// Frames the next item into `self.item` and hands it out through `keep`.
+    fn next_with<B>(&mut self, keep: impl FnOnce(&[u8]) -> B) -> Option<io::Result<LogItem<B>>> {
+        if self.done {
+            return None;
+        }
+        let offset = self.offset;
+        let next = match self.format {
+            LogFormat::JsonLines => self.next_line(),
+            LogFormat::CborSeq => self.next_cbor(),
+        };
+        match next {
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+            Ok(None) => None,
+            Ok(Some(framed)) => {
+                let index = self.index;
+                self.index += 1;
+                let bytes = framed.map(|()| keep(&self.item));
+                // A long item's room is given back, so that one huge item does not pin a
+                // megabyte for the rest of the log.
+                self.item.shrink_to(ITEM_ROOM);
+                Some(Ok(LogItem {
+                    index,
+                    offset,
+                    bytes,
+                }))
+            }
+        }
+    }
+
+    fn next_line(&mut self) -> io::Result<Option<Result<(), Rejection>>> {
+        let line = &mut self.item;
+        line.clear();
         let limit = (MAX_EVENT_BYTES + 2) as u64;
-        let n = (&mut self.reader)
-            .take(limit)
-            .read_until(b'\n', &mut line)?;
+        let n = (&mut self.reader).take(limit).read_until(b'\n', line)?;
         if n == 0 {
             return Ok(None);
         }
-        self.line_hint = n.clamp(*LINE_HINT.start(), *LINE_HINT.end());
         self.offset += n as u64;
         if line.last() != Some(&b'\n') && n as u64 == limit {
             // Skip the rest of an over-long line so the next item starts cleanly, a
             // buffer at a time: its length costs no memory.
-            drop(line);
+            line.clear();
             self.offset += self.skip_line()?;
             return Ok(Some(Err(too_large())));
         }
@@ -149,7 +185,7 @@ impl<R: BufRead> LogReader<R> {
                 "line ends with CR (CRLF line endings): JSON Lines logs end lines with LF alone",
             ))));
         }
-        Ok(Some(Ok(line)))
+        Ok(Some(Ok(())))
     }
 
     /// Consumes input up to and including the next newline (or to the end); returns the
@@ -173,7 +209,7 @@ impl<R: BufRead> LogReader<R> {
         }
     }
 
-    fn next_cbor(&mut self) -> io::Result<Option<Result<Vec<u8>, Rejection>>> {
+    fn next_cbor(&mut self) -> io::Result<Option<Result<(), Rejection>>> {
         let mut head = [0u8; 1];
         if self.reader.read(&mut head)? == 0 {
             return Ok(None);
@@ -207,12 +243,13 @@ impl<R: BufRead> LogReader<R> {
             self.done = true;
             return Ok(Some(Err(too_large())));
         }
-        let mut item = vec![0u8; len as usize];
-        if let Err(e) = self.reader.read_exact(&mut item) {
+        self.item.clear();
+        self.item.resize(len as usize, 0);
+        if let Err(e) = self.reader.read_exact(&mut self.item) {
             return truncated(e, &mut self.done);
         }
         self.offset += len;
-        Ok(Some(Ok(item)))
+        Ok(Some(Ok(())))
     }
 }
 
@@ -223,7 +260,7 @@ fn too_large() -> Rejection {
     )
 }
 
-fn truncated(e: io::Error, done: &mut bool) -> io::Result<Option<Result<Vec<u8>, Rejection>>> {
+fn truncated(e: io::Error, done: &mut bool) -> io::Result<Option<Result<(), Rejection>>> {
     if e.kind() == io::ErrorKind::UnexpectedEof {
         *done = true;
         Ok(Some(Err(schema("log ends inside a CBOR item"))))
@@ -236,30 +273,7 @@ impl<R: BufRead> Iterator for LogReader<R> {
     type Item = io::Result<LogItem>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let offset = self.offset;
-        let next = match self.format {
-            LogFormat::JsonLines => self.next_line(),
-            LogFormat::CborSeq => self.next_cbor(),
-        };
-        match next {
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-            Ok(None) => None,
-            Ok(Some(bytes)) => {
-                let index = self.index;
-                self.index += 1;
-                Some(Ok(LogItem {
-                    index,
-                    offset,
-                    bytes,
-                }))
-            }
-        }
+        self.next_with(<[u8]>::to_vec)
     }
 }
 

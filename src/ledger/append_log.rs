@@ -219,11 +219,11 @@ impl Ledger {
         };
         loop {
             let offset = reader.offset();
-            let Some(item) = reader.next() else {
+            let Some(item) = reader.next_shared() else {
                 break;
             };
             let item = item.map_err(|source| Error::ReadLog { offset, source })?;
-            let size = item.bytes.as_ref().map_or(0, Vec::len);
+            let size = item.bytes.as_ref().map_or(0, |b| b.len());
             let cut = |batch: &Vec<Queued>, bytes: usize| {
                 batch.len() == LOG_BATCH_EVENTS
                     || (!batch.is_empty() && bytes.saturating_add(size) > LOG_BATCH_BYTES)
@@ -236,7 +236,7 @@ impl Ledger {
             batch.push(Queued {
                 index: item.index,
                 offset: item.offset,
-                bytes: item.bytes.map(Arc::from),
+                bytes: item.bytes,
             });
         }
         if !batch.is_empty() {
