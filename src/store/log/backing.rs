@@ -38,6 +38,14 @@ impl Backing {
         }
     }
 
+    /// The bytes of an in-memory segment, which the log appends to in place.
+    pub(crate) fn in_memory(&self) -> Option<&RwLock<Vec<u8>>> {
+        match self {
+            Backing::File(_) => None,
+            Backing::Memory(bytes) => Some(bytes),
+        }
+    }
+
     /// Fills `buf` from `offset`; reading past the end is `UnexpectedEof`, as for a file.
     pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         match self {

@@ -453,36 +453,51 @@ impl SegmentLog {
 
         let (segment, base) = (self.active.number, self.end);
         let sealing = self.active.file.sealing();
-        let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
-        buf.reserve(total as usize);
-        let mut sums = Vec::with_capacity(entries.len() + 1);
-        let mut positions = Vec::with_capacity(entries.len());
-        sums.push(write_frame(&mut buf, sealing, segment, base, &begin, &[]));
-        for (kind, payload) in entries {
-            let offset = base + buf.len() as u64;
-            positions.push(LogPos::new(segment, offset));
-            sums.push(write_frame(
-                &mut buf,
-                sealing,
-                segment,
-                offset,
-                &Record::Entry { kind: *kind },
-                payload,
-            ));
-        }
-        let commit = Record::BatchCommit {
-            seq,
-            count,
-            digest: sealing.digest(&sums),
+        // Appends the batch's frames to `buf`, whose current end is file offset `base`.
+        let encode = |buf: &mut Vec<u8>| {
+            let origin = buf.len();
+            let at = |buf: &Vec<u8>| base + (buf.len() - origin) as u64;
+            let mut sums = Vec::with_capacity(entries.len() + 1);
+            let mut positions = Vec::with_capacity(entries.len());
+            sums.push(write_frame(buf, sealing, segment, base, &begin, &[]));
+            for (kind, payload) in entries {
+                let offset = at(buf);
+                positions.push(LogPos::new(segment, offset));
+                let entry = Record::Entry { kind: *kind };
+                sums.push(write_frame(buf, sealing, segment, offset, &entry, payload));
+            }
+            let commit = Record::BatchCommit {
+                seq,
+                count,
+                digest: sealing.digest(&sums),
+            };
+            write_frame(buf, sealing, segment, at(buf), &commit, &[]);
+            debug_assert_eq!(at(buf), base + total);
+            positions
         };
-        let commit_offset = base + buf.len() as u64;
-        write_frame(&mut buf, sealing, segment, commit_offset, &commit, &[]);
-        debug_assert_eq!(buf.len() as u64, total);
-
-        let result = self.write_and_sync(&buf, base);
-        self.buf = buf;
-        result?;
+        let positions = match self.active.file.in_memory() {
+            // In memory the frames are encoded where they stay: no copy of the batch.
+            Some(memory) => {
+                let mut bytes = memory.write().unwrap_or_else(|e| e.into_inner());
+                if bytes.len() as u64 != base {
+                    self.poisoned = true;
+                    let gap = std::io::Error::from(std::io::ErrorKind::InvalidInput);
+                    return Err(LogError::io(&self.active.path, gap));
+                }
+                bytes.reserve(total as usize);
+                encode(&mut bytes)
+            }
+            None => {
+                let mut buf = std::mem::take(&mut self.buf);
+                buf.clear();
+                buf.reserve(total as usize);
+                let positions = encode(&mut buf);
+                let result = self.write_and_sync(&buf, base);
+                self.buf = buf;
+                result?;
+                positions
+            }
+        };
 
         self.end = base + total;
         self.last_seq = seq;
