@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use crate::id::EventId;
-use crate::store::log::LogEntry;
+use crate::store::log::LogBatch;
 
 use super::index::Changes;
 use super::open::LOG_DIR;
@@ -61,12 +61,12 @@ impl Ledger {
 }
 
 /// The ids a replayed batch's drop entries name.
-pub(crate) fn dropped_ids(batch: &[LogEntry]) -> Result<Vec<EventId>, Error> {
+pub(crate) fn dropped_ids(batch: &LogBatch) -> Result<Vec<EventId>, Error> {
     batch
-        .iter()
+        .entries()
         .filter(|e| e.kind == ENTRY_DROP_PENDING)
         .map(|e| {
-            <&[u8; 33]>::try_from(e.payload.as_slice())
+            <&[u8; 33]>::try_from(e.payload)
                 .ok()
                 .and_then(|bytes| EventId::from_bytes(bytes).ok())
                 .ok_or_else(|| Error::Corrupt {

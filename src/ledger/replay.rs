@@ -9,7 +9,7 @@ use std::sync::mpsc::{channel, sync_channel};
 use crate::error::Error;
 use crate::event::Event;
 use crate::proof::Verifier;
-use crate::store::log::{segment_file_name, HighWater, LogEntry, LogPos, LogReader};
+use crate::store::log::{segment_file_name, HighWater, LogBatch, LogPos, LogReader};
 
 use super::admit::{Decider, Source};
 use super::drop_pending::dropped_ids;
@@ -73,7 +73,7 @@ pub(crate) fn replay(
         let mut prepared = Vec::with_capacity(workers);
         let mut spent = Vec::with_capacity(workers);
         for _ in 0..workers {
-            let (batch_tx, batch_rx) = sync_channel::<Result<Vec<LogEntry>, Error>>(1);
+            let (batch_tx, batch_rx) = sync_channel::<Result<LogBatch, Error>>(1);
             let (ready_tx, ready_rx) = sync_channel::<Result<Prepared, Error>>(AHEAD);
             // Applied events go back to the thread that parsed them, to be freed there:
             // memory is cheapest to free on the thread that allocated it (the allocator's
@@ -115,61 +115,41 @@ pub(crate) fn replay(
 fn read_batches(
     reader: &LogReader,
     start: Option<HighWater>,
-    workers: &[std::sync::mpsc::SyncSender<Result<Vec<LogEntry>, Error>>],
+    workers: &[std::sync::mpsc::SyncSender<Result<LogBatch, Error>>],
 ) {
-    let iter = match start {
-        Some(high) => reader.iter_from(high.end),
-        None => reader.iter(),
+    let batches = match start {
+        Some(high) => reader.batches_from(high.end),
+        None => reader.batches(),
     };
     let mut turn = (0..workers.len()).cycle();
-    let mut deal = |batch: Result<Vec<LogEntry>, Error>| {
+    for batch in batches {
+        let failed = batch.is_err();
         let worker = turn.next().and_then(|t| workers.get(t));
-        // A send fails only when the applying side stopped on an error.
-        worker.is_some_and(|w| w.send(batch).is_ok())
-    };
-    let mut batch: Vec<LogEntry> = Vec::new();
-    for entry in iter {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(e) => {
-                deal(Err(log_error(e)));
-                return;
-            }
-        };
-        if batch.first().is_some_and(|first| first.seq != entry.seq)
-            && !deal(Ok(std::mem::take(&mut batch)))
-        {
-            return;
+        let sent = worker.is_some_and(|w| w.send(batch.map_err(log_error)).is_ok());
+        if failed || !sent {
+            return; // damage is reported once; a stopped applier wants no more
         }
-        batch.push(entry);
-    }
-    if !batch.is_empty() {
-        deal(Ok(batch));
     }
 }
 
-/// Reads one log batch's events: parsed, or (with `reverify`) refused with the reason.
-fn prepare(batch: Vec<LogEntry>, reverify: Option<&Reverify<'_>>) -> Result<Prepared, Error> {
-    let Some(last) = batch.last() else {
+fn prepare(batch: LogBatch, reverify: Option<&Reverify<'_>>) -> Result<Prepared, Error> {
+    if batch.is_empty() {
         return Err(Error::Misuse("an empty log batch was replayed".into()));
-    };
+    }
     let high = HighWater {
-        seq: last.seq,
-        end: last.batch_end,
+        seq: batch.seq,
+        end: batch.end,
     };
     let entries = batch.len() as u64;
     let dropped = dropped_ids(&batch)?;
-    let stored: Vec<LogEntry> = batch
-        .into_iter()
-        .filter(|e| e.kind == ENTRY_EVENT)
-        .collect();
+    let stored: Vec<_> = batch.entries().filter(|e| e.kind == ENTRY_EVENT).collect();
     let events = match reverify {
         None => stored
             .iter()
-            .map(|entry| Ok((entry.pos, Ok(parse_stored(&entry.payload, entry.pos)?))))
+            .map(|entry| Ok((entry.pos, Ok(parse_stored(entry.payload, entry.pos)?))))
             .collect::<Result<_, Error>>()?,
         Some(r) => {
-            let payloads: Vec<&[u8]> = stored.iter().map(|e| e.payload.as_slice()).collect();
+            let payloads: Vec<&[u8]> = stored.iter().map(|e| e.payload).collect();
             let verdicts = verify_all(&payloads, r.verifier, r.threads);
             stored
                 .iter()

@@ -101,7 +101,7 @@ pub use format::{
     DEFAULT_SEGMENT_SIZE, MAX_BATCH_BYTES, MAX_BATCH_ENTRIES, MAX_PAYLOAD, MAX_SEGMENT_FILE,
     MAX_SEGMENT_SIZE,
 };
-pub use reader::{LogEntry, LogIter, LogReader};
+pub use reader::{BatchEntry, LogBatch, LogBatches, LogEntry, LogIter, LogReader};
 pub use recovery::segment_file_name;
 
 use format::{frame_len, write_frame, Record, CHECKSUM_LEN, FILE_HEADER_LEN};

@@ -1,6 +1,8 @@
 //! Concurrent readers: positioned reads and iteration over committed batches.
 //!
-//! A [`LogReader`] is a cheap clone of the log's shared segment table. Reads use
+//! A [`LogReader`] is a cheap clone of the log's shared segment table. Iteration reads a
+//! whole batch at a time ([`LogBatches`], entries borrowed from the batch's bytes);
+//! [`LogIter`] hands its entries out one by one, each payload copied out. Reads use
 //! `read_at` on shared file handles, so any number of threads read while the single
 //! writer appends. Readers only ever see committed batches: the committed end of the
 //! active segment is published after the batch (and, in `Sync` mode, its fdatasync).
@@ -11,7 +13,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, RwLock};
 
 use super::format::{parse_frame, Record, FILE_HEADER_LEN, FRAME_PREFIX_LEN, MAX_BODY};
-use super::scan::parse_batch;
+use super::scan::{parse_batch, ParsedEntry};
 use super::{HighWater, LogError, LogPos, SegRef, Shared};
 
 /// A read handle on the log; `Clone + Send + Sync`.
@@ -109,28 +111,92 @@ impl LogReader {
     /// end as of this call.
     pub fn iter_from(&self, start: LogPos) -> LogIter {
         LogIter {
+            batches: self.batches_from(start),
+            pending: VecDeque::new(),
+        }
+    }
+
+    /// Iterates all committed batches from the start of the log.
+    pub fn batches(&self) -> LogBatches {
+        self.batches_from(LogPos::new(0, FILE_HEADER_LEN))
+    }
+
+    /// Iterates committed batches from `start` (a batch boundary, as for
+    /// [`LogReader::iter_from`]), each as the bytes one read brought in: entries are
+    /// borrowed from their batch instead of copied out one by one.
+    pub fn batches_from(&self, start: LogPos) -> LogBatches {
+        LogBatches {
             reader: self.clone(),
             pos: start,
             end: self.high_water().end,
             expected_seq: None,
-            pending: VecDeque::new(),
             done: false,
         }
     }
 }
 
-/// Iterator over committed entries; yields `Err` once on damage, then stops.
-pub struct LogIter {
+/// One committed batch as it was read: its bytes and where each entry's payload is.
+pub struct LogBatch {
+    /// Seq of the batch.
+    pub seq: u64,
+    /// Position just past the batch: where the next one starts.
+    pub end: LogPos,
+    segment: u32,
+    bytes: Vec<u8>,
+    entries: Vec<ParsedEntry>,
+}
+
+/// One entry of a [`LogBatch`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchEntry<'a> {
+    /// Where the entry is.
+    pub pos: LogPos,
+    /// The entry kind byte.
+    pub kind: u8,
+    /// The entry payload.
+    pub payload: &'a [u8],
+}
+
+impl LogBatch {
+    /// Number of entries (at least one: empty batches are never written).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Always false for a batch read from a log.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entries, in log order.
+    pub fn entries(&self) -> impl Iterator<Item = BatchEntry<'_>> + '_ {
+        self.entries.iter().map(|e| BatchEntry {
+            pos: LogPos::new(self.segment, e.offset),
+            kind: e.kind,
+            payload: self.bytes.get(e.payload.clone()).unwrap_or_default(),
+        })
+    }
+}
+
+/// Iterator over committed batches; yields `Err` once on damage, then stops.
+pub struct LogBatches {
     reader: LogReader,
     pos: LogPos,
     end: LogPos,
     expected_seq: Option<u64>,
-    pending: VecDeque<LogEntry>,
     done: bool,
 }
 
-impl LogIter {
-    fn read_batch(&mut self) -> Result<(), LogError> {
+/// Iterator over committed entries; yields `Err` once on damage, then stops.
+pub struct LogIter {
+    batches: LogBatches,
+    pending: VecDeque<LogEntry>,
+}
+
+impl LogBatches {
+    /// Reads the batch at `self.pos`; `None` when it only moved to the next segment or
+    /// reached the end.
+    fn read_batch(&mut self) -> Result<Option<LogBatch>, LogError> {
         let pos = self.pos;
         let (seg, is_last) = self
             .reader
@@ -153,7 +219,7 @@ impl LogIter {
                     });
                 }
                 self.done = true;
-                return Ok(());
+                return Ok(None);
             }
             // Move to the next segment; its header base seq must continue ours.
             let next = pos.segment + 1;
@@ -171,7 +237,7 @@ impl LogIter {
                 }
             }
             self.pos = LogPos::new(next, FILE_HEADER_LEN);
-            return Ok(());
+            return Ok(None);
         }
         if pos.offset < FILE_HEADER_LEN {
             return Err(LogError::InvalidPosition {
@@ -214,18 +280,33 @@ impl LogIter {
             }
         }
         self.expected_seq = batch.seq.checked_add(1);
-        let batch_end = LogPos::new(pos.segment, pos.offset + batch.end as u64);
-        for e in batch.entries {
-            self.pending.push_back(LogEntry {
-                seq: batch.seq,
-                pos: LogPos::new(pos.segment, e.offset),
-                kind: e.kind,
-                payload: buf.get(e.payload).unwrap_or_default().to_vec(),
-                batch_end,
-            });
+        let end = LogPos::new(pos.segment, pos.offset + batch.end as u64);
+        self.pos = end;
+        Ok(Some(LogBatch {
+            seq: batch.seq,
+            end,
+            segment: pos.segment,
+            bytes: buf,
+            entries: batch.entries,
+        }))
+    }
+}
+
+impl Iterator for LogBatches {
+    type Item = Result<LogBatch, LogError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done && self.pos < self.end {
+            match self.read_batch() {
+                Ok(Some(batch)) => return Some(Ok(batch)),
+                Ok(None) => {}
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
         }
-        self.pos = batch_end;
-        Ok(())
+        None
     }
 }
 
@@ -237,13 +318,17 @@ impl Iterator for LogIter {
             if let Some(e) = self.pending.pop_front() {
                 return Some(Ok(e));
             }
-            if self.done || self.pos >= self.end {
-                return None;
-            }
-            if let Err(e) = self.read_batch() {
-                self.done = true;
-                return Some(Err(e));
-            }
+            let batch = match self.batches.next()? {
+                Ok(batch) => batch,
+                Err(e) => return Some(Err(e)),
+            };
+            self.pending.extend(batch.entries().map(|e| LogEntry {
+                seq: batch.seq,
+                pos: e.pos,
+                kind: e.kind,
+                payload: e.payload.to_vec(),
+                batch_end: batch.end,
+            }));
         }
     }
 }

@@ -731,3 +731,36 @@ fn in_memory_frames_are_the_files_without_checksums() {
     let last = all(&memory).pop().expect("an entry");
     assert_eq!(memory.read(last.pos).expect("read").1, last.payload);
 }
+
+#[test]
+fn batches_hold_the_entries_the_entry_iterator_yields() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = opts(2048);
+    let mut batches = sample_batches();
+    batches.extend((0..9u64).map(|b| vec![(7, payload(b, 300)), (8, payload(b + 50, 10))]));
+    let highs = build(dir.path(), &o, &batches);
+    let (log, _) = open(dir.path(), &o);
+    let reader = log.reader();
+    let entries = all(&log);
+    let read: Vec<LogBatch> = reader.batches().collect::<Result<_, _>>().expect("batches");
+    assert_eq!(read.len(), batches.len());
+    let mut flat = Vec::new();
+    for (batch, high) in read.iter().zip(&highs) {
+        assert_eq!((batch.seq, batch.end), (high.seq, high.end));
+        assert!(!batch.is_empty());
+        flat.extend(batch.entries().map(|e| LogEntry {
+            seq: batch.seq,
+            pos: e.pos,
+            kind: e.kind,
+            payload: e.payload.to_vec(),
+            batch_end: batch.end,
+        }));
+    }
+    assert_eq!(flat, entries);
+    // From a batch boundary: the rest.
+    let rest: Vec<u64> = reader
+        .batches_from(highs[4].end)
+        .map(|b| b.expect("batch").seq)
+        .collect();
+    assert_eq!(rest, (6..=batches.len() as u64).collect::<Vec<_>>());
+}
