@@ -66,13 +66,14 @@ fn verify_parallel(items: &[Vec<u8>], verifier: &Verifier, threads: usize) -> us
 }
 
 /// Appends `iters` batches of `batch` new events, timing only the appends; opens a fresh
-/// ledger (untimed) whenever the pool of distinct events runs out. `pipelined` streams the
-/// batches through one `Ledger::pipeline` per ledger instead of calling `append_batch`.
+/// ledger (untimed) whenever the pool of distinct events runs out. With `ahead` > 0 the
+/// batches stream through one `Ledger::pipeline_ahead(ahead)` per ledger instead of
+/// `append_batch` calls.
 fn timed_appends(
     events: &[Vec<u8>],
     batch: usize,
     durability: Durability,
-    pipelined: bool,
+    ahead: usize,
     iters: u64,
 ) -> Duration {
     let mut total = Duration::ZERO;
@@ -83,16 +84,16 @@ fn timed_appends(
             Ledger::open_with(Config::new(dir.path()).durability(durability)).expect("open");
         let take = (left as usize).min(events.len() / batch);
         let chunks = events.chunks_exact(batch).take(take);
-        if pipelined {
+        if ahead > 0 {
             let shared: Vec<Vec<Arc<[u8]>>> = chunks
                 .map(|c| c.iter().map(|b| Arc::from(b.as_slice())).collect())
                 .collect();
             let start = Instant::now();
-            let mut pipeline = ledger.pipeline();
+            let mut pipeline = ledger.pipeline_ahead(ahead);
             for chunk in shared {
                 black_box(pipeline.push(chunk).expect("push"));
             }
-            black_box(pipeline.finish().expect("finish"));
+            black_box(pipeline.finish_all().expect("finish"));
             total += start.elapsed();
         } else {
             for chunk in chunks {
@@ -121,16 +122,19 @@ fn ingest(c: &mut Criterion) {
     group.sample_size(10);
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(8));
-    for (batch, durability, pipelined, label) in [
-        (1usize, Durability::Sync, false, "append_sync"),
-        (100, Durability::Sync, false, "append_sync"),
-        (1000, Durability::Sync, false, "append_sync"),
-        (1000, Durability::Buffered, false, "append_buffered"),
-        (1000, Durability::Sync, true, "pipeline_sync"),
+    // `ahead`: 0 = `append_batch`, n = `Ledger::pipeline_ahead(n)` (1 is `Ledger::pipeline`,
+    // 2 what `append_log`, and so `akledger import`, uses).
+    for (batch, durability, ahead, label) in [
+        (1usize, Durability::Sync, 0, "append_sync"),
+        (100, Durability::Sync, 0, "append_sync"),
+        (1000, Durability::Sync, 0, "append_sync"),
+        (1000, Durability::Buffered, 0, "append_buffered"),
+        (1000, Durability::Sync, 1, "pipeline_sync"),
+        (1000, Durability::Sync, 2, "pipeline_ahead_2_sync"),
     ] {
         group.throughput(Throughput::Elements(batch as u64));
         group.bench_function(format!("{label}/batch_{batch}"), |b| {
-            b.iter_custom(|iters| timed_appends(&events, batch, durability, pipelined, iters))
+            b.iter_custom(|iters| timed_appends(&events, batch, durability, ahead, iters))
         });
     }
     let floor: &[Vec<u8>] = events.get(1..1001).expect("1000 events");

@@ -1,6 +1,6 @@
-//! `Ledger::pipeline`: batches verified on the pool while the previous one commits give the
-//! outcomes and the state `append_batch` gives, commit in push order, are never seen half
-//! done, and a batch not yet committed is not in the ledger.
+//! `Ledger::pipeline` (and `pipeline_ahead`): batches verified on the pool while earlier
+//! ones commit give the outcomes and the state `append_batch` gives, commit in push order,
+//! are never seen half done, and a batch not yet committed is not in the ledger.
 
 mod common;
 
@@ -58,6 +58,25 @@ fn a_pipeline_gives_append_batch_outcomes_and_state() {
         for chunk in stream.chunks(batch) {
             expected.extend(serial.append_batch(chunk).unwrap());
         }
+        // `pipeline_ahead(2)` (what `append_log` uses) too: outcomes come `ahead` pushes
+        // late, and `finish_all` gives the rest.
+        let dir = tempfile::tempdir().unwrap();
+        let deeper = open(dir.path());
+        let mut pipeline = deeper.pipeline_ahead(2);
+        let mut got: Vec<Appended> = Vec::new();
+        for (k, chunk) in stream.chunks(batch).enumerate() {
+            match pipeline.push(shared(chunk)).unwrap() {
+                Some(outcomes) => got.extend(outcomes),
+                None => assert!(k < 2, "push {k} returns the outcomes of push {}", k - 2),
+            }
+        }
+        let rest = pipeline.finish_all().unwrap();
+        assert_eq!(rest.len(), 2.min(stream.len().div_ceil(batch)));
+        got.extend(rest.into_iter().flat_map(|report| report.outcomes));
+        assert_eq!(got, expected, "seed {seed}, batch {batch}, two ahead");
+        assert_eq!(admitted(&deeper), admitted(&serial));
+        assert!(deeper.check().unwrap().is_clean());
+
         let dir = tempfile::tempdir().unwrap();
         let ledger = open(dir.path());
         let mut pipeline = ledger.pipeline();

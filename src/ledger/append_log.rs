@@ -18,7 +18,7 @@ use crate::id::EventId;
 use crate::limits::{LOG_BATCHES_AHEAD, LOG_BATCH_BYTES, LOG_BATCH_EVENTS};
 use crate::log_format::{LogFormat, LogReader};
 
-use super::{AppendReport, Appended, Ledger, Pipeline};
+use super::{AppendReport, Appended, Ledger};
 
 /// Where an item is in a log.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -199,7 +199,7 @@ impl Ledger {
             .map_err(Error::Rejected)?;
         let format = reader.format();
         let mut summary = LogSummary::new(format);
-        let mut pipeline = Pipeline::ahead(self, LOG_BATCHES_AHEAD);
+        let mut pipeline = self.pipeline_ahead(LOG_BATCHES_AHEAD);
         // Batches pushed and not yet delivered, oldest first.
         let mut committing: VecDeque<Vec<Queued>> = VecDeque::new();
         let mut batch: Vec<Queued> = Vec::new();

@@ -265,6 +265,15 @@ impl Ledger {
         Pipeline::new(self)
     }
 
+    /// A pipeline that keeps `ahead` batches verifying while one commits (at least 1;
+    /// [`Ledger::pipeline`] is `pipeline_ahead(1)`): a push returns the outcomes of the
+    /// batch pushed `ahead` pushes before, and [`Pipeline::finish_all`] those of the rest.
+    /// Two keep the workers busy while the committing thread writes, syncs and reads the
+    /// next batch — what [`Ledger::append_log`] (and so `akledger import` and `audit`) uses.
+    pub fn pipeline_ahead(&self, ahead: usize) -> Pipeline<'_> {
+        Pipeline::ahead(self, ahead)
+    }
+
     /// Decides verified events in order against the committed state and commits them.
     fn decide_and_commit(&self, verified: pool::Verified) -> Result<AppendReport, Error> {
         let pool::Verified { verdicts, parsed } = verified;

@@ -13,7 +13,8 @@ use crate::error::Error;
 use super::pool::Ticket;
 use super::{check_batch_bounds, AppendReport, Appended, Ledger};
 
-/// Streams batches into a ledger two stages deep. Made by [`Ledger::pipeline`].
+/// Streams batches into a ledger: verified on the pool while earlier ones commit. Made by
+/// [`Ledger::pipeline`] (two stages deep) or [`Ledger::pipeline_ahead`].
 ///
 /// ```
 /// # let dir = tempfile::tempdir().unwrap();
@@ -41,10 +42,7 @@ impl<'l> Pipeline<'l> {
         Pipeline::ahead(ledger, 1)
     }
 
-    /// A pipeline that keeps `ahead` batches verifying while one commits (at least 1): a
-    /// push then returns the outcomes of the batch pushed `ahead` pushes before, and
-    /// [`Pipeline::finish_all`] those of the rest. With more than one batch queued, the
-    /// workers never wait for the committing thread to read and submit the next batch.
+    /// See [`Ledger::pipeline_ahead`].
     pub(super) fn ahead(ledger: &'l Ledger, ahead: usize) -> Self {
         Pipeline {
             ledger,
@@ -88,9 +86,10 @@ impl<'l> Pipeline<'l> {
         Ok(self.finish_all()?.pop())
     }
 
-    /// Commits every batch still in the pipeline, oldest first, and returns their reports.
-    /// A failed commit stops there: the batches after it are not committed.
-    pub(super) fn finish_all(mut self) -> Result<Vec<AppendReport>, Error> {
+    /// Commits every batch still in the pipeline, oldest first, and returns their reports
+    /// (one per batch, in push order). A failed commit stops there: the batches after it
+    /// are not committed.
+    pub fn finish_all(mut self) -> Result<Vec<AppendReport>, Error> {
         let mut reports = Vec::with_capacity(self.verifying.len());
         while let Some(oldest) = self.verifying.pop_front() {
             reports.push(self.ledger.decide_and_commit(oldest.wait())?);
