@@ -40,10 +40,11 @@ pub struct VerifyPool {
     started: OnceLock<Workers>,
 }
 
-/// The running workers, the queue they share, and each one's queue of events to free.
+/// The running workers, the queue they share, and each one's queue of events to free
+/// (by worker number; `None` for a worker the OS did not start).
 struct Workers {
     jobs: Option<Sender<Job>>,
-    frees: Vec<Sender<Vec<Event>>>,
+    frees: Vec<Option<Sender<Vec<Event>>>>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -95,18 +96,24 @@ impl VerifyPool {
     fn workers(&self) -> &Workers {
         self.started.get_or_init(|| {
             let (jobs, queue) = unbounded::<Job>();
-            let (frees, threads) = (0..self.threads)
-                .filter_map(|n| {
-                    let queue = queue.clone();
-                    let (free, to_free) = unbounded::<Vec<Event>>();
-                    let verifier = Arc::clone(&self.verifier);
-                    std::thread::Builder::new()
-                        .name(format!("akledger-verify-{n}"))
-                        .spawn(move || work(n, &queue, &to_free, &verifier))
-                        .ok()
-                        .map(|thread| (free, thread))
-                })
-                .unzip();
+            let mut frees = Vec::with_capacity(self.threads);
+            let mut threads = Vec::with_capacity(self.threads);
+            for n in 0..self.threads {
+                let queue = queue.clone();
+                let (free, to_free) = unbounded::<Vec<Event>>();
+                let verifier = Arc::clone(&self.verifier);
+                let started = std::thread::Builder::new()
+                    .name(format!("akledger-verify-{n}"))
+                    .spawn(move || work(n, &queue, &to_free, &verifier));
+                // A worker the OS refused keeps its number: its slot stays empty.
+                match started {
+                    Ok(thread) => {
+                        threads.push(thread);
+                        frees.push(Some(free));
+                    }
+                    Err(_) => frees.push(None),
+                }
+            }
             Workers {
                 jobs: Some(jobs),
                 frees,
@@ -150,7 +157,7 @@ impl VerifyPool {
             .map(|w| w.frees.as_slice())
             .unwrap_or(&[]);
         for (worker, events) in verified {
-            if let Some(queue) = frees.get(worker) {
+            if let Some(queue) = frees.get(worker).and_then(Option::as_ref) {
                 let _ = queue.send(events);
             }
         }
