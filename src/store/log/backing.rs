@@ -38,14 +38,6 @@ impl Backing {
         }
     }
 
-    /// The bytes of an in-memory segment, which the log appends to in place.
-    pub(crate) fn in_memory(&self) -> Option<&RwLock<Vec<u8>>> {
-        match self {
-            Backing::File(_) => None,
-            Backing::Memory(bytes) => Some(bytes),
-        }
-    }
-
     /// Fills `buf` from `offset`; reading past the end is `UnexpectedEof`, as for a file.
     pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         match self {
@@ -62,20 +54,30 @@ impl Backing {
         }
     }
 
-    /// Writes `buf` at `offset`. In memory the log only ever appends, so `offset` must be
-    /// within or at the end of what is there (a gap would be a bug: `InvalidInput`).
-    pub(crate) fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+    /// Appends what `encode` writes at `offset`, the segment's committed end: into
+    /// `scratch` (cleared first) and then to the file with one positioned write, or, in
+    /// memory, straight into the segment's bytes, with no copy. In memory the log only
+    /// ever appends, so `offset` must be where the bytes end (anything else would be a bug:
+    /// `InvalidInput`, nothing written).
+    pub(crate) fn append<T>(
+        &self,
+        offset: u64,
+        scratch: &mut Vec<u8>,
+        encode: impl FnOnce(&mut Vec<u8>) -> T,
+    ) -> io::Result<T> {
         match self {
-            Backing::File(file) => file.write_all_at(buf, offset),
+            Backing::File(file) => {
+                scratch.clear();
+                let out = encode(scratch);
+                file.write_all_at(scratch, offset)?;
+                Ok(out)
+            }
             Backing::Memory(bytes) => {
                 let mut bytes = bytes.write().unwrap_or_else(|e| e.into_inner());
-                let start = usize::try_from(offset)
-                    .ok()
-                    .filter(|&start| start <= bytes.len())
-                    .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
-                bytes.truncate(start);
-                bytes.extend_from_slice(buf);
-                Ok(())
+                if bytes.len() as u64 != offset {
+                    return Err(io::Error::from(io::ErrorKind::InvalidInput));
+                }
+                Ok(encode(&mut bytes))
             }
         }
     }

@@ -475,50 +475,27 @@ impl SegmentLog {
             debug_assert_eq!(at(buf), base + total);
             positions
         };
-        let positions = match self.active.file.in_memory() {
-            // In memory the frames are encoded where they stay: no copy of the batch.
-            Some(memory) => {
-                let mut bytes = memory.write().unwrap_or_else(|e| e.into_inner());
-                if bytes.len() as u64 != base {
-                    self.poisoned = true;
-                    let gap = std::io::Error::from(std::io::ErrorKind::InvalidInput);
-                    return Err(LogError::io(&self.active.path, gap));
-                }
-                bytes.reserve(total as usize);
-                encode(&mut bytes)
-            }
-            None => {
-                let mut buf = std::mem::take(&mut self.buf);
-                buf.clear();
-                buf.reserve(total as usize);
-                let positions = encode(&mut buf);
-                let result = self.write_and_sync(&buf, base);
-                self.buf = buf;
-                result?;
-                positions
-            }
+        let mut buf = std::mem::take(&mut self.buf);
+        let mut written = if self.fail_writes_for_test() {
+            Err(std::io::Error::other("injected write failure"))
+        } else {
+            self.active.file.append(base, &mut buf, encode)
         };
+        self.buf = buf;
+        if written.is_ok() && self.opts.durability == Durability::Sync {
+            if let Err(e) = self.active.file.sync_data() {
+                written = Err(e);
+            }
+        }
+        let positions = written.map_err(|e| {
+            self.poisoned = true;
+            LogError::io(&self.active.path, e)
+        })?;
 
         self.end = base + total;
         self.last_seq = seq;
         self.publish();
         Ok(positions)
-    }
-
-    fn write_and_sync(&mut self, buf: &[u8], offset: u64) -> Result<(), LogError> {
-        let file = &self.active;
-        let mut res = if self.fail_writes_for_test() {
-            Err(std::io::Error::other("injected write failure"))
-        } else {
-            file.file.write_all_at(buf, offset)
-        };
-        if res.is_ok() && self.opts.durability == Durability::Sync {
-            res = file.file.sync_data();
-        }
-        res.map_err(|e| {
-            self.poisoned = true;
-            LogError::io(&file.path, e)
-        })
     }
 
     #[cfg(not(test))]
