@@ -8,6 +8,8 @@
 //!
 //! `cargo bench --bench append -- --noplot`; `AKLEDGER_BENCH_1M=1` builds the large ledger
 //! with 1 M events instead of 100 k.
+// Benchmarks panic on what they set up themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use std::path::Path;
 use std::sync::Arc;

@@ -3,6 +3,8 @@
 //! refold its exchange), and responses 1001 to 1100 of an exchange folded in incrementally
 //! next to a full refold of 1001. Events are signed once, outside the
 //! timed loops.
+// Benchmarks panic on what they set up themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use ed25519_dalek::SigningKey;

@@ -9,6 +9,8 @@
 //! `cargo bench --bench pending_open -- --noplot` (with `AKLEDGER_BENCH_DIR=DIR` the four
 //! ledgers are kept in `DIR/<name>/ledger*`, to measure a
 //! whole process's time and peak memory on them).
+// Benchmarks panic on what they set up themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use std::path::Path;
 use std::time::Duration;

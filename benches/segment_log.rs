@@ -1,4 +1,6 @@
 //! Segment log throughput: durable append at several batch sizes, and sequential iteration.
+// Benchmarks panic on what they set up themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 

@@ -6,6 +6,8 @@
 //! beyond the events, and that a second sync moves 0 events in 1 round.
 //!
 //! `cargo bench --bench sync -- --noplot`
+// Benchmarks panic on what they set up themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
@@ -15,7 +17,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion};
 
 use akledger::sync::{SyncOptions, SyncReport};
-use akledger::workload::RealmDag;
+use akledger::workload::{sign_all, RealmDag};
 use akledger::{Config, Durability, Event, Ledger, Unverified};
 
 const SHARED: usize = 90_000;
@@ -83,9 +85,11 @@ fn session(client: &Ledger, server: &Ledger) -> SyncReport {
 fn bench(c: &mut Criterion) {
     let (mut dag, realm) = RealmDag::new(7, WRITERS, PAYLOAD).expect("workload");
     let mut shared = vec![realm];
-    shared.extend(dag.next_batch(SHARED - 1, threads()).expect("shared"));
-    let tail_a = bytes(dag.fork(1).next_batch(TAIL, threads()).expect("tail a"));
-    let tail_b = bytes(dag.fork(2).next_batch(TAIL, threads()).expect("tail b"));
+    shared.extend(sign_all(&dag.plan(SHARED - 1).expect("plan"), threads()).expect("shared"));
+    let tail_a =
+        bytes(sign_all(&dag.fork(1).plan(TAIL).expect("plan"), threads()).expect("tail a"));
+    let tail_b =
+        bytes(sign_all(&dag.fork(2).plan(TAIL).expect("plan"), threads()).expect("tail b"));
     let shared = bytes(shared);
     let tmp = tempfile::tempdir().expect("tmp");
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));

@@ -5,6 +5,8 @@
 //! prepared signatures (the batch floor). Ratios come from one run.
 //!
 //! `cargo bench --bench verify -- --noplot`
+// Benchmarks panic on what they set up themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use akledger::proof::{verify_batch, SignatureCheck};
 use akledger::workload::realm_dag;

@@ -4,6 +4,8 @@
 //! `tests/data/vectors/control_plaintexts.json`, the input of `check_control_schema.py`:
 //!
 //!     cargo run --example control_plaintexts > tests/data/vectors/control_plaintexts.json
+// Examples panic on what they set up themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let samples = akledger::workload::control_plaintext_samples()?;

@@ -9,6 +9,8 @@
 //!
 //! Run it with `cargo run --example sidecar`; `cargo test` runs it too (see the test at
 //! the end, built because `Cargo.toml` marks this example `test = true`).
+// Examples panic on what they set up themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -4,12 +4,15 @@
 //! index and the Arkret sidecar exchange fold. See `ARCHITECTURE.md` for the code map and
 //! `docs/format.md` for every byte on disk.
 //!
-//! The normative rules ship with the crate as `docs/PROFILE.md` (AK ledger profile v1.1);
+//! The normative rules ship with the crate as `docs/PROFILE.md` (AK ledger profile v1.2);
 //! every "PROFILE §n" or "§n" in these docs is section n of that file.
 //! `use akledger::prelude::*;` imports what a sidecar program needs.
 //!
-//! The pure core — [`canonical`], [`id`], [`did`], [`time`], [`envelope`], [`proof`],
-//! [`encrypted`], [`event`] — does no IO, reads no clock and draws no randomness.
+//! This crate is the engine: the store ([`store`]), the ledger ([`ledger`]), sync over any
+//! byte stream ([`sync`]) and log framing ([`log_format`]). The pure core — [`canonical`],
+//! [`id`], [`did`], [`time`], [`envelope`], [`proof`], [`encrypted`], [`event`], [`dag`],
+//! [`exchange`] — is the crate `akledger_core`, re-exported here under the same paths; it
+//! does no IO, reads no clock and draws no randomness.
 //!
 //! ```
 //! use akledger::{ActorId, Event, EventBuilder, Keyring, ScopeRef, Timestamp, Verifier};
@@ -28,35 +31,19 @@
 //! assert!(Event::from_bytes(&tampered, &verifier).is_err());
 //! # Ok::<(), akledger::Rejection>(())
 //! ```
-#![forbid(unsafe_code)]
 #![deny(missing_docs)]
-#![cfg_attr(
-    not(test),
-    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
-)]
-
-pub mod canonical;
-mod codec;
-pub mod dag;
-pub mod did;
-pub mod encrypted;
-pub mod envelope;
 pub mod error;
-pub mod event;
-pub mod exchange;
-pub mod id;
-pub mod keyring;
+pub mod layout;
 pub mod ledger;
 pub mod limits;
 pub mod log_format;
-pub mod proof;
-#[cfg(feature = "nats")]
-pub mod replicate;
-pub mod runtime;
 pub mod store;
 pub mod sync;
-pub mod time;
 pub mod workload;
+
+pub use akledger_core::{
+    canonical, codec, dag, did, encrypted, envelope, event, exchange, id, keyring, proof, time,
+};
 
 /// Everything a sidecar program needs in one import: `use akledger::prelude::*;`.
 pub mod prelude {
@@ -76,10 +63,7 @@ pub mod prelude {
     };
 }
 
-/// The signature crate whose key types the API takes and returns.
-pub use ed25519_dalek;
-/// The randomness traits [`SidecarKey::generate`] and key generation take.
-pub use rand_core;
+pub use akledger_core::{ed25519_dalek, rand_core};
 
 pub use canonical::{Json, Object};
 pub use did::{ActorId, DidCoreId};

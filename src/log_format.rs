@@ -35,7 +35,9 @@
 
 use std::io::{self, BufRead, Read, Write};
 
-use crate::error::{schema, Code, Rejection};
+use akledger_core::error::schema;
+
+use crate::error::{Code, Rejection};
 use crate::limits::MAX_EVENT_BYTES;
 
 /// A log encoding.

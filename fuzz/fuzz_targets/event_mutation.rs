@@ -1,9 +1,9 @@
 #![no_main]
-//! Fuzz target `event_mutation`: see `tests/fuzz_checks/event_mutation` (shared with the stable replay test).
+//! Fuzz target `event_mutation`: see `tests/it/fuzz_checks/event_mutation` (shared with the stable replay test).
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../tests/fuzz_checks/mod.rs"]
+#[path = "../../tests/it/fuzz_checks/mod.rs"]
 mod checks;
 
 fuzz_target!(|data: &[u8]| checks::TARGETS

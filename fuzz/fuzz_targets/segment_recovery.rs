@@ -1,9 +1,9 @@
 #![no_main]
-//! Fuzz target `segment_recovery`: see `tests/fuzz_checks/segment_recovery` (shared with the stable replay test).
+//! Fuzz target `segment_recovery`: see `tests/it/fuzz_checks/segment_recovery` (shared with the stable replay test).
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../tests/fuzz_checks/mod.rs"]
+#[path = "../../tests/it/fuzz_checks/mod.rs"]
 mod checks;
 
 fuzz_target!(|data: &[u8]| checks::TARGETS

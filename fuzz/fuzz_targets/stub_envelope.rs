@@ -1,13 +1,9 @@
 #![no_main]
-//! Fuzz target `stub_envelope`: see `tests/fuzz_checks/stub_envelope` (shared with the stable replay test).
+//! Fuzz target `stub_envelope`: see `crates/runtime/tests/it/fuzz_stub_envelope.rs` (shared with the stable replay test).
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../tests/fuzz_checks/mod.rs"]
-mod checks;
+#[path = "../../crates/runtime/tests/it/fuzz_stub_envelope.rs"]
+mod check;
 
-fuzz_target!(|data: &[u8]| checks::TARGETS
-    .iter()
-    .find(|(name, _)| *name == "stub_envelope")
-    .map(|(_, check)| check(data))
-    .unwrap_or_default());
+fuzz_target!(|data: &[u8]| check::check(data));

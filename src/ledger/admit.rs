@@ -9,7 +9,6 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::error::Error;
-use crate::store::log::LogReader;
 
 use crate::dag::Pos;
 use crate::envelope::{Body, ScopeRef};
@@ -22,6 +21,7 @@ use crate::envelope::Attach;
 use crate::store::log::LogPos;
 
 use super::state::{Admission, AttachEntry, Filed, SidecarEntry, Staged, State, Where};
+use super::stored::Stored;
 
 /// What happened to one appended event.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -71,8 +71,9 @@ pub enum Source {
 /// Decides a batch against the committed state.
 pub struct Decider<'s> {
     state: &'s State,
-    /// Reads back committed pending events when they may be released.
-    log: &'s LogReader,
+    /// Committed events: pending ones read back when they may be released, admitted ones
+    /// compared with a resent copy.
+    stored: &'s dyn Stored,
     staged: Staged,
     new_pos: HashMap<EventId, Pos>,
     realms: HashMap<RealmId, Pos>,
@@ -96,11 +97,11 @@ pub struct Decider<'s> {
 }
 
 impl<'s> Decider<'s> {
-    /// A decider over `state`, whose pending events `log` holds.
-    pub fn new(state: &'s State, log: &'s LogReader) -> Self {
+    /// A decider over `state`, whose events `stored` holds.
+    pub fn new(state: &'s State, stored: &'s dyn Stored) -> Self {
         Decider {
             state,
-            log,
+            stored,
             staged: Staged::default(),
             new_pos: HashMap::new(),
             realms: HashMap::new(),
@@ -195,7 +196,7 @@ impl<'s> Decider<'s> {
             return Some((event.clone(), *at));
         }
         let at = self.state.pending.get(id)?.at;
-        match super::open::read_stored(self.log, at) {
+        match self.stored.event(at) {
             Ok(event) => Some((event, Where::At(at))),
             Err(e) => {
                 self.failure.get_or_insert(e);
@@ -218,14 +219,21 @@ impl<'s> Decider<'s> {
         );
     }
 
-    /// Decides one event. `stored(pos, bytes)` tells whether the committed event at `pos`
-    /// has exactly `bytes` (the caller reads the log).
-    pub fn decide(
-        &mut self,
-        event: Event,
-        source: Source,
-        stored: impl Fn(Pos, &[u8]) -> bool,
-    ) -> Appended {
+    /// Whether the committed event at `pos` has exactly `bytes`. Replay takes the log's own
+    /// entries as they are and reads nothing back.
+    fn holds(&self, pos: Pos, bytes: &[u8], source: Source) -> bool {
+        match source {
+            Source::Log(_) => true,
+            Source::New => self
+                .state
+                .at
+                .get(pos.index())
+                .is_some_and(|at| self.stored.holds(at, bytes)),
+        }
+    }
+
+    /// Decides one event.
+    pub fn decide(&mut self, event: Event, source: Source) -> Appended {
         let id = event.id();
         if let Some(pos) = self.pos(&id) {
             let same = match pos.index().checked_sub(self.state.len()) {
@@ -234,7 +242,7 @@ impl<'s> Decider<'s> {
                     .admitted
                     .get(i)
                     .is_some_and(|a| a.event.bytes() == event.bytes()),
-                None => stored(pos, event.bytes()),
+                None => self.holds(pos, event.bytes(), source),
             };
             return duplicate(id, same);
         }

@@ -71,6 +71,11 @@ impl Config {
         self
     }
 
+    /// Whether the ledger opens read-only ([`Config::read_only`]).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
     /// Most events held pending at once; a new event past it is refused with
     /// `pending_limit_exceeded` (events replayed from the log are never refused).
     pub fn max_pending_events(mut self, events: usize) -> Self {

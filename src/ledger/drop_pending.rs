@@ -4,10 +4,10 @@
 
 use crate::error::Error;
 use crate::id::EventId;
+use crate::layout;
 use crate::store::log::LogBatch;
 
 use super::index::Changes;
-use super::open::LOG_DIR;
 use super::{log_error, Durability, Ledger, Writer};
 use crate::store::log::segment_file_name;
 
@@ -70,7 +70,7 @@ pub(crate) fn dropped_ids(batch: &LogBatch) -> Result<Vec<EventId>, Error> {
                 .ok()
                 .and_then(|bytes| EventId::from_bytes(bytes).ok())
                 .ok_or_else(|| Error::Corrupt {
-                    path: format!("{LOG_DIR}/{}", segment_file_name(e.pos.segment)).into(),
+                    path: format!("{}/{}", layout::LOG, segment_file_name(e.pos.segment)).into(),
                     offset: e.pos.offset,
                     reason: "a pending-drop entry does not hold an event id".into(),
                 })

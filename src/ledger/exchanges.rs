@@ -26,6 +26,7 @@ use crate::keyring::Keyring;
 
 use super::feed::{ExchangeFeed, ExchangeSender};
 use super::state::State;
+use super::stored::Stored;
 use super::Ledger;
 
 /// Causal questions answered by the ledger's DAG index.
@@ -275,7 +276,7 @@ impl Ledger {
             let Some(at) = state.at.get(pos.index()) else {
                 continue;
             };
-            let event = super::open::read_stored(&self.reader, at)?;
+            let event = self.reader.event(at)?;
             touched.extend(sx.add(&event, keyring));
         }
         let causality = StateCausality(state);
@@ -497,7 +498,7 @@ impl Ledger {
             let mut events = Vec::with_capacity(positions.len());
             for pos in positions {
                 if let Some(at) = fresh.at.get(pos.index()) {
-                    events.push(super::open::read_stored(&self.reader, at)?);
+                    events.push(self.reader.event(at)?);
                 }
             }
             let full = fold_sidecar(

@@ -39,6 +39,7 @@ mod replay;
 mod sidecar_handle;
 mod snapshot;
 mod state;
+mod stored;
 mod verify_batch;
 mod watch;
 
@@ -61,6 +62,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use crate::error::Error;
 use crate::event::Event;
 use crate::id::EventId;
+use crate::layout;
 use crate::limits::{MAX_BATCH_BYTES, MAX_BATCH_EVENTS};
 use crate::proof::Verifier;
 use crate::store::log::{LogError, LogReader, SegmentLog};
@@ -69,6 +71,7 @@ use crate::store::root::{AckWriter, Acked, RootLock};
 use admit::{Decider, Source};
 use index::Index;
 use state::State;
+use stored::Stored;
 
 /// Log entries written since the last state snapshot for a close to write a new one: below
 /// it, replaying them on the next open costs less than writing the snapshot would.
@@ -290,9 +293,7 @@ impl Ledger {
             let outcomes: Vec<Appended> = verdicts
                 .into_iter()
                 .map(|v| match v {
-                    Ok(event) => decider.decide(event, Source::New, |pos, bytes| {
-                        self.stored_equals(&state, pos, bytes)
-                    }),
+                    Ok(event) => decider.decide(event, Source::New),
                     Err(rejection) => Appended::Rejected {
                         id: None,
                         rejection,
@@ -391,8 +392,8 @@ impl Ledger {
         // The graph file is not synced: one that a machine crash left old or damaged fails
         // its checks and is not used.
         for (name, bytes, sync) in [
-            (snapshot::SNAPSHOT_FILE, snapshot, true),
-            (graph_file::GRAPH_FILE, graph, false),
+            (layout::SNAPSHOT, snapshot, true),
+            (layout::GRAPH, graph, false),
         ] {
             let Some(bytes) = bytes else { continue };
             snapshot::write_atomically(&self.config.dir, name, &bytes, sync).map_err(|source| {
@@ -409,15 +410,6 @@ impl Ledger {
             writer.graph_entries = writer.entries;
         }
         Ok(())
-    }
-
-    /// True when the committed event at `pos` has exactly `bytes`.
-    fn stored_equals(&self, state: &State, pos: crate::dag::Pos, bytes: &[u8]) -> bool {
-        let stored = state
-            .at
-            .get(pos.index())
-            .and_then(|at| self.reader.read(at).ok());
-        stored.is_some_and(|(_, b)| b == bytes)
     }
 
     /// Number of admitted events.
@@ -451,7 +443,7 @@ impl Ledger {
     /// Reads and re-parses an event this ledger stored. Its proof was verified before it
     /// was written to the checksummed log, so it is not verified again here.
     fn read_event(&self, at: crate::store::log::LogPos) -> Result<Event, Error> {
-        open::read_stored(&self.reader, at)
+        self.reader.event(at)
     }
 
     pub(crate) fn read_state(&self) -> Result<std::sync::RwLockReadGuard<'_, State>, Error> {

@@ -5,12 +5,10 @@ use std::path::Path;
 use std::sync::{Mutex, RwLock};
 
 use crate::error::Error;
-use crate::event::Event;
+use crate::layout;
 use crate::proof::Verifier;
-use crate::store::log::{
-    segment_file_name, HighWater, LogError, LogOptions, LogReader, RecoveryReport, SegmentLog,
-};
-use crate::store::root::{read_acked, AckWriter, Acked, LockError, RootLock, ACK_FILE};
+use crate::store::log::{HighWater, LogError, LogOptions, LogReader, RecoveryReport, SegmentLog};
+use crate::store::root::{read_acked, AckWriter, Acked, LockError, RootLock};
 
 use super::index::{Changes, Index};
 use super::record::Record;
@@ -80,11 +78,6 @@ impl OpenReport {
     }
 }
 
-/// Subdirectory of the segment log.
-pub const LOG_DIR: &str = "log";
-/// Subdirectory of the sled index.
-pub const INDEX_DIR: &str = "index";
-
 pub fn open(config: Config) -> Result<Ledger, Error> {
     if config.in_memory {
         return open_in_memory(config);
@@ -118,7 +111,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             read_only: config.read_only,
             acknowledged: acked.map(|a| a.high),
         };
-        let (mut log, recovery) = match SegmentLog::open(dir.join(LOG_DIR), opts.clone()) {
+        let (mut log, recovery) = match SegmentLog::open(dir.join(layout::LOG), opts.clone()) {
             Ok(opened) => opened,
             Err(e @ LogError::BehindAcknowledged { .. }) => {
                 return Err(missing_acknowledged(e, acked, &dir, &opts))
@@ -358,7 +351,7 @@ fn from_snapshot(
 /// memory — when there is no index, it cannot be copied (a full temporary disk) or it
 /// cannot be used. Nothing in the ledger directory is created, changed or removed.
 fn read_index(dir: &Path, log_high: HighWater) -> Option<(State, HighWater)> {
-    let path = dir.join(INDEX_DIR);
+    let path = dir.join(layout::INDEX);
     if !path.join("db").is_file() {
         return None;
     }
@@ -388,7 +381,7 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 /// removed (a directory removal, not a key-by-key clear) and rebuilt. Failures of the
 /// environment (full disk, read-only media, permissions) are reported.
 fn open_index(dir: &Path, report: &mut OpenReport) -> Result<Index, Error> {
-    let path = dir.join(INDEX_DIR);
+    let path = dir.join(layout::INDEX);
     let why = match Index::open(&path) {
         Ok(index) => match index.stale_layout() {
             None => return Ok(index),
@@ -472,7 +465,7 @@ fn missing_acknowledged(e: LogError, acked: Option<Acked>, dir: &Path, opts: &Lo
         acknowledged: None,
         ..opts.clone()
     };
-    let held = SegmentLog::open(dir.join(LOG_DIR), look)
+    let held = SegmentLog::open(dir.join(layout::LOG), look)
         .ok()
         .map(|(log, _)| log.iter().take_while(Result::is_ok).count() as u64);
     let missing = match (acked, held) {
@@ -486,7 +479,8 @@ fn missing_acknowledged(e: LogError, acked: Option<Acked>, dir: &Path, opts: &Lo
         path: file,
         offset,
         reason: format!(
-            "the log ends at batch {log_seq} but batches up to {acknowledged_seq} were acknowledged (per the marker file `{ACK_FILE}`): {missing}. Nothing was cut, rebuilt or changed; restore the log from a backup"
+            "the log ends at batch {log_seq} but batches up to {acknowledged_seq} were acknowledged (per the marker file `{}`): {missing}. Nothing was cut, rebuilt or changed; restore the log from a backup",
+            layout::ACKED
         ),
     }
 }
@@ -509,21 +503,4 @@ fn load(index: &Index, log_high: HighWater) -> Result<(State, Option<HighWater>)
     let mut state = State::default();
     index.load(&mut state)?;
     Ok((state, Some(high)))
-}
-
-/// Re-parses an event this engine wrote to its own log.
-pub(crate) fn read_stored(
-    reader: &LogReader,
-    at: crate::store::log::LogPos,
-) -> Result<Event, Error> {
-    let (_, bytes) = reader.read(at).map_err(log_error)?;
-    parse_stored(&bytes, at)
-}
-
-pub(crate) fn parse_stored(bytes: &[u8], at: crate::store::log::LogPos) -> Result<Event, Error> {
-    Event::parse_stored(bytes).map_err(|r| Error::Corrupt {
-        path: format!("{LOG_DIR}/{}", segment_file_name(at.segment)).into(),
-        offset: at.offset,
-        reason: format!("stored event does not parse: {r}"),
-    })
 }

@@ -14,11 +14,12 @@ use crate::store::log::{segment_file_name, HighWater, LogBatch, LogPos, LogReade
 use super::admit::{Decider, Source};
 use super::drop_pending::dropped_ids;
 use super::index::Changes;
-use super::open::{parse_stored, LOG_DIR};
 use super::record::Record;
 use super::state::State;
+use super::stored::reread;
 use super::verify_batch::verify_all;
 use super::{log_error, ENTRY_EVENT};
+use crate::layout;
 
 /// Log batches read and parsed ahead of the one being applied.
 const AHEAD: usize = 2;
@@ -146,7 +147,7 @@ fn prepare(batch: LogBatch, reverify: Option<&Reverify<'_>>) -> Result<Prepared,
     let events = match reverify {
         None => stored
             .iter()
-            .map(|entry| Ok((entry.pos, Ok(parse_stored(entry.payload, entry.pos)?))))
+            .map(|entry| Ok((entry.pos, Ok(reread(entry.payload, entry.pos)?))))
             .collect::<Result<_, Error>>()?,
         Some(r) => {
             let payloads: Vec<&[u8]> = stored.iter().map(|e| e.payload).collect();
@@ -160,7 +161,7 @@ fn prepare(batch: LogBatch, reverify: Option<&Reverify<'_>>) -> Result<Prepared,
                         entry.pos,
                         Err(format!(
                             "{}/{} byte {}: {why}",
-                            LOG_DIR,
+                            layout::LOG,
                             segment_file_name(entry.pos.segment),
                             entry.pos.offset
                         )),
@@ -192,7 +193,7 @@ fn apply(
         for (pos, event) in batch.events {
             match event {
                 Ok(event) => {
-                    decider.decide(event, Source::Log(pos), |_, _| true);
+                    decider.decide(event, Source::Log(pos));
                 }
                 Err(failure) => done.failures.push(failure),
             }

@@ -16,6 +16,7 @@ use std::path::Path;
 use crate::codec::{put_u32, put_u64, put_u64s, Reader};
 use crate::dag::{DagIndex, Pos};
 use crate::event::Event;
+use crate::layout;
 use crate::store::log::{HighWater, LogPos, LogReader};
 use crate::store::tables::Value;
 
@@ -24,9 +25,6 @@ use super::index::{decode_rejection, encode_rejection};
 use super::positions::{LogPositions, PackedPos};
 use super::record::Role;
 use super::state::{PendingEntry, State};
-
-/// The snapshot's file name, in the ledger directory.
-pub const SNAPSHOT_FILE: &str = "snapshot";
 
 /// File magic and format version.
 const MAGIC: [u8; 8] = *b"AKSNAP\x00\x01";
@@ -208,7 +206,7 @@ fn decode_body(r: &mut Reader<'_>) -> Option<Snapshot> {
 /// Reads `DIR/snapshot`: `Ok(None)` when there is none, `Err` when there is one that cannot
 /// be used (and why).
 pub fn read(dir: &Path) -> Result<Option<Snapshot>, String> {
-    let bytes = match std::fs::read(dir.join(SNAPSHOT_FILE)) {
+    let bytes = match std::fs::read(dir.join(layout::SNAPSHOT)) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e.to_string()),
@@ -238,7 +236,7 @@ pub fn remove_temporaries(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    let prefixes = [SNAPSHOT_FILE, super::graph_file::GRAPH_FILE].map(|name| format!(".{name}."));
+    let prefixes = [layout::SNAPSHOT, layout::GRAPH].map(|name| format!(".{name}."));
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();

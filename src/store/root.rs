@@ -14,12 +14,8 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::log::{HighWater, LogPos};
+use crate::layout;
 use crate::limits::LOCK_PATIENCE;
-
-/// File name of the lock at the ledger root.
-pub const LOCK_FILE: &str = "lock";
-/// File name of the acknowledged marker at the ledger root.
-pub const ACK_FILE: &str = "acked";
 
 /// Bytes of one marker slot.
 const SLOT_LEN: usize = 32;
@@ -44,7 +40,7 @@ pub struct RootLock {
 impl RootLock {
     /// The exclusive writer lock (the file is created if missing).
     pub fn exclusive(dir: &Path) -> Result<RootLock, LockError> {
-        let path = dir.join(LOCK_FILE);
+        let path = dir.join(layout::LOCK);
         let file = open_or_create(&path).map_err(|e| LockError::Io(path.clone(), e))?;
         with_patience(|| fs2::FileExt::try_lock_exclusive(&file).map_err(|e| contended(&path, e)))?;
         Ok(RootLock { _file: Some(file) })
@@ -53,7 +49,7 @@ impl RootLock {
     /// A shared reader lock. A ledger with no lock file (never opened for writing since
     /// lock files exist, or on media where none can be created) is read unlocked.
     pub fn shared(dir: &Path) -> Result<RootLock, LockError> {
-        let path = dir.join(LOCK_FILE);
+        let path = dir.join(layout::LOCK);
         let file = match File::open(&path) {
             Ok(file) => file,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(RootLock { _file: None }),
@@ -109,7 +105,7 @@ pub struct Acked {
 
 /// Reads the marker: the valid slot with the higher seq, `None` when there is none.
 pub fn read_acked(dir: &Path) -> Result<Option<Acked>, (PathBuf, std::io::Error)> {
-    let path = dir.join(ACK_FILE);
+    let path = dir.join(layout::ACKED);
     let bytes = match std::fs::read(&path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
@@ -131,7 +127,7 @@ pub struct AckWriter {
 impl AckWriter {
     /// Opens (creating) `DIR/acked`.
     pub fn open(dir: &Path) -> Result<AckWriter, (PathBuf, std::io::Error)> {
-        let path = dir.join(ACK_FILE);
+        let path = dir.join(layout::ACKED);
         let file = open_or_create(&path).map_err(|e| (path.clone(), e))?;
         Ok(AckWriter { path, file })
     }
@@ -219,7 +215,7 @@ mod tests {
         }
         assert_eq!(read_acked(dir.path()).unwrap(), Some(acked(5)));
         // Damage slot 1 (seq 5): the other slot's seq 4 remains.
-        let path = dir.path().join(ACK_FILE);
+        let path = dir.path().join(layout::ACKED);
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[SLOT_LEN + 3] ^= 1;
         std::fs::write(&path, &bytes).unwrap();

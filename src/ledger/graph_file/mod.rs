@@ -21,9 +21,6 @@ use crate::store::log::{HighWater, LogPos};
 
 use super::state::State;
 
-/// The graph file's name, in the ledger directory.
-pub const GRAPH_FILE: &str = "graph";
-
 /// File magic and format version.
 const MAGIC: [u8; 8] = *b"AKGRAPH\x01";
 /// Bytes of the fixed header (magic, checksum, fields).

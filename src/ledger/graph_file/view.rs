@@ -15,15 +15,15 @@ use std::path::Path;
 
 use crate::error::Error;
 use crate::id::EventId;
+use crate::layout;
 use crate::limits::{GRAPH_PAGE_BYTES, GRAPH_WALK_BUDGET};
 use crate::store::log::{HighWater, LogOptions, SegmentLog};
 use crate::store::root::{read_acked, RootLock};
 
-use super::super::open::LOG_DIR;
 use super::super::snapshot::log_holds;
 use super::{
-    bucket, page_sum, sort_key, Header, Layout, GRAPH_FILE, HEADER_BYTES, HEADER_FIELDS,
-    PAGE_SUM_BYTES, SORTED_ENTRY,
+    bucket, page_sum, sort_key, Header, Layout, HEADER_BYTES, HEADER_FIELDS, PAGE_SUM_BYTES,
+    SORTED_ENTRY,
 };
 
 /// The graph file of a ledger directory that describes exactly the log on disk, open for
@@ -47,7 +47,7 @@ impl GraphView {
     pub fn open(dir: impl AsRef<Path>) -> Result<GraphView, &'static str> {
         let dir = dir.as_ref();
         let lock = RootLock::shared(dir).map_err(|_| "the ledger is open for writing")?;
-        let file = File::open(dir.join(GRAPH_FILE)).map_err(|_| "there is no graph file")?;
+        let file = File::open(dir.join(layout::GRAPH)).map_err(|_| "there is no graph file")?;
         let mut head = [0u8; HEADER_BYTES as usize];
         file.read_exact_at(&mut head, 0)
             .map_err(|_| "its header is truncated")?;
@@ -73,7 +73,7 @@ impl GraphView {
             ..LogOptions::default()
         };
         let (log, report) =
-            SegmentLog::open(dir.join(LOG_DIR), opts).map_err(|_| "the log needs recovery")?;
+            SegmentLog::open(dir.join(layout::LOG), opts).map_err(|_| "the log needs recovery")?;
         if report.torn_tail_left.is_some() {
             return Err("the log has a torn tail");
         }
@@ -341,7 +341,7 @@ mod tests {
     #[test]
     fn contents_that_pass_their_checksums_but_contradict_themselves_never_panic() {
         let (tmp, ids) = closed(300);
-        let path = tmp.path().join(GRAPH_FILE);
+        let path = tmp.path().join(layout::GRAPH);
         let good = std::fs::read(&path).unwrap();
         let query: Vec<EventId> = ids.iter().rev().step_by(3).take(40).copied().collect();
         let want = GraphView::open(tmp.path())

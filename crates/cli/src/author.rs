@@ -1,0 +1,396 @@
+//! Authoring: `realm create`, `strand create`, `sidecar create|attach`,
+//! `exchange request|respond|control`. Each signs with a key file, appends to the ledger
+//! and prints the new event's id.
+//!
+//! The signer acts as a service whose principal is its own `ak:did_core:key:` id. Times
+//! come from the clock, raised to the latest causal parent's when the clock is behind;
+//! nonces from the operating system.
+
+use akledger::canonical::Object;
+use akledger::ed25519_dalek::SigningKey;
+use akledger::exchange::{Act, ExchangeView, RequestContext, TrackRef};
+use akledger::{
+    ActorId, Appended, DidCoreId, Event, EventId, ExchangeId, Ledger, Projection, RealmId,
+    SidecarAuthor, SidecarId, SidecarInfo, StrandId, Timestamp, Unverified,
+};
+use rand_core::OsRng;
+
+use super::io::{outcome_json, outcome_text};
+use super::keys::{ensure_sidecar_key, load_signing_key};
+use super::output::{json_text, parse_id, print_lines, CliError, LedgerArgs, Outcome};
+
+/// What every authoring command takes.
+#[derive(clap::Args, Debug, Clone)]
+pub struct AuthorArgs {
+    /// The signing key file (from `akledger keygen`).
+    #[arg(long, value_name = "FILE")]
+    pub key: std::path::PathBuf,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// Print {"event_id", "outcome", …} instead of the id.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A control action on the command line.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum ControlArg {
+    /// Close: `complete` with the responses seen, `failed` (controller_closed_empty) without.
+    Close,
+    /// Cancel: `complete` with responses, else `failed` (controller_cancelled).
+    Cancel,
+    /// Fail with a reason code: `complete` with responses, else `failed` with the code.
+    Fail {
+        /// The failure reason code (`^[a-z][a-z0-9_]{0,63}$`).
+        #[arg(long)]
+        code: String,
+    },
+    /// Hand the exchange to another addressed agent.
+    Reassign {
+        /// The new coordinator (`ak:did_core:…`, or a `did:key:z…`).
+        #[arg(long, value_name = "AGENT")]
+        to: String,
+    },
+}
+
+struct Signer {
+    key: SigningKey,
+    actor: ActorId,
+    ledger: Ledger,
+    args: AuthorArgs,
+}
+
+impl Signer {
+    fn new(args: &AuthorArgs) -> Result<Self, CliError> {
+        let key = load_signing_key(&args.key)?;
+        let actor = ActorId::service_for_key(&key.verifying_key());
+        let ledger = args.ledger.open_or_create()?;
+        Ok(Signer {
+            key,
+            actor,
+            ledger,
+            args: args.clone(),
+        })
+    }
+
+    /// Now, but never earlier than any of `parents` this ledger admitted (PROFILE §3); the
+    /// others (pending or unknown here) are the admission's business.
+    fn now_after(&self, parents: &[EventId]) -> Result<Timestamp, CliError> {
+        let admitted: Vec<EventId> = parents
+            .iter()
+            .filter(|id| self.ledger.contains(id))
+            .copied()
+            .collect();
+        Ok(self.ledger.now_after(&admitted)?)
+    }
+
+    /// The admitted sidecar, with its attaches, as the fold's sidecar description.
+    fn sidecar(&self, sidecar: SidecarId) -> Result<SidecarInfo, CliError> {
+        self.ledger
+            .sidecar_info(&sidecar)?
+            .ok_or_else(|| CliError::Usage(format!("{sidecar}: no such sidecar in this ledger")))
+    }
+
+    /// A sealing author in `sidecar` with the keyring's key at `epoch`.
+    fn author(&self, sidecar: SidecarId, epoch: u64) -> Result<SidecarAuthor, CliError> {
+        let info = self.sidecar(sidecar)?;
+        SidecarAuthor::from_keyring(
+            self.key.clone(),
+            self.actor.clone(),
+            info,
+            &self.ledger.verifier().keyring(),
+            epoch,
+        )
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "no key for {sidecar} at epoch {epoch} in the keyring (add one with `akledger keys add --sidecar {sidecar} --epoch {epoch} --key …`)"
+            ))
+        })
+    }
+
+    /// Appends `event` and prints its id (or the JSON outcome) plus `extra` members.
+    fn submit(
+        &self,
+        event: Event<Unverified>,
+        extra: &[(&str, String)],
+    ) -> Result<Outcome, CliError> {
+        let outcome = self.ledger.append(event.bytes())?;
+        self.report(&event, &outcome, extra)
+    }
+
+    /// Appends `events` in order, stopping at the first one that is not admitted (so a
+    /// refused sidecar create leaves no strand or attach behind), and reports like
+    /// [`Signer::submit`]: that event's outcome, else the first event's.
+    fn submit_chain(
+        &self,
+        events: &[&Event<Unverified>],
+        extra: &[(&str, String)],
+    ) -> Result<Outcome, CliError> {
+        let mut shown = None;
+        for event in events {
+            let outcome = self.ledger.append(event.bytes())?;
+            let stop = !matches!(outcome, Appended::Admitted(_) | Appended::Duplicate(_));
+            if shown.is_none() || stop {
+                shown = Some((*event, outcome));
+            }
+            if stop {
+                break;
+            }
+        }
+        let (event, outcome) = shown.ok_or_else(|| CliError::Usage("nothing to submit".into()))?;
+        self.report(event, &outcome, extra)
+    }
+
+    fn report(
+        &self,
+        event: &Event<Unverified>,
+        outcome: &Appended,
+        extra: &[(&str, String)],
+    ) -> Result<Outcome, CliError> {
+        let outcome = outcome.clone();
+        let rejected = matches!(outcome, Appended::Rejected { .. });
+        if self.args.json {
+            let mut obj: Object = outcome_json(&outcome, event.bytes());
+            for (k, v) in extra {
+                obj.insert(*k, v.as_str().into());
+            }
+            print_lines([json_text(&obj.into())])?;
+        } else if rejected {
+            eprintln!("akledger: {}", outcome_text(&outcome, event.bytes()));
+        } else {
+            let mut lines = vec![event.id().to_string()];
+            lines.extend(extra.iter().map(|(_, v)| v.clone()));
+            print_lines(lines)?;
+            if !matches!(outcome, Appended::Admitted(_)) {
+                eprintln!("{}", outcome_text(&outcome, event.bytes()));
+            }
+        }
+        Ok(if rejected {
+            Outcome::Findings
+        } else {
+            Outcome::Clean
+        })
+    }
+
+    fn projection(&self, sidecar: SidecarId, exchange: &str) -> Result<Projection, CliError> {
+        self.ledger.exchange(&sidecar, &exchange_id(exchange)?)?.ok_or_else(|| {
+            CliError::Usage(format!(
+                "{exchange}: no exchange with a canonical request in {sidecar} (is the keyring's sidecar key right?)"
+            ))
+        })
+    }
+}
+
+fn exchange_id(text: &str) -> Result<ExchangeId, CliError> {
+    ExchangeId::parse(text).map_err(|r| CliError::Usage(format!("--exchange-id {text:?}: {r}")))
+}
+
+/// An agent on the command line: an `ak:did_core:…` principal, or a `did:key:z…` (as
+/// `keygen` prints it), converted to its `ak:did_core:key:` principal.
+fn did(text: &str) -> Result<DidCoreId, CliError> {
+    let parsed = if text.starts_with("did:key:") {
+        akledger::did::key_of_did_key(text).map(|k| DidCoreId::for_key(&k))
+    } else {
+        DidCoreId::parse(text)
+    };
+    parsed.map_err(|r| CliError::Usage(format!("{text:?}: {r}")))
+}
+
+fn body(text: &str) -> akledger::Json {
+    Object::new().with("text", text.into()).into()
+}
+
+/// `akledger realm create`: prints the event id and the realm id.
+pub fn realm_create(args: &AuthorArgs) -> Result<Outcome, CliError> {
+    let s = Signer::new(args)?;
+    let event = akledger::exchange::create_realm(&s.key, s.actor.clone(), s.now_after(&[])?)?;
+    let realm: RealmId = event.id().retype();
+    s.submit(event, &[("realm_id", realm.to_string())])
+}
+
+/// `akledger strand create --realm R`: prints the event id and the strand id.
+pub fn strand_create(args: &AuthorArgs, realm: &str) -> Result<Outcome, CliError> {
+    let s = Signer::new(args)?;
+    let realm: RealmId = parse_id(realm)?;
+    let at = s.now_after(&[realm.retype()])?;
+    let event = akledger::exchange::create_strand(&s.key, s.actor.clone(), realm, at)?;
+    let strand: StrandId = event.id().retype();
+    s.submit(event, &[("strand_id", strand.to_string())])
+}
+
+/// `akledger sidecar create --realm R [--strand S]`: the sidecar, the controller's private
+/// strand (unless `S`, an existing strand of the realm, is given) and the version-1 attach,
+/// appended in that order (stopping at the first refused one). Prints the sidecar create's id, the sidecar id and the strand id, and puts
+/// a fresh epoch-1 sidecar key in the keyring file unless it has one.
+pub fn sidecar_create(
+    args: &AuthorArgs,
+    realm: &str,
+    strand: Option<&str>,
+) -> Result<Outcome, CliError> {
+    let s = Signer::new(args)?;
+    let realm: RealmId = parse_id(realm)?;
+    let strand: Option<StrandId> = strand.map(parse_id).transpose()?;
+    let mut parents = vec![realm.retype()];
+    parents.extend(strand.map(|st| st.retype()));
+    let at = s.now_after(&parents)?;
+    let private =
+        akledger::exchange::create_private_sidecar(&s.key, s.actor.clone(), realm, strand, at)?;
+    let sidecar = private.info.sidecar_id;
+    let mut events = vec![&private.sidecar];
+    if strand.is_none() {
+        events.push(&private.strand);
+    }
+    events.push(&private.attach);
+    let extra = [
+        ("sidecar_id", sidecar.to_string()),
+        ("strand_id", private.attach_strand().to_string()),
+    ];
+    let outcome = s.submit_chain(&events, &extra)?;
+    if outcome == Outcome::Clean {
+        let path = args.ledger.keyring_target();
+        if ensure_sidecar_key(&path, sidecar, 1)? {
+            eprintln!("added a new sidecar key (epoch 1) to {}", path.display());
+        }
+    }
+    Ok(outcome)
+}
+
+/// `akledger sidecar attach --sidecar X --strand S`: the controller binds the sidecar to
+/// another strand of its realm (the next attach version). Prints the event id.
+pub fn sidecar_attach(args: &AuthorArgs, sidecar: &str, strand: &str) -> Result<Outcome, CliError> {
+    let s = Signer::new(args)?;
+    let sidecar: SidecarId = parse_id(sidecar)?;
+    let strand: StrandId = parse_id(strand)?;
+    let info = s.sidecar(sidecar)?;
+    let latest = info
+        .attaches
+        .iter()
+        .max_by_key(|a| (a.version, a.event_id.digest()))
+        .map(|a| (a.event_id, a.version));
+    let mut parents = vec![sidecar.retype(), strand.retype()];
+    parents.extend(latest.map(|l| l.0));
+    let at = s.now_after(&parents)?;
+    let event =
+        akledger::exchange::attach_context(&s.key, s.actor.clone(), &info, strand, latest, at)?;
+    s.submit(event, &[])
+}
+
+/// What `exchange request` asks.
+pub struct RequestArgs<'a> {
+    /// The sidecar.
+    pub sidecar: &'a str,
+    /// The exchange id.
+    pub exchange_id: &'a str,
+    /// Addressed agents.
+    pub agents: &'a [String],
+    /// The coordinator (required with several agents).
+    pub coordinator: Option<&'a str>,
+    /// The message text.
+    pub body: &'a str,
+    /// Track name.
+    pub track: &'a str,
+    /// Sidecar key epoch.
+    pub epoch: u64,
+}
+
+/// `akledger exchange request`: the controller opens an exchange.
+pub fn request(args: &AuthorArgs, r: &RequestArgs<'_>) -> Result<Outcome, CliError> {
+    let s = Signer::new(args)?;
+    let sidecar: SidecarId = parse_id(r.sidecar)?;
+    let author = s.author(sidecar, r.epoch)?;
+    let info = s.sidecar(sidecar)?;
+    // The sidecar's current context: the latest attach (PROFILE §6, §8.1).
+    let attach = info
+        .attaches
+        .iter()
+        .max_by_key(|a| (a.version, a.event_id.digest()))
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "{sidecar} has no attached strand (attach one with `akledger sidecar attach`)"
+            ))
+        })?;
+    let at = s.now_after(&[sidecar.retype(), attach.event_id])?;
+    let track = TrackRef {
+        realm_id: info.realm_id,
+        strand_id: attach.strand_id,
+        track_name: r.track.to_string(),
+    };
+    let agents = r
+        .agents
+        .iter()
+        .map(|a| did(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let coordinator = r.coordinator.map(did).transpose()?;
+    let context =
+        RequestContext::new(track, format!("order-{}", at.millis()), agents, coordinator)?;
+    let event = author.request(
+        &exchange_id(r.exchange_id)?,
+        context,
+        body(r.body),
+        at,
+        &mut OsRng,
+    )?;
+    s.submit(event, &[])
+}
+
+/// `akledger exchange respond`: an addressed agent answers the canonical request.
+pub fn respond(
+    args: &AuthorArgs,
+    sidecar: &str,
+    exchange: &str,
+    completes: bool,
+    text: &str,
+    epoch: u64,
+) -> Result<Outcome, CliError> {
+    let s = Signer::new(args)?;
+    let sidecar: SidecarId = parse_id(sidecar)?;
+    let author = s.author(sidecar, epoch)?;
+    let p = s.projection(sidecar, exchange)?;
+    let at = s.now_after(&[p.request_event_id, sidecar.retype()])?;
+    let completes = completes.then_some(p.coordinator_assignment_event_id);
+    let event = author.respond(
+        &p.exchange_id,
+        p.request_event_id,
+        completes,
+        body(text),
+        at,
+        &mut OsRng,
+    )?;
+    s.submit(event, &[])
+}
+
+/// `akledger exchange control`: the controller closes, cancels, fails or reassigns, over
+/// everything the ledger has folded for the exchange.
+pub fn control(
+    args: &AuthorArgs,
+    sidecar: &str,
+    exchange: &str,
+    action: &ControlArg,
+    epoch: u64,
+) -> Result<Outcome, CliError> {
+    let s = Signer::new(args)?;
+    let sidecar: SidecarId = parse_id(sidecar)?;
+    let author = s.author(sidecar, epoch)?;
+    let p = s.projection(sidecar, exchange)?;
+    let act = match action {
+        ControlArg::Close => Act::Close,
+        ControlArg::Cancel => Act::Cancel,
+        ControlArg::Fail { code } => Act::Fail(code.clone()),
+        ControlArg::Reassign { to } => {
+            let new = did(to)?;
+            if new == p.coordinator_agent_id {
+                return Err(CliError::Usage(format!("{new} is already the coordinator")));
+            }
+            Act::Reassign {
+                expected: p.coordinator_agent_id.clone(),
+                new,
+            }
+        }
+    };
+    let view = ExchangeView::of(&p);
+    let mut parents = view.facts.clone();
+    parents.push(sidecar.retype());
+    let at = s.now_after(&parents)?;
+    let event = author.control(&view, act, &s.ledger, at, &mut OsRng)?;
+    s.submit(event, &[])
+}

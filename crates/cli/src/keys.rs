@@ -1,0 +1,285 @@
+//! Key material: `init`, `keygen`, `keys add`, and reading key files.
+//!
+//! A key file is JSON `{"ed25519_secret_key": "<unpadded base64url of 32 bytes>"}`, written
+//! with mode 0600. The CLI prints the public ids derived from it, never the secret.
+
+use std::path::Path;
+
+use akledger::canonical::{Json, Object};
+use akledger::did::{did_key, key_of_did_key};
+use akledger::ed25519_dalek::SigningKey;
+use akledger::{DidCoreId, SidecarId, SidecarKey};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use rand_core::{OsRng, RngCore};
+
+use super::output::{
+    json_text, load_keyring_or_new, lock_keyring, parse_id, print_json, print_lines, read_bounded,
+    save_keyring, write_secret, CliError, LedgerArgs, Outcome,
+};
+
+/// The one member of a key file.
+const SECRET_MEMBER: &str = "ed25519_secret_key";
+
+/// Reads a key file, refusing one other users can read (as ssh does).
+pub fn load_signing_key(path: &Path) -> Result<SigningKey, CliError> {
+    refuse_open_permissions(path)?;
+    let bytes = read_bounded(path, MAX_KEY_FILE_BYTES)?;
+    let bad = |why: &str| {
+        CliError::Usage(format!(
+            "{}: not a key file ({why}); expected {{\"{SECRET_MEMBER}\": \"<base64url of 32 bytes>\"}}",
+            path.display()
+        ))
+    };
+    let doc: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| bad("not JSON"))?;
+    let text = doc
+        .get(SECRET_MEMBER)
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| bad("member missing"))?;
+    let raw = URL_SAFE_NO_PAD
+        .decode(text)
+        .ok()
+        .and_then(|k| <[u8; 32]>::try_from(k).ok())
+        .ok_or_else(|| bad("the key is not 32 bytes of base64url"))?;
+    Ok(SigningKey::from_bytes(&raw))
+}
+
+/// Largest key file read: the one member is 80 bytes; anything far larger is not a key.
+const MAX_KEY_FILE_BYTES: u64 = 4096;
+
+fn refuse_open_permissions(path: &Path) -> Result<(), CliError> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)
+        .map_err(|e| CliError::Io(path.to_owned(), e))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        return Err(CliError::Usage(format!(
+            "{}: the key file is readable by other users (mode {:04o}); run `chmod 600 {}` first",
+            path.display(),
+            mode & 0o7777,
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The text of a sidecar key given in a file (or stdin for `-`), surrounding space trimmed.
+pub fn read_key_text(path: &Path) -> Result<String, CliError> {
+    let bytes = if path.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(std::io::stdin(), MAX_KEY_FILE_BYTES),
+            &mut buf,
+        )
+        .map_err(|e| CliError::Io(path.to_owned(), e))?;
+        buf
+    } else {
+        refuse_open_permissions(path)?;
+        read_bounded(path, MAX_KEY_FILE_BYTES)?
+    };
+    String::from_utf8(bytes)
+        .map(|t| t.trim().to_string())
+        .map_err(|_| CliError::Usage(format!("{}: the key is not text", path.display())))
+}
+
+/// `akledger init`: create the ledger directory and an empty keyring.
+pub fn init(ledger: &LedgerArgs, json: bool) -> Result<Outcome, CliError> {
+    let keyring_path = ledger.keyring_target();
+    let opened = ledger.open_or_create()?;
+    if !keyring_path.exists() {
+        save_keyring(&keyring_path, &akledger::Keyring::new())?;
+    }
+    if json {
+        let doc = Object::new()
+            .with("dir", ledger.dir.display().to_string().into())
+            .with("keyring", keyring_path.display().to_string().into())
+            .with("events", super::output::count(opened.len()));
+        print_json(&doc.into())?;
+    } else {
+        print_lines([format!(
+            "ledger {} ({} events), keyring {}",
+            ledger.dir.display(),
+            opened.len(),
+            keyring_path.display()
+        )])?;
+    }
+    Ok(Outcome::Clean)
+}
+
+/// Writes `key` as a key file (mode 0600).
+pub fn write_key_file(out: &Path, key: &SigningKey) -> Result<(), CliError> {
+    let doc = Object::new().with(SECRET_MEMBER, URL_SAFE_NO_PAD.encode(key.to_bytes()).into());
+    let mut bytes = json_text(&doc.into()).into_bytes();
+    bytes.push(b'\n');
+    write_secret(out, &bytes)
+}
+
+/// `akledger keygen`: a new Ed25519 key file.
+pub fn keygen(out: &Path, force: bool, json: bool) -> Result<Outcome, CliError> {
+    if out.exists() && !force {
+        return Err(CliError::Usage(format!(
+            "{}: exists; pass --force to replace it",
+            out.display()
+        )));
+    }
+    let key = SigningKey::generate(&mut OsRng);
+    write_key_file(out, &key)?;
+    let public = key.verifying_key();
+    let did = did_key(&public);
+    let core = DidCoreId::for_key(&public);
+    if json {
+        let doc = Object::new()
+            .with("file", out.display().to_string().into())
+            .with("did_key", did.into())
+            .with("did_core_id", core.as_str().into());
+        print_json(&doc.into())?;
+    } else {
+        print_lines([
+            format!("key file     {} (mode 0600; keep it secret)", out.display()),
+            format!("did:key      {did}"),
+            format!("principal    {core}"),
+        ])?;
+    }
+    Ok(Outcome::Clean)
+}
+
+/// What `keys add` adds.
+pub enum KeyToAdd {
+    /// Authorize a did:key for a principal.
+    Principal {
+        /// The principal (`ak:did_core:…`).
+        principal: String,
+        /// The `did:key:z…` text.
+        did_key: String,
+    },
+    /// A sidecar key at an epoch: given (base64url) or generated.
+    Sidecar {
+        /// The sidecar.
+        sidecar: String,
+        /// The epoch.
+        epoch: u64,
+        /// The key, when given.
+        key: Option<String>,
+    },
+}
+
+/// `akledger keys add`.
+pub fn add(ledger: &LedgerArgs, what: KeyToAdd, json: bool) -> Result<Outcome, CliError> {
+    let path = ledger.keyring_target();
+    // Read, change and write under the keyring's lock, so concurrent adds all survive.
+    let _lock = lock_keyring(&path)?;
+    let mut keyring = load_keyring_or_new(&path)?;
+    let what_text = match what {
+        KeyToAdd::Principal { principal, did_key } => {
+            let principal = DidCoreId::parse(&principal)
+                .map_err(|r| CliError::Usage(format!("--principal {principal:?}: {r}")))?;
+            if principal.is_self_certifying() {
+                return Err(CliError::Usage(format!(
+                    "--principal {principal}: a key principal is self-certifying (only its own key signs for it); the keyring cannot authorize other keys for it (PROFILE §11)"
+                )));
+            }
+            let key = key_of_did_key(&did_key)
+                .map_err(|r| CliError::Usage(format!("--did-key {did_key:?}: {r}")))?;
+            keyring
+                .authorize(principal.clone(), key)
+                .map_err(|r| CliError::Usage(format!("--principal {principal}: {r}")))?;
+            format!("{did_key} may sign for {principal}")
+        }
+        KeyToAdd::Sidecar {
+            sidecar,
+            epoch,
+            key,
+        } => {
+            let sidecar: SidecarId = parse_id(&sidecar)?;
+            let bytes = match key {
+                Some(text) => URL_SAFE_NO_PAD
+                    .decode(&text)
+                    .ok()
+                    .and_then(|k| <[u8; 32]>::try_from(k).ok())
+                    .ok_or_else(|| {
+                        CliError::Usage("--key: expected 32 bytes of unpadded base64url".into())
+                    })?,
+                None => {
+                    let mut raw = [0u8; 32];
+                    OsRng.fill_bytes(&mut raw);
+                    raw
+                }
+            };
+            keyring.add_sidecar_key(sidecar, epoch, SidecarKey::from_bytes(bytes));
+            format!("sidecar key for {sidecar} at epoch {epoch}")
+        }
+    };
+    save_keyring(&path, &keyring)?;
+    if json {
+        let doc = Object::new()
+            .with("keyring", path.display().to_string().into())
+            .with("added", what_text.into());
+        print_json(&doc.into())?;
+    } else {
+        print_lines([format!("added {what_text} to {}", path.display())])?;
+    }
+    Ok(Outcome::Clean)
+}
+
+/// Adds a fresh key for `sidecar` at `epoch` to the keyring file unless it has one.
+/// Returns whether a key was added.
+pub fn ensure_sidecar_key(path: &Path, sidecar: SidecarId, epoch: u64) -> Result<bool, CliError> {
+    let _lock = lock_keyring(path)?;
+    let mut keyring = load_keyring_or_new(path)?;
+    if keyring.sidecar_key(&sidecar, epoch).is_some() {
+        return Ok(false);
+    }
+    let mut raw = [0u8; 32];
+    OsRng.fill_bytes(&mut raw);
+    keyring.add_sidecar_key(sidecar, epoch, SidecarKey::from_bytes(raw));
+    save_keyring(path, &keyring)?;
+    Ok(true)
+}
+
+/// `akledger keys list`: the principals with their authorized `did:key`s and the sidecars
+/// with the epochs the keyring holds keys for; never a secret.
+pub fn list(ledger: &LedgerArgs, json: bool) -> Result<Outcome, CliError> {
+    let path = ledger.keyring_target();
+    let keyring = load_keyring_or_new(&path)?;
+    let (principals, sidecars) = (keyring.principals(), keyring.sidecar_epochs());
+    if json {
+        let principals = principals
+            .iter()
+            .map(|(p, keys)| {
+                Object::new()
+                    .with("principal", p.as_str().into())
+                    .with("did_keys", super::output::ids_json(keys))
+                    .into()
+            })
+            .collect();
+        let sidecars = sidecars
+            .iter()
+            .map(|(s, epochs)| {
+                let epochs = epochs
+                    .iter()
+                    .map(|e| Json::Int(i64::try_from(*e).unwrap_or(i64::MAX)));
+                Object::new()
+                    .with("sidecar_id", s.to_string().into())
+                    .with("epochs", Json::Array(epochs.collect()))
+                    .into()
+            })
+            .collect();
+        let doc = Object::new()
+            .with("keyring", path.display().to_string().into())
+            .with("principals", Json::Array(principals))
+            .with("sidecars", Json::Array(sidecars));
+        print_json(&doc.into())?;
+    } else {
+        let mut lines = vec![format!("keyring {}", path.display())];
+        for (p, keys) in &principals {
+            lines.push(format!("principal {p} {}", keys.join(" ")));
+        }
+        for (s, epochs) in &sidecars {
+            let epochs: Vec<String> = epochs.iter().map(u64::to_string).collect();
+            lines.push(format!("sidecar {s} epochs {}", epochs.join(" ")));
+        }
+        super::output::print_lines(lines)?;
+    }
+    Ok(Outcome::Clean)
+}

@@ -1,0 +1,322 @@
+//! `akledger replicate` against a real `nats-server` (JetStream, loopback port, temporary
+//! store), with real processes: three ledgers holding disjoint parts of one log converge
+//! through `--once` rounds; a follower killed with SIGKILL and restarted loses and
+//! duplicates nothing; the server killed and restarted mid-follow loses nothing; forged
+//! messages a stranger publishes straight to the stream are rejected by every ledger and
+//! stop nothing. Without `nats-server` installed each test says it is skipped and returns.
+
+use akledger_testkit as common;
+
+use crate::support::*;
+use common::nats::{NatsServer, PATIENCE};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, Command, Output, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use akledger::{Event, Unverified};
+use akledger_replicate::limits::REPLICATE_BATCH_EVENTS;
+use akledger_replicate::subject::subject_of;
+
+/// A server, a scratch directory and a generated log of `events` notes (and their realm).
+struct World {
+    server: NatsServer,
+    tmp: tempfile::TempDir,
+    lines: Vec<String>,
+}
+
+impl World {
+    /// `None` (the test is skipped) without `nats-server`.
+    fn new(test: &str, events: usize) -> Option<World> {
+        let server = NatsServer::start(test)?;
+        let tmp = tempfile::tempdir().unwrap();
+        let lines = log_lines(tmp.path(), events);
+        Some(World { server, tmp, lines })
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.tmp.path().join(name)
+    }
+
+    /// A ledger `name` holding the lines `range` of the log.
+    fn ledger(&self, name: &str, range: std::ops::Range<usize>) -> PathBuf {
+        let dir = self.path(name);
+        ledger_of(&dir, &self.lines[range].iter().collect::<Vec<_>>());
+        dir
+    }
+
+    /// `replicate --once --json` on `dir`.
+    fn once_output(&self, dir: &Path) -> Output {
+        let url = self.server.url();
+        run(&[
+            "replicate",
+            "--dir",
+            p(dir),
+            "--nats",
+            &url,
+            "--once",
+            "--json",
+        ])
+    }
+
+    /// The same, requiring exit code `code`.
+    fn once(&self, dir: &Path, code: i32) -> serde_json::Value {
+        let out = self.once_output(dir);
+        assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
+        json(&out)
+    }
+
+    /// The same until it succeeds (a server just restarted may refuse requests while it
+    /// recovers its streams).
+    fn once_when_ready(&self, dir: &Path) -> serde_json::Value {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let out = self.once_output(dir);
+            if out.status.code() == Some(0) {
+                return json(&out);
+            }
+            assert!(Instant::now() < deadline, "{}", stderr(&out));
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+fn n(report: &serde_json::Value, field: &str) -> u64 {
+    report[field].as_u64().unwrap()
+}
+
+/// A `replicate --follow` process and the lines of its stderr.
+struct Follower {
+    child: Child,
+    lines: Receiver<String>,
+}
+
+impl Follower {
+    fn start(dir: &Path, server: &NatsServer) -> Follower {
+        let mut child = bin()
+            .args(["replicate", "--dir", p(dir), "--nats", &server.url()])
+            .args(["--follow", "--json", "--timeout", "2"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr: ChildStderr = child.stderr.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Follower { child, lines }
+    }
+
+    /// Waits for a "caught up" line saying `admitted` events were admitted in this run.
+    fn wait_caught_up(&self, admitted: u64) {
+        let deadline = Instant::now() + PATIENCE;
+        let needle = format!("admitted {admitted},");
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Ok(line) = self.lines.recv_timeout(left) else {
+                panic!("the follower never caught up with {admitted}: {seen:#?}");
+            };
+            seen.push(line.clone());
+            if line.contains("caught up") && line.contains(&needle) {
+                eprintln!("follower: {seen:#?}");
+                return;
+            }
+        }
+    }
+
+    /// SIGTERM; the process must stop cleanly and print its summary.
+    fn stop(mut self) -> serde_json::Value {
+        let killed = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let status = self.child.wait().unwrap();
+        let mut out = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        assert_eq!(status.code(), Some(0), "stdout: {out}");
+        serde_json::from_str(&out).unwrap()
+    }
+}
+
+#[test]
+fn three_ledgers_with_disjoint_parts_of_one_log_converge_through_once_rounds() {
+    let Some(w) = World::new("three_ledgers", 1500) else {
+        return;
+    };
+    let total = w.lines.len();
+    // Disjoint thirds; the last third's events wait (pending) on the middle third's.
+    let third = total / 3;
+    let dirs = [
+        w.ledger("a", 0..third),
+        w.ledger("b", 2 * third..total),
+        w.ledger("c", third..2 * third),
+    ];
+    let mut published = 0;
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        assert!(rounds <= 5, "not converged after 4 rounds");
+        let mut moved = 0;
+        for dir in &dirs {
+            let report = w.once(dir, 0);
+            published += n(&report, "published");
+            moved += n(&report, "published") + n(&report, "admitted");
+            assert_eq!(n(&report, "rejected"), 0);
+        }
+        if moved == 0 {
+            break;
+        }
+    }
+    // Every event reached the stream once, and every ledger holds all of them.
+    assert_eq!(published as usize, total);
+    for dir in &dirs {
+        assert_eq!(len(dir), total);
+        assert_eq!(heads(dir), heads(&dirs[0]));
+    }
+}
+
+#[test]
+fn a_follower_killed_and_restarted_loses_and_duplicates_nothing() {
+    let Some(w) = World::new("follower_killed", 6000) else {
+        return;
+    };
+    let total = w.lines.len();
+    let (a, b) = (w.ledger("a", 0..total), w.path("b"));
+    assert_eq!(n(&w.once(&a, 0), "published") as usize, total);
+    // Killed while it consumes (several batches of 1000): whatever it committed stays,
+    // whatever it did not acknowledge is delivered again.
+    let mut follower = Follower::start(&b, &w.server);
+    std::thread::sleep(Duration::from_millis(700));
+    follower.child.kill().unwrap();
+    follower.child.wait().unwrap();
+    let kept = len(&b);
+    eprintln!("the killed follower kept {kept} of {total} events");
+    let rerun = w.once(&b, 0);
+    eprintln!("the restarted follower: {rerun}");
+    // Nothing lost: what the first run kept plus what the rerun admitted is everything; the
+    // rerun saw again only what the killed run committed without acknowledging.
+    assert_eq!(kept + n(&rerun, "admitted") as usize, total);
+    assert_eq!(
+        n(&rerun, "consumed"),
+        n(&rerun, "admitted") + n(&rerun, "duplicates")
+    );
+    // The killed run acknowledged every batch but the last one it committed and the one in
+    // flight: the rerun (the same durable consumer) sees no more than those again.
+    assert!(n(&rerun, "duplicates") as usize <= kept.min(2 * REPLICATE_BATCH_EVENTS));
+    assert_eq!(n(&rerun, "published"), 0);
+    // Nothing duplicated: the ledger holds each event once and checks clean.
+    assert_eq!(len(&b), total);
+    let export = w.path("b-export.jsonl");
+    run_ok(&["export", "--dir", p(&b), "--out", p(&export)], 0);
+    assert_eq!(
+        std::fs::read_to_string(&export).unwrap().lines().count(),
+        total
+    );
+    assert_eq!(heads(&a), heads(&b));
+}
+
+#[test]
+fn the_server_killed_and_restarted_mid_follow_loses_nothing() {
+    let Some(mut w) = World::new("server_killed", 4000) else {
+        return;
+    };
+    let total = w.lines.len();
+    let half = total / 2;
+    let (a, b) = (w.ledger("a", 0..half), w.path("b"));
+    let follower = Follower::start(&b, &w.server);
+    assert_eq!(n(&w.once(&a, 0), "published") as usize, half);
+    // The server dies while the follower consumes, and comes back with its store.
+    std::thread::sleep(Duration::from_millis(300));
+    w.server.kill_and_restart();
+    // More events arrive after the restart.
+    w.ledger("a", half..total);
+    assert_eq!(
+        n(&w.once_when_ready(&a), "published") as usize,
+        total - half
+    );
+    follower.wait_caught_up(total as u64);
+    let summary = follower.stop();
+    assert_eq!(n(&summary, "admitted") as usize, total);
+    assert_eq!(n(&summary, "rejected"), 0);
+    assert_eq!(len(&b), total);
+    assert_eq!(heads(&a), heads(&b));
+}
+
+/// Publishes `payloads` on `subject` with the plain NATS protocol, as any client of the
+/// server could (no JetStream acknowledgement asked), and waits until the server read them.
+fn stranger_publishes(server: &NatsServer, subject: &str, payloads: &[Vec<u8>]) {
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let mut wire = b"CONNECT {\"verbose\":false,\"pedantic\":false}\r\n".to_vec();
+    for payload in payloads {
+        wire.extend_from_slice(format!("PUB {subject} {}\r\n", payload.len()).as_bytes());
+        wire.extend_from_slice(payload);
+        wire.extend_from_slice(b"\r\n");
+    }
+    wire.extend_from_slice(b"PING\r\n");
+    stream.write_all(&wire).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "server hung up");
+        assert!(!line.starts_with("-ERR"), "{line}");
+        if line.starts_with("PONG") {
+            return;
+        }
+    }
+}
+
+#[test]
+fn forged_messages_from_a_stranger_are_rejected_by_every_ledger_and_stop_nothing() {
+    let Some(w) = World::new("forged", 300) else {
+        return;
+    };
+    let total = w.lines.len();
+    let note = &w.lines[1];
+    let subject = subject_of(&Event::<Unverified>::parse(note.as_bytes()).unwrap());
+    // A note with its text changed (its id no longer matches), one with its signature
+    // changed, and bytes that are no event at all.
+    let bad_id = note.replacen("xxxx", "yyyy", 1);
+    assert_ne!(&bad_id, note);
+    let jws_at = note.find("\"jws\":\"").unwrap() + 60;
+    let mut bad_signature = note.clone().into_bytes();
+    bad_signature[jws_at] = if bad_signature[jws_at] == b'A' {
+        b'B'
+    } else {
+        b'A'
+    };
+    let forged = [bad_id.into_bytes(), bad_signature, b"not an event".to_vec()];
+    let (b, c) = (w.path("b"), w.path("c"));
+    // A first run makes the stream; the forgeries come first in it, the honest events after.
+    assert_eq!(n(&w.once(&c, 0), "consumed"), 0);
+    stranger_publishes(&w.server, &subject, &forged);
+    let a = w.ledger("a", 0..total);
+    let first = w.once(&a, 1);
+    assert_eq!(n(&first, "published") as usize, total);
+    assert_eq!(n(&first, "rejected"), 3);
+    for dir in [&b, &c] {
+        let report = w.once(dir, 1);
+        assert_eq!(n(&report, "rejected"), 3);
+        assert_eq!(n(&report, "admitted") as usize, total);
+        assert_eq!(heads(dir), heads(&a));
+    }
+    // Acknowledged with the rest: never delivered again.
+    for dir in [&a, &b, &c] {
+        let again = w.once(dir, 0);
+        assert_eq!((n(&again, "consumed"), n(&again, "rejected")), (0, 0));
+    }
+}

@@ -1,0 +1,501 @@
+//! The sidecar runtime through its binary on real files: the echo demo, the error skill,
+//! a crash (SIGABRT from the test hook) between each pair of steps followed by a restart,
+//! a clean stop on SIGTERM and SIGINT, and a scripted exchange run by the decision maker.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+
+use crate::support::{bin, json, p, run_ok, stdout};
+use akledger_runtime::stub_format::{decode_record, split_records};
+use akledger_runtime::{DefaultMessage, Envelope, Performative, CRASH_AT_ENV};
+
+struct Sidecar {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    input: PathBuf,
+    output: PathBuf,
+}
+
+impl Sidecar {
+    fn new() -> Sidecar {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        Sidecar {
+            _tmp: tmp,
+            dir: root.join("ledger"),
+            input: root.join("in.txt"),
+            output: root.join("out.txt"),
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = bin();
+        c.args(["sidecar", "run", "--dir"])
+            .arg(&self.dir)
+            .arg("--input-file")
+            .arg(&self.input)
+            .arg("--output-file")
+            .arg(&self.output)
+            .args(args)
+            .env_remove(CRASH_AT_ENV);
+        c
+    }
+
+    /// `sidecar run --once`, optionally crashing at a step; the exit status and stderr.
+    fn once(&self, args: &[&str], crash_at: Option<&str>) -> (ExitStatus, String) {
+        let mut c = self.command(args);
+        c.arg("--once");
+        if let Some(step) = crash_at {
+            c.env(CRASH_AT_ENV, step);
+        }
+        let out = c.output().unwrap();
+        (
+            out.status,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    fn append(&self, bytes: &[u8]) {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.input)
+            .unwrap();
+        f.write_all(bytes).unwrap();
+    }
+
+    fn sent(&self) -> Vec<Envelope> {
+        read_envelopes(&self.output)
+    }
+
+    /// The ledger's `ak.message.create` events (each envelope in or out is one).
+    fn message_events(&self) -> usize {
+        let export = self.dir.with_extension("export.jsonl");
+        run_ok(&["export", "--dir", p(&self.dir), "--out", p(&export)], 0);
+        let text = std::fs::read_to_string(&export).unwrap();
+        text.lines()
+            .filter(|l| l.contains("\"kind\":\"ak.message.create\""))
+            .count()
+    }
+}
+
+fn read_envelopes(path: &Path) -> Vec<Envelope> {
+    let bytes = std::fs::read(path).unwrap_or_default();
+    let split = split_records(&bytes);
+    assert_eq!(split.consumed, bytes.len(), "the output is whole records");
+    split
+        .records
+        .into_iter()
+        .map(|r| decode_record(&bytes[r]).unwrap())
+        .collect()
+}
+
+/// The AEA docs' echo demo line, as `echo` appends it (literal escapes).
+const ECHO_DEMO: &[u8] =
+    b"my_first_aea,sender_aea,fetchai/default:1.0.0,\\x12\\x10\\x08\\x01\\x12\\x011*\\t*\\x07\\n\\x05hello,\n";
+
+fn echo_line(n: usize) -> Vec<u8> {
+    let m = DefaultMessage::bytes(&format!("d{n}"), format!("hello {n}").into_bytes());
+    let mut line = b"my_first_aea,sender_aea,fetchai/default:1.0.0,".to_vec();
+    line.extend_from_slice(&m.encode());
+    line.extend_from_slice(b",\n");
+    line
+}
+
+fn bytes_content(e: &Envelope) -> (String, i32, i32, Vec<u8>) {
+    let m = DefaultMessage::decode(&e.message).unwrap();
+    let Performative::Bytes(content) = m.performative else {
+        panic!("not bytes: {m:?}")
+    };
+    (m.dialogue_reference.0, m.message_id, m.target, content)
+}
+
+#[test]
+fn the_echo_demo_through_files_bootstraps_mirrors_and_audits_clean() {
+    let s = Sidecar::new();
+    s.append(ECHO_DEMO);
+    let (status, stderr) = s.once(&["--echo"], None);
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("bootstrapped"), "{stderr}");
+    assert!(stderr.contains("controller.key"), "{stderr}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(s.dir.join("controller.key"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(s.dir.join("keyring.json").exists());
+
+    let sent = s.sent();
+    assert_eq!(sent.len(), 1);
+    let echo = &sent[0];
+    assert_eq!(
+        (echo.to.as_str(), echo.sender.as_str()),
+        ("sender_aea", "my_first_aea")
+    );
+    assert_eq!(echo.protocol_id.as_str(), "fetchai/default:1.0.0");
+    assert_eq!(bytes_content(echo), ("1".into(), 2, 1, b"hello".to_vec()));
+
+    // The same message as raw bytes, and a second run that takes in only the new line.
+    let mut raw = b"my_first_aea,sender_aea,fetchai/default:1.0.0,".to_vec();
+    raw.extend_from_slice(b"\x12\x10\x08\x01\x12\x011*\t*\x07\n\x05hello,\n");
+    s.append(&raw);
+    let (status, stderr) = s.once(&["--echo"], None);
+    assert!(status.success(), "{stderr}");
+    assert!(!stderr.contains("bootstrapped"));
+    let sent = s.sent();
+    assert_eq!(sent.len(), 2);
+    assert_eq!(bytes_content(&sent[1]).3, b"hello");
+    assert_eq!(s.message_events(), 4, "two envelopes in, two out");
+
+    // The export audits clean, with the envelopes as events of the sidecar.
+    let export = s.dir.with_extension("export.jsonl");
+    let keyring = s.dir.join("keyring.json");
+    let out = run_ok(
+        &["audit", p(&export), "--keyring", p(&keyring), "--json"],
+        0,
+    );
+    let report = json(&out);
+    assert_eq!(report["summary"]["admitted"], 8, "{report}");
+    assert_eq!(report["summary"]["rejected"], 0);
+    assert_eq!(report["summary"]["pending"], 0);
+    let shown = run_ok(
+        &["log", "--kind", "ak.message.create", "--dir", p(&s.dir)],
+        0,
+    );
+    assert_eq!(stdout(&shown).lines().count(), 4);
+}
+
+#[test]
+fn the_error_skill_answers_what_cannot_be_handled() {
+    let s = Sidecar::new();
+    let not_protobuf = b"me,you,fetchai/default:1.0.0,hello,\n";
+    let mut invalid = b"me,you,fetchai/default:1.0.0,".to_vec();
+    invalid.extend_from_slice(
+        &DefaultMessage {
+            target: 5,
+            ..DefaultMessage::bytes("1", b"x".to_vec())
+        }
+        .encode(),
+    );
+    invalid.extend_from_slice(b",\n");
+    s.append(b"1,2,3,4,5,\n");
+    s.append(not_protobuf);
+    s.append(&invalid);
+    s.append(b"me,you,someone/else:1.0.0,whatever,\n");
+    let (status, stderr) = s.once(&["--echo"], None);
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("bad formatted input"), "{stderr}");
+    // Without --echo, the default protocol has no skill.
+    s.append(&echo_line(1));
+    let (status, _) = s.once(&[], None);
+    assert!(status.success());
+    let sent = s.sent();
+    let addresses: Vec<(&str, &str)> = sent
+        .iter()
+        .map(|e| (e.to.as_str(), e.sender.as_str()))
+        .collect();
+    let back = ("you", "me");
+    assert_eq!(
+        addresses,
+        vec![back, back, back, ("sender_aea", "my_first_aea")]
+    );
+    let codes: Vec<(String, i32)> = sent
+        .iter()
+        .map(
+            |e| match DefaultMessage::decode(&e.message).unwrap().performative {
+                Performative::Error { code, .. } => (e.protocol_id.to_string(), code as i32),
+                other => panic!("{other:?}"),
+            },
+        )
+        .collect();
+    let default = "fetchai/default:1.0.0".to_string();
+    assert_eq!(
+        codes,
+        // DECODING_ERROR, INVALID_MESSAGE, UNSUPPORTED_PROTOCOL, UNSUPPORTED_SKILL; the
+        // malformed line gets nothing.
+        vec![
+            (default.clone(), 1),
+            (default.clone(), 2),
+            (default.clone(), 0),
+            (default, 3)
+        ]
+    );
+}
+
+#[test]
+fn a_crash_between_each_pair_of_steps_loses_nothing_and_repeats_nothing() {
+    // The first marker is written by the recovery every run starts with; the second after
+    // the envelopes.
+    for step in ["received", "inbox", "outbox", "sent", "sent:3", "marker:2"] {
+        let s = Sidecar::new();
+        // Bootstrap first (a crash during bootstrap is not what this test is about).
+        let (status, _) = s.once(&["--echo"], None);
+        assert!(status.success());
+        for n in 0..3 {
+            s.append(&echo_line(n));
+        }
+        let (status, stderr) = s.once(&["--echo"], Some(step));
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            status.signal(),
+            Some(6),
+            "{step}: killed by SIGABRT: {stderr}"
+        );
+        let (status, stderr) = s.once(&["--echo"], None);
+        assert!(status.success(), "{step}: {stderr}");
+        let contents: Vec<Vec<u8>> = s.sent().iter().map(|e| bytes_content(e).3).collect();
+        assert_eq!(
+            contents,
+            (0..3)
+                .map(|n| format!("hello {n}").into_bytes())
+                .collect::<Vec<_>>(),
+            "{step}: each envelope echoed exactly once, in order"
+        );
+        assert_eq!(
+            s.message_events(),
+            6,
+            "{step}: three in, three out, no twins"
+        );
+        // More input after the restart is taken in from where the ledger says.
+        s.append(&echo_line(3));
+        assert!(s.once(&["--echo"], None).0.success());
+        assert_eq!(s.sent().len(), 4, "{step}");
+        assert_eq!(s.message_events(), 8, "{step}");
+    }
+}
+
+fn wait_for(mut done: impl FnMut() -> bool) {
+    // A safety net against a hang, not a timing assertion.
+    for _ in 0..3000 {
+        if done() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("gave up waiting");
+}
+
+#[test]
+fn sigterm_and_sigint_stop_the_runtime_cleanly_with_exit_0() {
+    for signal in ["-TERM", "-INT"] {
+        let s = Sidecar::new();
+        let child = s
+            .command(&["--echo"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // It follows the input as it grows.
+        wait_for(|| s.dir.join("sidecar-runtime.json").exists());
+        s.append(&echo_line(1));
+        wait_for(|| s.sent().len() == 1);
+        s.append(&echo_line(2));
+        wait_for(|| s.sent().len() == 2);
+        let killed = Command::new("kill")
+            .arg(signal)
+            .arg(child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{signal}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stderr).contains("stopped"));
+    }
+}
+
+/// An exchange envelope line from `sender` with a JSON message.
+fn exchange_line(sender: &str, message: serde_json::Value) -> Vec<u8> {
+    let mut line = format!("sidecar,{sender},akledger/exchange:1.0.0,").into_bytes();
+    line.extend_from_slice(message.to_string().as_bytes());
+    line.extend_from_slice(b",\n");
+    line
+}
+
+/// What the sidecar sent, readably: (to, performative, exchange id, status, coordinator's
+/// address or failure code).
+fn reports(s: &Sidecar, from: usize) -> Vec<(String, String, String, String)> {
+    s.sent()
+        .iter()
+        .skip(from)
+        .map(|e| {
+            assert_eq!(e.protocol_id.as_str(), "akledger/exchange:1.0.0", "{e:?}");
+            let m: serde_json::Value = serde_json::from_slice(&e.message).unwrap();
+            let p = &m["projection"];
+            let status = p["status"].as_str().unwrap_or("-").to_string();
+            let extra = p["failure_reason_code"].as_str().unwrap_or("").to_string();
+            let x = m["exchange_id"]
+                .as_str()
+                .or(p["exchange_id"].as_str())
+                .unwrap_or("-");
+            (
+                e.to.clone(),
+                format!("{} {x}", m["performative"].as_str().unwrap()),
+                status,
+                extra,
+            )
+        })
+        .collect()
+}
+
+fn row(to: &str, what: &str, status: &str, extra: &str) -> (String, String, String, String) {
+    (to.into(), what.into(), status.into(), extra.into())
+}
+
+/// The controller requests, two agents reply, the decision maker closes; a coordinator
+/// declared gone is replaced; an exchange left open past the timeout is failed — all
+/// through the two files, with crashes at the bridge and decision steps on the way.
+#[test]
+fn a_scripted_exchange_runs_through_files_and_the_decision_maker_closes_it() {
+    let s = Sidecar::new();
+    assert!(s.once(&[], None).0.success(), "bootstrap");
+    for agent in ["agent_a", "agent_b"] {
+        let key = s.dir.join(format!("{agent}.key"));
+        run_ok(&["keygen", "--out", p(&key)], 0);
+    }
+    let config_path = s.dir.join("sidecar-runtime.json");
+    let mut config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&config_path).unwrap()).unwrap();
+    config["agents"] = serde_json::json!([
+        {"address": "agent_a", "key_file": "agent_a.key"},
+        {"address": "agent_b", "key_file": "agent_b.key"},
+    ]);
+    std::fs::write(&config_path, config.to_string()).unwrap();
+
+    // 1. A request to both agents (agent_a coordinates), agent_b's partial answer, and
+    // agent_a's completing answer; the run crashes right after the request is in the
+    // ledger and is restarted.
+    let x1 = "order-000000000000000001";
+    s.append(&exchange_line(
+        "controller",
+        serde_json::json!({
+        "performative": "request", "exchange_id": x1, "agents": ["agent_a", "agent_b"],
+        "coordinator": "agent_a", "track": "orders", "body": {"sku": "A-1", "qty": 2}}),
+    ));
+    s.append(&exchange_line(
+        "agent_b",
+        serde_json::json!({
+        "performative": "respond", "exchange_id": x1, "body": "picked"}),
+    ));
+    s.append(&exchange_line(
+        "agent_a",
+        serde_json::json!({
+        "performative": "respond", "exchange_id": x1, "body": "shipped", "completes": true}),
+    ));
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(s.once(&[], Some("bridged")).0.signal(), Some(6));
+    let (status, stderr) = s.once(&[], None);
+    assert!(status.success(), "{stderr}");
+    assert_eq!(
+        reports(&s, 0),
+        vec![
+            row("agent_a", &format!("request {x1}"), "-", ""),
+            row("agent_b", &format!("request {x1}"), "-", ""),
+            row("controller", &format!("projection {x1}"), "delivered", ""),
+            row("agent_b", &format!("projection {x1}"), "responding", ""),
+            row("agent_a", &format!("projection {x1}"), "responding", ""),
+            // The decision maker's close, reported to the controller.
+            row("controller", &format!("projection {x1}"), "complete", ""),
+        ]
+    );
+
+    // 2. Another request; the controller declares agent_a gone; the decision maker hands
+    // the exchange to agent_b, who completes it; the run crashes right after the close.
+    let x2 = "order-000000000000000002";
+    s.append(&exchange_line(
+        "controller",
+        serde_json::json!({
+        "performative": "request", "exchange_id": x2, "agents": ["agent_a", "agent_b"],
+        "coordinator": "agent_a", "body": "order 2"}),
+    ));
+    s.append(&exchange_line(
+        "controller",
+        serde_json::json!({
+        "performative": "coordinator_gone", "agent": "agent_a"}),
+    ));
+    assert!(s.once(&[], None).0.success());
+    let before = s.sent().len();
+    s.append(&exchange_line(
+        "agent_b",
+        serde_json::json!({
+        "performative": "respond", "exchange_id": x2, "body": "done by b", "completes": true}),
+    ));
+    assert_eq!(s.once(&[], Some("decided")).0.signal(), Some(6));
+    assert!(s.once(&[], None).0.success());
+    let tail = reports(&s, before - 1);
+    assert_eq!(tail[0].2, "delivered", "after the reassignment: {tail:?}");
+    assert_eq!(
+        tail[1..],
+        [
+            row("agent_b", &format!("projection {x2}"), "responding", ""),
+            row("controller", &format!("projection {x2}"), "complete", ""),
+        ]
+    );
+    let projection = |x: &str| json(&run_ok(&["exchange", x, "--json", "--dir", p(&s.dir)], 0));
+    let p2 = projection(x2);
+    let agent_b = p2["participating_agent_ids"][0].clone();
+    assert_eq!(
+        p2["coordinator_agent_id"], agent_b,
+        "reassigned to agent_b: {p2}"
+    );
+    assert_ne!(
+        p2["coordinator_assignment_event_id"],
+        p2["request_event_id"]
+    );
+    assert_eq!(p2["status"], "complete");
+
+    // 3. With a timeout of zero, an exchange nobody answers is failed at once.
+    config["timeout_secs"] = serde_json::json!(0);
+    config["timeout_code"] = serde_json::json!("nobody_answered");
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let x3 = "order-000000000000000003";
+    s.append(&exchange_line(
+        "controller",
+        serde_json::json!({
+        "performative": "request", "exchange_id": x3, "agents": ["agent_b"], "body": "order 3"}),
+    ));
+    assert!(s.once(&[], None).0.success());
+    let p3 = projection(x3);
+    assert_eq!(
+        (p3["status"].as_str(), p3["failure_reason_code"].as_str()),
+        (Some("failed"), Some("nobody_answered"))
+    );
+    let last = reports(&s, 0).pop().unwrap();
+    assert_eq!(
+        last,
+        row(
+            "controller",
+            &format!("projection {x3}"),
+            "failed",
+            "nobody_answered"
+        )
+    );
+
+    // Refusals come back through the error skill: a request from an agent, a response
+    // from an address the runtime holds no key for.
+    let before = s.sent().len();
+    s.append(&exchange_line("agent_a", serde_json::json!({
+        "performative": "request", "exchange_id": "order-000000000000000004", "agents": ["agent_b"], "body": 1})));
+    s.append(&exchange_line(
+        "stranger",
+        serde_json::json!({
+        "performative": "respond", "exchange_id": x1, "body": "me too"}),
+    ));
+    assert!(s.once(&[], None).0.success());
+    let errors: Vec<i32> = s.sent()[before..]
+        .iter()
+        .map(
+            |e| match DefaultMessage::decode(&e.message).unwrap().performative {
+                Performative::Error { code, .. } => code as i32,
+                other => panic!("{other:?}"),
+            },
+        )
+        .collect();
+    assert_eq!(errors, vec![2, 2], "INVALID_MESSAGE twice");
+}

@@ -1,0 +1,419 @@
+//! The sync protocol with real processes on loopback: `akledger serve` and `akledger sync`
+//! over TCP and over a spawned `serve --stdio`, divergent histories, pending-inducing
+//! orders, a peer killed mid-transfer, malicious peers; and a property test that two random
+//! subsets of one DAG converge to the union (library sessions over loopback TCP).
+
+use crate::support::*;
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Stdio};
+
+use akledger::sync::SyncOptions;
+use akledger::workload::realm_dag;
+use akledger::{EventId, Ledger};
+use proptest::prelude::*;
+
+fn exe() -> &'static str {
+    env!("CARGO_BIN_EXE_akledger")
+}
+
+/// `akledger serve --listen 127.0.0.1:0` and the address it printed.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(dir: &Path) -> Server {
+        let mut child = bin()
+            .args(["serve", "--dir", p(dir), "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        Server {
+            child,
+            addr: line.trim().to_owned(),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Two ledgers sharing a prefix, each with its own tail; some of B's tail waits (pending)
+/// for events only A's tail holds.
+fn divergent(tmp: &Path) -> (std::path::PathBuf, std::path::PathBuf, usize) {
+    let lines = log_lines(tmp, 400);
+    let (a, b) = (tmp.join("a"), tmp.join("b"));
+    let a_lines: Vec<&String> = lines
+        .iter()
+        .take(301)
+        .chain(lines.iter().skip(301).take(50))
+        .collect();
+    let b_lines: Vec<&String> = lines
+        .iter()
+        .take(301)
+        .chain(lines.iter().skip(351))
+        .collect();
+    ledger_of(&a, &a_lines);
+    ledger_of(&b, &b_lines);
+    (a, b, lines.len())
+}
+
+#[test]
+fn tcp_sync_converges_divergent_histories_and_a_second_sync_is_one_round() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b, total) = divergent(tmp.path());
+    assert!(len(&b) < total - 50, "B's tail should wait on A's");
+    let server = Server::start(&b);
+    let first = json(&run_ok(
+        &["sync", "--dir", p(&a), "--peer", &server.addr, "--json"],
+        0,
+    ));
+    assert_eq!(first["sent"], 50);
+    assert!(first["received"].as_u64().unwrap() > 0);
+    let second = json(&run_ok(
+        &["sync", "--dir", p(&a), "--peer", &server.addr, "--json"],
+        0,
+    ));
+    assert_eq!(second["sent"], 0);
+    assert_eq!(second["received"], 0);
+    assert_eq!(second["rounds"], 1);
+    drop(server);
+    assert_eq!(len(&a), total);
+    assert_eq!(len(&b), total);
+    assert_eq!(heads(&a), heads(&b));
+}
+
+#[test]
+fn stdio_peer_command_pulls_only_and_pushes_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b, total) = divergent(tmp.path());
+    let peer = format!("{} serve --stdio --dir {}", exe(), p(&b));
+    let pull = json(&run_ok(
+        &[
+            "sync",
+            "--dir",
+            p(&a),
+            "--peer-cmd",
+            &peer,
+            "--pull-only",
+            "--json",
+        ],
+        0,
+    ));
+    assert_eq!(pull["sent"], 0);
+    let pulled = pull["received"].as_u64().unwrap() as usize;
+    assert_eq!(len(&a), 351 + pulled);
+    let b_before = len(&b);
+    let push = json(&run_ok(
+        &[
+            "sync",
+            "--dir",
+            p(&a),
+            "--peer-cmd",
+            &peer,
+            "--push-only",
+            "--json",
+        ],
+        0,
+    ));
+    assert_eq!(push["received"], 0);
+    assert_eq!(push["sent"], 50);
+    assert_eq!(len(&b), total);
+    assert!(len(&b) > b_before);
+    // Text output for people, and the last events the push released on B come back.
+    let text = run_ok(&["sync", "--dir", p(&a), "--peer-cmd", &peer], 0);
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    assert!(text.starts_with("sent 0 events, received "), "{text}");
+    assert_eq!(heads(&a), heads(&b));
+}
+
+/// A proxy in front of a real `serve` process: passes bytes both ways and, once `limit`
+/// bytes went from the server to the client, kills the server and cuts the connection.
+fn killing_proxy(mut server: Server, limit: usize) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let (mut client, _) = listener.accept().unwrap();
+        let mut upstream = TcpStream::connect(&server.addr).unwrap();
+        let (mut c_read, mut u_write) =
+            (client.try_clone().unwrap(), upstream.try_clone().unwrap());
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut c_read, &mut u_write);
+        });
+        let mut passed = 0;
+        let mut buf = vec![0u8; 64 << 10];
+        while passed < limit {
+            let n = match upstream.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n.min(limit - passed),
+            };
+            if client.write_all(&buf[..n]).is_err() {
+                break;
+            }
+            passed += n;
+        }
+        server.child.kill().unwrap();
+        server.child.wait().unwrap();
+        let _ = client.shutdown(std::net::Shutdown::Both);
+    });
+    addr
+}
+
+#[test]
+fn a_peer_killed_mid_transfer_keeps_what_was_admitted_and_a_rerun_converges() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lines = log_lines(tmp.path(), 5000);
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    ledger_of(&b, &lines.iter().collect::<Vec<_>>());
+    ledger_of(&a, &lines.iter().take(1).collect::<Vec<_>>());
+    // The serving process is killed once part of its output went through: the first
+    // events frame (2000 events) arrives whole, the second is cut.
+    let bytes: usize = lines.iter().map(|l| l.len()).sum();
+    let proxy = killing_proxy(Server::start(&b), bytes * 3 / 5);
+    let failed = run_ok(
+        &["sync", "--dir", p(&a), "--peer", &proxy, "--timeout", "20"],
+        2,
+    );
+    let err = String::from_utf8_lossy(&failed.stderr).into_owned();
+    assert!(err.contains("disconnected"), "{err}");
+    let kept = len(&a);
+    assert!(kept > 1 && kept < lines.len(), "kept {kept}");
+    let server = Server::start(&b);
+    let rerun = json(&run_ok(
+        &["sync", "--dir", p(&a), "--peer", &server.addr, "--json"],
+        0,
+    ));
+    assert_eq!(
+        rerun["received"].as_u64().unwrap() as usize,
+        lines.len() - kept
+    );
+    drop(server);
+    assert_eq!(heads(&a), heads(&b));
+}
+
+/// A fake peer: accepts one connection, reads the client's hello, writes `reply`, then
+/// waits for the client to give up.
+fn fake_peer(reply: Vec<u8>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut header = [0u8; 6];
+        s.read_exact(&mut header).unwrap();
+        let n = u32::from_be_bytes([header[2], header[3], header[4], header[5]]) as usize;
+        let mut payload = vec![0u8; n];
+        s.read_exact(&mut payload).unwrap();
+        let _ = s.write_all(&reply);
+        let mut rest = Vec::new();
+        let _ = s.read_to_end(&mut rest);
+    });
+    addr
+}
+
+/// Runs `sync --dir DIR ARGS…`, which must fail (exit 2) saying `needle`.
+fn sync_fails(dir: &Path, args: &[&str], needle: &str) {
+    let mut all = vec!["sync", "--dir", p(dir)];
+    all.extend_from_slice(args);
+    let o = run_ok(&all, 2);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(err.contains(needle), "wanted {needle:?} in {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+fn sync_fails_with(dir: &Path, addr: &str, needle: &str) {
+    sync_fails(dir, &["--peer", addr, "--timeout", "2"], needle);
+}
+
+#[test]
+fn a_malicious_or_silent_peer_gets_a_clear_error_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, lines) = ledger_of_generated(tmp.path(), 10);
+    let before = heads(&a);
+    // Oversized frame: announced, never allocated.
+    sync_fails_with(
+        &a,
+        &fake_peer(vec![1, 1, 0xFF, 0xFF, 0xFF, 0xFF]),
+        "over the",
+    );
+    // Unknown version.
+    sync_fails_with(
+        &a,
+        &fake_peer(vec![2, 1, 0, 0, 0, 4, 0, 0, 0, 0]),
+        "version 2",
+    );
+    // Endless heads: a hello announcing more ids than any frame may hold.
+    let mut endless = vec![1, 1, 0, 0, 0, 4];
+    endless.extend_from_slice(&u32::MAX.to_be_bytes());
+    sync_fails_with(&a, &fake_peer(endless), "ids in one frame");
+    // Garbage.
+    sync_fails_with(
+        &a,
+        &fake_peer(b"GET / HTTP/1.1\r\n\r\n".to_vec()),
+        "protocol",
+    );
+    // A hello, then silence: the timeout ends it.
+    sync_fails_with(&a, &fake_peer(EMPTY_HELLO.to_vec()), "timed out");
+    // Lies about its heads: advertises one it never sends.
+    let mut liar = vec![1, 1, 0, 0, 0, 37, 0, 0, 0, 1, 2];
+    liar.extend_from_slice(&[7u8; 32]);
+    liar.extend_from_slice(&[1, 3, 0, 0, 0, 2, 0, 0]); // answers the have query (11 ids) "no"…
+    liar.extend_from_slice(&[1, 6, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0]); // …and sends nothing
+    sync_fails_with(&a, &fake_peer(liar), "did not deliver");
+    // Floods: answers "yes" to every have query, then repeats an event A holds 12 times
+    // (A holds 11).
+    let mut flood = vec![1, 1, 0, 0, 0, 37, 0, 0, 0, 1, 2];
+    flood.extend_from_slice(&[7u8; 32]);
+    flood.extend_from_slice(&[1, 3, 0, 0, 0, 2, 0xFF, 0x07]);
+    let event = lines[0].as_bytes();
+    let mut payload = 12u32.to_be_bytes().to_vec();
+    for _ in 0..12 {
+        payload.extend_from_slice(&(event.len() as u32).to_be_bytes());
+        payload.extend_from_slice(event);
+    }
+    flood.extend_from_slice(&[1, 5]);
+    flood.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+    flood.extend_from_slice(&payload);
+    sync_fails_with(&a, &fake_peer(flood), "repeats itself");
+    assert_eq!(heads(&a), before);
+}
+
+/// A hello with no heads: the frame an empty ledger opens with.
+const EMPTY_HELLO: [u8; 10] = [1, 1, 0, 0, 0, 4, 0, 0, 0, 0];
+
+#[test]
+fn a_peer_command_that_stops_reading_is_timed_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, _) = ledger_of_generated(tmp.path(), 3000);
+    // The peer says hello (no heads), then sleeps without reading its stdin: the push of
+    // 3,000 events (over a megabyte) fills the pipe, and the write timeout ends the session
+    // (without it, the push would wait for the peer to exit and then fail as a disconnect).
+    let hello: String = EMPTY_HELLO.iter().map(|b| format!("\\{b:03o}")).collect();
+    let peer = format!("printf '{hello}'; exec sleep 60");
+    sync_fails(
+        &a,
+        &["--peer-cmd", &peer, "--push-only", "--timeout", "2"],
+        "timed out",
+    );
+}
+
+#[test]
+fn a_peer_that_trickles_bytes_is_cut_off_at_the_session_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, _) = ledger_of_generated(tmp.path(), 10);
+    // Announces a 1 MiB hello, then sends one byte of it every 100 ms: each read is well
+    // within the 5 s timeout, so only the 1 s session limit ends it.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let _ = s.write_all(&[1, 1, 0, 0x10, 0, 0, 0, 0]);
+        for _ in 0..600 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            if s.write_all(&[0]).is_err() {
+                return;
+            }
+        }
+    });
+    sync_fails(
+        &a,
+        &["--peer", &addr, "--timeout", "5", "--session-limit", "1"],
+        "time limit",
+    );
+}
+
+#[test]
+fn serve_answers_a_bad_client_with_an_error_frame_and_keeps_serving() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b, _) = divergent(tmp.path());
+    let server = Server::start(&b);
+    let mut s = TcpStream::connect(&server.addr).unwrap();
+    s.write_all(&[9, 1, 0, 0, 0, 0]).unwrap();
+    let mut reply = Vec::new();
+    s.read_to_end(&mut reply).unwrap();
+    assert_eq!(reply.get(..2), Some(&[1u8, 8][..]), "an error frame");
+    assert!(String::from_utf8_lossy(&reply).contains("version 9"));
+    // Several clients at once, then a normal sync still works.
+    let idle: Vec<TcpStream> = (0..3)
+        .map(|_| TcpStream::connect(&server.addr).unwrap())
+        .collect();
+    run_ok(&["sync", "--dir", p(&a), "--peer", &server.addr], 0);
+    drop(idle);
+    drop(server);
+    assert_eq!(heads(&a), heads(&b));
+}
+
+/// Admitted ids of a ledger.
+fn ids(ledger: &Ledger) -> BTreeSet<EventId> {
+    ledger.iter().map(|e| e.unwrap().id()).collect()
+}
+
+/// One library session over loopback TCP: `client.sync` against `server.serve_session`.
+fn session(client: &Ledger, server: &Ledger) -> u64 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::scope(|scope| {
+        let served = scope.spawn(|| {
+            let (mut s, _) = listener.accept().unwrap();
+            server.serve_session(&mut s).unwrap()
+        });
+        let mut s = TcpStream::connect(addr).unwrap();
+        let report = client.sync(&mut s, &SyncOptions::default()).unwrap();
+        drop(s);
+        served.join().unwrap();
+        report.sent + report.received
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Two random subsets of one DAG (fed in random order, so some events wait as pending)
+    /// converge to the same admitted set — every event of the union whose ancestors are all
+    /// in the union — with equal heads.
+    #[test]
+    fn random_subsets_converge_to_the_union(
+        seed in 0u64..1000,
+        picks in proptest::collection::vec(0u8..4, 41),
+    ) {
+        let events = realm_dag(seed, 40, 3, 8).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let a = Ledger::open(tmp.path().join("a")).unwrap();
+        let b = Ledger::open(tmp.path().join("b")).unwrap();
+        let mut union = Vec::new();
+        for (i, (event, pick)) in events.iter().zip(&picks).enumerate() {
+            // 0: neither, 1: A, 2: B, 3: both; the realm create goes to both.
+            let pick = if i == 0 { 3 } else { *pick };
+            if pick & 1 == 1 { a.append(event.bytes()).unwrap(); }
+            if pick & 2 == 2 { b.append(event.bytes()).unwrap(); }
+            if pick != 0 { union.push(event); }
+        }
+        // The oracle: the union's events whose dependencies are all admissible (causal
+        // order makes one pass enough).
+        let mut expected = BTreeSet::new();
+        for event in &union {
+            if event.dependencies().iter().all(|d| expected.contains(d)) {
+                expected.insert(event.id());
+            }
+        }
+        // One session converges (pending chains alternating between the ledgers included);
+        // a second moves nothing.
+        session(&a, &b);
+        prop_assert_eq!(session(&a, &b), 0, "a second session still moved events");
+        prop_assert_eq!(ids(&a), expected.clone());
+        prop_assert_eq!(ids(&b), expected);
+        prop_assert_eq!(a.heads(), b.heads());
+    }
+}

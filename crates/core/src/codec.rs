@@ -1,0 +1,123 @@
+//! Fixed-width little-endian encoding of the engine's own derived data (index records, the
+//! state snapshot): a writer that appends to a `Vec<u8>` and a reader that never panics
+//! and never allocates more than the bytes it was given can hold.
+
+/// Appends `v` little-endian.
+pub fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Appends `v` little-endian.
+pub fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Appends a count (`u64`) then every value.
+pub fn put_u32s(out: &mut Vec<u8>, values: impl ExactSizeIterator<Item = u32>) {
+    put_u64(out, values.len() as u64);
+    out.reserve(values.len() * 4);
+    for v in values {
+        put_u32(out, v);
+    }
+}
+
+/// Appends a count (`u64`) then every value.
+pub fn put_u64s(out: &mut Vec<u8>, values: &[u64]) {
+    put_u64(out, values.len() as u64);
+    out.reserve(values.len() * 8);
+    for v in values {
+        put_u64(out, *v);
+    }
+}
+
+/// Reads what the `put_*` functions wrote.
+pub struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    /// A reader over `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Reader(bytes)
+    }
+
+    /// True when every byte was read.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The next `n` bytes.
+    pub fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
+    }
+
+    /// The next `N` bytes.
+    pub fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        self.take(N)?.try_into().ok()
+    }
+
+    /// The next little-endian `u32`.
+    pub fn u32(&mut self) -> Option<u32> {
+        self.array().map(u32::from_le_bytes)
+    }
+
+    /// The next little-endian `u64`.
+    pub fn u64(&mut self) -> Option<u64> {
+        self.array().map(u64::from_le_bytes)
+    }
+
+    /// A count of items of `width` bytes each, refused when the rest cannot hold them.
+    pub fn count(&mut self, width: usize) -> Option<usize> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        (n.checked_mul(width)? <= self.0.len()).then_some(n)
+    }
+
+    /// A `put_u32s` list.
+    pub fn u32s(&mut self) -> Option<Vec<u32>> {
+        self.list(u32::from_le_bytes)
+    }
+
+    /// A `put_u64s` list.
+    pub fn u64s(&mut self) -> Option<Vec<u64>> {
+        self.list(u64::from_le_bytes)
+    }
+
+    /// A count then that many items of `N` bytes, each decoded by `item`.
+    fn list<const N: usize, T>(&mut self, item: fn([u8; N]) -> T) -> Option<Vec<T>> {
+        let n = self.count(N)?;
+        let bytes = self.take(n * N)?;
+        Some(
+            bytes
+                .chunks_exact(N)
+                .filter_map(|c| c.try_into().ok().map(item))
+                .collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_round_trip_and_short_input_is_refused() {
+        let mut out = Vec::new();
+        put_u32s(&mut out, [1u32, 2, u32::MAX].into_iter());
+        put_u64s(&mut out, &[7, u64::MAX]);
+        put_u32(&mut out, 9);
+        let mut r = Reader::new(&out);
+        assert_eq!(r.u32s(), Some(vec![1, 2, u32::MAX]));
+        assert_eq!(r.u64s(), Some(vec![7, u64::MAX]));
+        assert_eq!(r.u32(), Some(9));
+        assert!(r.is_empty());
+        for cut in 0..out.len() {
+            let mut r = Reader::new(&out[..cut]);
+            let whole = r.u32s().is_some() && r.u64s().is_some() && r.u32().is_some();
+            assert!(!whole, "a cut at {cut} must not decode");
+        }
+        // A count that promises more than the input holds allocates nothing.
+        let mut huge = Vec::new();
+        put_u64(&mut huge, u64::MAX / 2);
+        assert_eq!(Reader::new(&huge).u32s(), None);
+    }
+}

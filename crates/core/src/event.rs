@@ -1,0 +1,456 @@
+//! Events: bytes in, [`Event<Unverified>`] after the structural and content-address checks,
+//! [`Event<Verified>`] after the producer proof. Only verified events go further (the ledger,
+//! the DAG, the fold take nothing else).
+//!
+//! Receiver order (PROFILE §1–§4): size → canonical JSON → closed envelope → id suite →
+//! recompute the digest and compare it with the id → kind-specific payload → proof.
+
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::sync::Arc;
+
+use ed25519_dalek::SigningKey;
+use rand_core::{CryptoRng, RngCore};
+
+use crate::canonical::{parse_strict, to_canonical, Canonical, Json, Object};
+use crate::did::ActorId;
+use crate::envelope::{read_direct, Body, Direct, Envelope, ProducerProof, ScopeRef, SemanticRef};
+use crate::error::{schema, Code, Rejection};
+use crate::id::{DigestSuite, EventId, DIGEST_TEXT_LEN};
+use crate::proof::{sign, verify_batch, SignatureCheck, Verifier};
+use crate::time::Timestamp;
+
+/// Marker: structure and id checked, proof not yet.
+#[derive(Debug)]
+pub enum Unverified {}
+/// Marker: the producer proof verified for the actor.
+#[derive(Debug)]
+pub enum Verified {}
+
+#[derive(Debug)]
+struct Inner {
+    id: EventId,
+    bytes: Arc<[u8]>,
+    /// [`Event::dependencies`].
+    dependencies: Vec<EventId>,
+    envelope: Envelope,
+    proof: ProducerProof,
+    body: Body,
+}
+
+/// An event in trust state `S`. Cheap to clone (shared).
+#[derive(Debug)]
+pub struct Event<S = Verified> {
+    inner: Arc<Inner>,
+    state: PhantomData<fn() -> S>,
+}
+
+impl<S> Clone for Event<S> {
+    fn clone(&self) -> Self {
+        Event {
+            inner: Arc::clone(&self.inner),
+            state: PhantomData,
+        }
+    }
+}
+
+impl<S> Event<S> {
+    /// The content id.
+    pub fn id(&self) -> EventId {
+        self.inner.id
+    }
+
+    /// The canonical bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.inner.bytes
+    }
+
+    /// The canonical bytes, shared.
+    pub fn shared_bytes(&self) -> Arc<[u8]> {
+        Arc::clone(&self.inner.bytes)
+    }
+
+    /// The signed envelope.
+    pub fn envelope(&self) -> &Envelope {
+        &self.inner.envelope
+    }
+
+    /// The producer proof.
+    pub fn proof(&self) -> &ProducerProof {
+        &self.inner.proof
+    }
+
+    /// What the payload means (PROFILE §6).
+    pub fn body(&self) -> &Body {
+        &self.inner.body
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> &str {
+        &self.inner.envelope.kind
+    }
+
+    /// The author.
+    pub fn actor(&self) -> &ActorId {
+        &self.inner.envelope.actor
+    }
+
+    /// `created_at`.
+    pub fn created_at(&self) -> Timestamp {
+        self.inner.envelope.created_at
+    }
+
+    /// The scope.
+    pub fn scope(&self) -> &ScopeRef {
+        &self.inner.envelope.scope
+    }
+
+    /// Every DAG edge of the event (PROFILE §5), deduplicated: its causal refs in ref order,
+    /// then the implied edges — the scope's create event, and for an
+    /// `ak.sidecar.context.attach` the strand's create event and the predecessor attach.
+    /// Worked out once, when the event is parsed.
+    pub fn dependencies(&self) -> &[EventId] {
+        &self.inner.dependencies
+    }
+}
+
+/// [`Event::dependencies`] of an envelope and its body, given its
+/// [`Envelope::causal_refs`].
+fn edges(envelope: &Envelope, body: &Body, mut deps: Vec<EventId>) -> Vec<EventId> {
+    let scope_dep = match &envelope.scope {
+        ScopeRef::RealmGenesis => None,
+        ScopeRef::Realm { realm_id } => Some(realm_id.retype()),
+        ScopeRef::Sidecar { sidecar_id, .. } => Some(sidecar_id.retype()),
+    };
+    let (strand, predecessor) = match body {
+        Body::ContextAttach(a) => (Some(a.strand_id.retype()), a.predecessor),
+        _ => (None, None),
+    };
+    for dep in [scope_dep, strand, predecessor].into_iter().flatten() {
+        if !deps.contains(&dep) {
+            deps.push(dep);
+        }
+    }
+    deps
+}
+
+impl Event<Unverified> {
+    /// Parses untrusted bytes: canonical form, envelope, id and kind-specific payload.
+    pub fn parse(bytes: &[u8]) -> Result<Self, Rejection> {
+        Event::parse_keeping(bytes, || bytes.into())
+    }
+
+    /// [`Event::parse`] of bytes already shared: the event keeps them without a copy.
+    pub fn parse_shared(bytes: Arc<[u8]>) -> Result<Self, Rejection> {
+        Event::parse_keeping(&bytes, || Arc::clone(&bytes))
+    }
+
+    fn parse_keeping(bytes: &[u8], keep: impl FnOnce() -> Arc<[u8]>) -> Result<Self, Rejection> {
+        // The envelope is read straight from the bytes when it can be; any event that way
+        // does not take (a rejection above all) is read the general way, which gives the
+        // answer.
+        Event::read(bytes, keep, IdCheck::Recompute)
+    }
+
+    /// Reads bytes through the direct reader, or the general one when it does not take
+    /// them.
+    fn read(
+        bytes: &[u8],
+        keep: impl FnOnce() -> Arc<[u8]>,
+        id_check: IdCheck,
+    ) -> Result<Self, Rejection> {
+        match read_direct(bytes) {
+            Some(direct) => {
+                #[cfg(debug_assertions)]
+                same_as_general(bytes, &direct);
+                Event::assemble(bytes, direct, keep, id_check)
+            }
+            None => Event::assemble(bytes, read_general(bytes)?, keep, id_check),
+        }
+    }
+
+    /// Checks the stated id against the preimage (the members without `event_id` and
+    /// `producer_proof`, hashed from the input's own bytes) unless `id_check` trusts it,
+    /// reads the payload and builds the event.
+    fn assemble<Runs: AsRef<[Range<usize>]>>(
+        bytes: &[u8],
+        direct: Direct<Runs>,
+        keep: impl FnOnce() -> Arc<[u8]>,
+        id_check: IdCheck,
+    ) -> Result<Self, Rejection> {
+        let Direct {
+            envelope,
+            id,
+            proof,
+            causal,
+            preimage,
+        } = direct;
+        let recomputed =
+            || EventId::of_preimage_parts(id.suite(), preimage_parts(bytes, preimage.as_ref()));
+        if id_check == IdCheck::Recompute && recomputed() != id {
+            return Err(Rejection::new(
+                Code::EventIdDigestMismatch,
+                format!("{id} is not the {} digest of the event", id.suite().name()),
+            ));
+        }
+        let body = Body::read(&envelope.kind, &envelope.scope, &envelope.payload)?;
+        let inner = Inner {
+            id,
+            bytes: keep(),
+            dependencies: edges(&envelope, &body, causal),
+            envelope,
+            proof,
+            body,
+        };
+        Ok(Event {
+            inner: Arc::new(inner),
+            state: PhantomData,
+        })
+    }
+
+    /// Verifies the producer proof; only then is the event usable downstream.
+    pub fn verify(self, verifier: &Verifier) -> Result<Event<Verified>, Rejection> {
+        self.signature_check(verifier)?.verify()?;
+        Ok(self.into_verified())
+    }
+
+    /// Verifies the producer proofs of `events` with one batched signature check (falling
+    /// back to single checks to name the culprits when the batch fails). Every answer is the
+    /// one [`Event::verify`] gives (ZIP-215, PROFILE §4); `rng` draws the batch coefficients.
+    /// Events that already failed (e.g. to parse) pass through with their rejection.
+    pub fn verify_batch<R: RngCore + CryptoRng>(
+        events: impl IntoIterator<Item = Result<Event<Unverified>, Rejection>>,
+        verifier: &Verifier,
+        rng: R,
+    ) -> Vec<Result<Event<Verified>, Rejection>> {
+        let prepared: Vec<_> = events
+            .into_iter()
+            .map(|e| e.and_then(|e| e.signature_check(verifier).map(|check| (e, check))))
+            .collect();
+        let checks: Vec<SignatureCheck> = prepared
+            .iter()
+            .filter_map(|p| p.as_ref().ok().map(|(_, check)| check.clone()))
+            .collect();
+        let mut verdicts = verify_batch(&checks, rng).into_iter();
+        prepared
+            .into_iter()
+            .map(|p| {
+                let (event, _) = p?;
+                verdicts.next().unwrap_or_else(|| {
+                    Err(Rejection::new(
+                        Code::SignatureInvalid,
+                        "producer proof: not checked",
+                    ))
+                })?;
+                Ok(event.into_verified())
+            })
+            .collect()
+    }
+
+    /// The proof's binding, key and authorization checks (§4), leaving the signature equation.
+    fn signature_check(&self, verifier: &Verifier) -> Result<SignatureCheck, Rejection> {
+        let inner = &self.inner;
+        let mut digest = [0; DIGEST_TEXT_LEN];
+        let digest = inner.id.digest_text_in(&mut digest);
+        verifier.prepare(&inner.envelope, digest, &inner.proof)
+    }
+
+    fn into_verified(self) -> Event<Verified> {
+        Event {
+            inner: self.inner,
+            state: PhantomData,
+        }
+    }
+}
+
+impl Event<Unverified> {
+    /// Marks an event verified without checking its proof. Only for bytes this engine
+    /// verified before writing them to its own checksummed log (replay, reads).
+    pub(crate) fn assume_verified(self) -> Event<Verified> {
+        self.into_verified()
+    }
+
+    /// **Checks neither the id nor the signature.** Re-reads an event that the caller
+    /// verified itself before storing it where nobody else could change it (the engine's
+    /// own checksummed segment log): parsed and read like any event, so stored bytes that
+    /// no longer read are still an error, but the stated id is taken as the digest it was
+    /// checked to be and the proof as verified.
+    ///
+    /// Behind the `reread-unchecked` feature, which only the engine's log read-back turns
+    /// on: anything else must go through [`Event::verify`].
+    #[cfg(feature = "reread-unchecked")]
+    pub fn reread_unchecked(bytes: &[u8]) -> Result<Event<Verified>, Rejection> {
+        Event::read(bytes, || bytes.into(), IdCheck::TrustStored).map(Event::into_verified)
+    }
+}
+
+/// Whether reading an event recomputes its id.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum IdCheck {
+    /// Untrusted bytes: the id must be the preimage's digest.
+    Recompute,
+    /// Bytes from the engine's own log, checked when they were admitted.
+    #[cfg_attr(not(feature = "reread-unchecked"), allow(dead_code))]
+    TrustStored,
+}
+
+impl Event<Verified> {
+    /// Parses and verifies in one step.
+    pub fn from_bytes(bytes: &[u8], verifier: &Verifier) -> Result<Self, Rejection> {
+        Event::parse(bytes)?.verify(verifier)
+    }
+}
+
+/// Members left out of the preimage (PROFILE §3).
+const NOT_IN_PREIMAGE: [&str; 2] = ["event_id", "producer_proof"];
+
+/// The general way to read an event: parse the canonical document into a value, then read
+/// the envelope from it. Its preimage runs are the members other than [`NOT_IN_PREIMAGE`].
+fn read_general(bytes: &[u8]) -> Result<Direct<Vec<Range<usize>>>, Rejection> {
+    // One pass checks the canonical spelling and notes where each member lies.
+    let Canonical { value, members } = parse_strict(bytes)?;
+    let Json::Object(obj) = value else {
+        return Err(schema("an event must be a JSON object"));
+    };
+    let preimage = obj
+        .keys()
+        .zip(members)
+        .filter(|(key, _)| !NOT_IN_PREIMAGE.contains(key))
+        .map(|(_, span)| span)
+        .collect();
+    let (envelope, id, proof, causal) = Envelope::read_parts(obj)?;
+    Ok(Direct {
+        envelope,
+        id,
+        proof,
+        causal,
+        preimage,
+    })
+}
+
+/// In builds with debug assertions (every test), each event read directly is read the
+/// general way too, and the two must agree.
+#[cfg(any(test, debug_assertions))]
+pub(crate) fn same_as_general(bytes: &[u8], direct: &Direct) {
+    let general = match read_general(bytes) {
+        Ok(general) => general,
+        Err(refused) => panic!("read directly, but the general way refuses it: {refused}"),
+    };
+    let preimage = |runs: &[Range<usize>]| -> Vec<u8> {
+        preimage_parts(bytes, runs).flatten().copied().collect()
+    };
+    assert_eq!(direct.envelope, general.envelope, "envelopes differ");
+    assert_eq!(direct.id, general.id, "ids differ");
+    assert_eq!(direct.proof, general.proof, "proofs differ");
+    assert_eq!(direct.causal, general.causal, "causal refs differ");
+    assert_eq!(
+        preimage(&direct.preimage),
+        preimage(&general.preimage),
+        "preimages differ"
+    );
+}
+
+/// The canonical preimage of an event as parts of its bytes: `{`, the `runs` of members
+/// joined by `,`, and `}`.
+fn preimage_parts<'a>(
+    bytes: &'a [u8],
+    runs: &'a [Range<usize>],
+) -> impl Iterator<Item = &'a [u8]> + 'a {
+    let members = runs.iter().enumerate().flat_map(move |(n, run)| {
+        let comma: &[u8] = if n == 0 { b"" } else { b"," };
+        [comma, bytes.get(run.clone()).unwrap_or_default()]
+    });
+    std::iter::once(&b"{"[..])
+        .chain(members)
+        .chain(std::iter::once(&b"}"[..]))
+}
+
+/// Authors an event: set the fields, sign with a key, get canonical bytes and the id.
+///
+/// ```
+/// use akledger_core::{ActorId, EventBuilder, ScopeRef, Timestamp};
+/// let key = ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
+/// let event = EventBuilder::new("ak.realm.create", ScopeRef::RealmGenesis,
+///         ActorId::service_for_key(&key.verifying_key()),
+///         Timestamp::parse("2026-11-29T12:00:00.000Z").unwrap())
+///     .sign(&key)
+///     .unwrap();
+/// assert_eq!(event.id().to_string().len(), 53);
+/// assert_eq!(event.id().suite(), akledger_core::DigestSuite::Blake3);
+/// ```
+#[derive(Clone, Debug)]
+pub struct EventBuilder {
+    envelope: Envelope,
+    suite: DigestSuite,
+}
+
+impl EventBuilder {
+    /// A builder for an event of `kind` in `scope` by `actor` at `created_at`, with payload
+    /// `{}`, no refs, and the blake3 suite.
+    pub fn new(
+        kind: impl Into<String>,
+        scope: ScopeRef,
+        actor: ActorId,
+        created_at: Timestamp,
+    ) -> Self {
+        let envelope = Envelope {
+            kind: kind.into(),
+            realm_id: scope.realm_id(),
+            scope,
+            actor,
+            created_at,
+            refs: Vec::new(),
+            payload: Json::Object(Object::new()),
+        };
+        EventBuilder {
+            envelope,
+            suite: DigestSuite::Blake3,
+        }
+    }
+
+    /// Sets the payload object.
+    pub fn payload(mut self, payload: Json) -> Self {
+        self.envelope.payload = payload;
+        self
+    }
+
+    /// Adds a semantic ref.
+    pub fn reference(mut self, r: SemanticRef) -> Self {
+        self.envelope.refs.push(r);
+        self
+    }
+
+    /// Adds an `after` ref to each id.
+    pub fn after(mut self, ids: impl IntoIterator<Item = EventId>) -> Self {
+        self.envelope
+            .refs
+            .extend(ids.into_iter().map(SemanticRef::after));
+        self
+    }
+
+    /// Chooses the digest suite (blake3 by default).
+    pub fn suite(mut self, suite: DigestSuite) -> Self {
+        self.suite = suite;
+        self
+    }
+
+    /// The id the event will have once signed: the digest of its preimage (the proof is
+    /// not part of it). Lets a producer chain events before signing them, e.g. to sign a
+    /// long chain in parallel.
+    pub fn id(&self) -> EventId {
+        let preimage = to_canonical(&Json::Object(self.envelope.preimage()));
+        EventId::of_preimage(self.suite, &preimage)
+    }
+
+    /// Signs and returns the event, parsed back through the strict ingress path so that
+    /// nothing invalid can be authored.
+    pub fn sign(self, key: &SigningKey) -> Result<Event<Unverified>, Rejection> {
+        let mut obj = self.envelope.preimage();
+        let preimage = to_canonical(&Json::Object(obj.clone()));
+        let id = EventId::of_preimage(self.suite, &preimage);
+        let proof = sign(&self.envelope, &id.digest_text(), key);
+        obj.insert("event_id", id.to_string().into());
+        obj.insert("producer_proof", proof.to_json());
+        Event::parse(&to_canonical(&Json::Object(obj)))
+    }
+}

@@ -1,0 +1,133 @@
+//! Replicate: every ledger of a realm gets every event of that realm through a NATS
+//! JetStream stream, a clustered, durable log run by someone else.
+//!
+//! The IO shell's second network end (after [`akledger::sync`]); it owns the replication
+//! marker `DIR/replicate/<stream>.json` (`marker.rs`) and the client (`nats.rs`, the only
+//! async code of the crate, confined to its own current-thread runtime). A [`Replicator`]
+//! does, in rounds:
+//!
+//! * **publish** — the admitted events not yet in the stream, in admission order (a causal
+//!   order), each on its realm's subject `ak.<realm token>.events` ([`subject`]) with
+//!   `Nats-Msg-Id` = its event id, so the server drops a re-published copy within its
+//!   duplicate window. The marker (how many admitted events, from position 0, the stream
+//!   holds) advances only after the server acknowledged the batch. Events that came from
+//!   the stream are not published back.
+//! * **consume** — a durable pull consumer named from the ledger's identity (a random id kept
+//!   in the marker) fetches batches; each goes through normal admission (verification,
+//!   pending for out-of-order delivery) in a [`Ledger::pipeline`](akledger::Ledger::pipeline), and is acknowledged only
+//!   once committed (at-least-once delivery and idempotent append: each event takes effect
+//!   once). Forged or malformed messages are rejected by admission, counted, and
+//!   acknowledged with the rest, so they are never redelivered and stop nothing.
+//!
+//! [`Replicator::once`] publishes what is new and consumes to the end of the stream;
+//! [`Replicator::follow`] keeps doing so until asked to stop, reconnecting with back-off
+//! while the server is away.
+#![deny(missing_docs)]
+
+pub mod limits;
+mod marker;
+mod nats;
+mod replicator;
+pub mod subject;
+
+pub use replicator::{FollowEvent, Replicator};
+
+use std::path::Path;
+use std::time::Duration;
+
+use akledger::error::{Error, Fault};
+
+use crate::limits::REPLICATE_TIMEOUT_SECS;
+
+/// The stream name used when none is given.
+pub const DEFAULT_STREAM: &str = "AKLEDGER";
+
+/// Where and how to replicate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplicateOptions {
+    /// The server, for example `nats://127.0.0.1:4222`.
+    pub url: String,
+    /// The stream's name ([`subject::check_stream_name`]).
+    pub stream: String,
+    /// How long one request to the server may take.
+    pub timeout: Duration,
+}
+
+impl ReplicateOptions {
+    /// Options for the server at `url`, the default stream and timeout.
+    pub fn new(url: impl Into<String>) -> Self {
+        ReplicateOptions {
+            url: url.into(),
+            stream: DEFAULT_STREAM.to_owned(),
+            timeout: Duration::from_secs(REPLICATE_TIMEOUT_SECS),
+        }
+    }
+}
+
+/// What replication moved so far.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReplicateReport {
+    /// Events published that the stream did not hold yet.
+    pub published: u64,
+    /// Messages consumed from the stream.
+    pub consumed: u64,
+    /// Events admitted here: consumed ones, and pending ones (consumed earlier, or held
+    /// here before) that consumed events released.
+    pub admitted: u64,
+    /// Consumed events already held here (published from here, or redelivered).
+    pub duplicates: u64,
+    /// Consumed events stored as pending (their dependencies were not here yet; counted
+    /// again under `admitted` when released).
+    pub pending: u64,
+    /// Consumed messages admission refused (forged, malformed): acknowledged, not kept.
+    pub rejected: u64,
+    /// Times `follow` lost the server and connected again.
+    pub reconnects: u64,
+}
+
+/// Why replication stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReplicateError {
+    /// The server could not be reached, refused a request or did not answer in time.
+    #[error("nats: {0}")]
+    Server(String),
+    /// The replication marker could not be read or written.
+    #[error("{path}: replication marker: {reason}")]
+    Marker {
+        /// The marker file.
+        path: std::path::PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The caller asked for something impossible.
+    #[error("{0}")]
+    Misuse(String),
+    /// The local ledger failed.
+    #[error(transparent)]
+    Ledger(#[from] Error),
+}
+
+impl ReplicateError {
+    fn marker(path: &Path, reason: String) -> ReplicateError {
+        ReplicateError::Marker {
+            path: path.to_owned(),
+            reason,
+        }
+    }
+
+    /// Who is at fault.
+    pub fn fault(&self) -> Fault {
+        match self {
+            ReplicateError::Server(_) | ReplicateError::Marker { .. } => Fault::Io,
+            ReplicateError::Misuse(_) => Fault::CallerMisuse,
+            ReplicateError::Ledger(e) => e.fault(),
+        }
+    }
+
+    /// Whether trying again later may succeed (the server was away or slow): `follow`
+    /// reconnects after these and stops on the others.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, ReplicateError::Server(_))
+    }
+}

@@ -1,0 +1,341 @@
+//! [`Replicator`]: publish what is new, consume what the stream holds, in rounds.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::limits::{
+    MAX_REPLICATE_ECHO_IDS, REPLICATE_BACKOFF_MILLIS, REPLICATE_BATCH_BYTES,
+    REPLICATE_BATCH_EVENTS, REPLICATE_POLL_MILLIS,
+};
+use akledger::id::EventId;
+use akledger::ledger::{AppendReport, Appended, Ledger, OutcomeCounts, Pipeline};
+
+use super::marker::{self, Marker};
+use super::nats::{Delivered, Outgoing, Runtime, Session};
+use super::subject::{check_stream_name, subject_of};
+use super::{ReplicateError, ReplicateOptions, ReplicateReport};
+
+/// Replicates one ledger through one stream. Made by [`Replicator::new`]; the CLI's
+/// `akledger replicate` is a thin wrapper around it.
+///
+/// ```no_run
+/// use akledger_replicate::{ReplicateOptions, Replicator};
+/// # let ledger = akledger::Ledger::open("books")?;
+/// let mut replicator = Replicator::new(&ledger, ReplicateOptions::new("nats://127.0.0.1:4222"))?;
+/// let report = replicator.once()?;
+/// println!("published {}, admitted {}", report.published, report.admitted);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Replicator<'l> {
+    ledger: &'l Ledger,
+    options: ReplicateOptions,
+    marker_path: PathBuf,
+    marker: Marker,
+    runtime: Runtime,
+    /// Ids consumed from the stream and not yet passed by publishing: not published back.
+    echo: HashSet<EventId>,
+    report: ReplicateReport,
+}
+
+/// What [`Replicator::follow`] tells its caller while it runs.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FollowEvent<'a> {
+    /// The stream is consumed to its end (said once after each stretch of consuming, and
+    /// once after each connection).
+    CaughtUp(&'a ReplicateReport),
+    /// The server went away or failed a request; connecting again after `retry_in`.
+    Reconnecting {
+        /// What failed.
+        error: &'a ReplicateError,
+        /// The back-off before the next attempt.
+        retry_in: Duration,
+    },
+}
+
+/// A consumed batch waiting in the pipeline: acknowledged once committed.
+struct Committing<'l> {
+    pipeline: Pipeline<'l>,
+    /// The last message of the batch the pipeline holds.
+    last: Option<Delivered>,
+}
+
+impl<'l> Replicator<'l> {
+    /// Prepares to replicate `ledger` (opened writable) as `options` say: reads its marker
+    /// for the stream (or makes one: nothing published, a new consumer identity). No
+    /// network yet.
+    pub fn new(ledger: &'l Ledger, options: ReplicateOptions) -> Result<Self, ReplicateError> {
+        check_stream_name(&options.stream).map_err(ReplicateError::Misuse)?;
+        if ledger.config().is_read_only() {
+            return Err(ReplicateError::Misuse(
+                "replicate needs a ledger opened for writing".into(),
+            ));
+        }
+        if ledger.config().is_in_memory() {
+            return Err(ReplicateError::Misuse(
+                "replicate needs a ledger on disk, to keep its published-so-far marker".into(),
+            ));
+        }
+        let marker_path = marker::path(ledger.config().dir(), &options.stream);
+        let marker = marker::load_or_new(&marker_path, &options.stream)?;
+        let runtime = Runtime::new(options.timeout)?;
+        Ok(Replicator {
+            ledger,
+            options,
+            marker_path,
+            marker,
+            runtime,
+            echo: HashSet::new(),
+            report: ReplicateReport::default(),
+        })
+    }
+
+    /// The durable consumer this ledger reads the stream with.
+    pub fn consumer(&self) -> &str {
+        &self.marker.consumer
+    }
+
+    /// What moved so far (all rounds of this replicator).
+    pub fn report(&self) -> &ReplicateReport {
+        &self.report
+    }
+
+    /// One round: publishes the admitted events the stream lacks, consumes the stream to its
+    /// end (what it holds now), then publishes what that released here.
+    pub fn once(&mut self) -> Result<ReplicateReport, ReplicateError> {
+        let session = self.connect()?;
+        self.publish_new(&session)?;
+        self.consume(&session, None, &AtomicBool::new(false))?;
+        self.publish_new(&session)?;
+        Ok(self.report.clone())
+    }
+
+    /// Rounds until `stop` is set (checked at least every [`REPLICATE_POLL_MILLIS`]):
+    /// publishes what is admitted here, waits for and consumes what arrives, and tells `on`
+    /// when it caught up with the stream. When the server goes away it connects again,
+    /// backing off from [`REPLICATE_BACKOFF_MILLIS`]`.0` to `.1`; errors other than the
+    /// server's stop it.
+    pub fn follow(
+        &mut self,
+        stop: &AtomicBool,
+        mut on: impl FnMut(FollowEvent<'_>),
+    ) -> Result<ReplicateReport, ReplicateError> {
+        let (first, cap) = REPLICATE_BACKOFF_MILLIS;
+        let mut backoff = first;
+        while !stop.load(Ordering::SeqCst) {
+            let result = self.connect().and_then(|session| {
+                backoff = first;
+                self.follow_session(&session, stop, &mut on)
+            });
+            match result {
+                Ok(()) => break,
+                Err(error) if error.is_transient() => {
+                    self.report.reconnects += 1;
+                    let retry_in = Duration::from_millis(backoff);
+                    on(FollowEvent::Reconnecting {
+                        error: &error,
+                        retry_in,
+                    });
+                    sleep_unless(stop, retry_in);
+                    backoff = (backoff * 2).min(cap);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(self.report.clone())
+    }
+
+    fn connect(&self) -> Result<Session, ReplicateError> {
+        self.runtime.connect(
+            &self.options.url,
+            &self.options.stream,
+            &self.marker.consumer,
+        )
+    }
+
+    fn follow_session(
+        &mut self,
+        session: &Session,
+        stop: &AtomicBool,
+        on: &mut impl FnMut(FollowEvent<'_>),
+    ) -> Result<(), ReplicateError> {
+        let poll = Duration::from_millis(REPLICATE_POLL_MILLIS);
+        // Consumed count when `on` last heard of catching up (none yet in this session).
+        let mut told: Option<u64> = None;
+        while !stop.load(Ordering::SeqCst) {
+            self.publish_new(session)?;
+            let drained = self.consume(session, Some(poll), stop)?;
+            if drained && told != Some(self.report.consumed) {
+                self.publish_new(session)?;
+                told = Some(self.report.consumed);
+                on(FollowEvent::CaughtUp(&self.report));
+            }
+        }
+        self.publish_new(session)
+    }
+
+    /// Publishes the admitted events from the marker on, in admission order, in batches;
+    /// after each acknowledged batch the marker advances (durably). Events consumed from the
+    /// stream are passed over, not sent back.
+    fn publish_new(&mut self, session: &Session) -> Result<(), ReplicateError> {
+        if self.marker.published >= self.ledger.len() as u64 {
+            return Ok(());
+        }
+        let mut position = self.marker.published;
+        let mut batch: Vec<Outgoing> = Vec::new();
+        let mut bytes = 0usize;
+        for event in self.ledger.iter_from(position) {
+            let event = event?;
+            position += 1;
+            if self.echo.remove(&event.id()) {
+                continue;
+            }
+            bytes += event.bytes().len();
+            batch.push(Outgoing {
+                subject: subject_of(&event),
+                id: event.id().to_string(),
+                payload: event.bytes().to_vec(),
+            });
+            if batch.len() >= REPLICATE_BATCH_EVENTS || bytes >= REPLICATE_BATCH_BYTES {
+                self.publish_through(session, std::mem::take(&mut batch), position)?;
+                bytes = 0;
+            }
+        }
+        self.publish_through(session, batch, position)
+    }
+
+    /// Publishes `batch` and, once the server acknowledged all of it, records that the
+    /// stream holds the admitted events before `position`.
+    fn publish_through(
+        &mut self,
+        session: &Session,
+        batch: Vec<Outgoing>,
+        position: u64,
+    ) -> Result<(), ReplicateError> {
+        if !batch.is_empty() {
+            self.report.published += self.runtime.publish(session, batch)?;
+        }
+        if position > self.marker.published {
+            self.marker.published = position;
+            marker::save(&self.marker_path, &self.marker)?;
+        }
+        Ok(())
+    }
+
+    /// Fetches and admits batches until a fetch brings nothing (with `wait`, nothing within
+    /// it: then `true`, drained) or `stop` is set. Each batch is admitted two stages deep (verified while the one
+    /// before it commits) and acknowledged once committed. Whatever stops the loop, the
+    /// batch still in the pipeline is committed (what arrived whole is kept) and, when the
+    /// server is still there, acknowledged; otherwise the server redelivers it later and it
+    /// counts as duplicates.
+    fn consume(
+        &mut self,
+        session: &Session,
+        wait: Option<Duration>,
+        stop: &AtomicBool,
+    ) -> Result<bool, ReplicateError> {
+        let mut committing = Committing {
+            pipeline: self.ledger.pipeline(),
+            last: None,
+        };
+        let result = self.consume_into(session, wait, stop, &mut committing);
+        let settled = self.settle(committing);
+        result.and_then(|drained| settled.map(|()| drained))
+    }
+
+    fn consume_into(
+        &mut self,
+        session: &Session,
+        wait: Option<Duration>,
+        stop: &AtomicBool,
+        committing: &mut Committing<'l>,
+    ) -> Result<bool, ReplicateError> {
+        loop {
+            let mut batch = self.runtime.fetch(session, wait)?;
+            let Some(last) = batch.pop() else {
+                return Ok(true);
+            };
+            let mut items: Vec<Arc<[u8]>> = batch.iter().map(|m| Arc::from(m.payload())).collect();
+            items.push(Arc::from(last.payload()));
+            self.report.consumed += items.len() as u64;
+            if let Some(committed) = committing.pipeline.push_report(items)? {
+                self.count(committed);
+                if let Some(previous) = committing.last.take() {
+                    self.runtime.ack_through(&previous)?;
+                }
+            }
+            committing.last = Some(last);
+            if stop.load(Ordering::SeqCst) {
+                return Ok(false);
+            }
+            if wait.is_some() {
+                // Following: events admitted here meanwhile do not wait for a quiet stream.
+                self.publish_new(session)?;
+            }
+        }
+    }
+
+    /// Commits the batch the pipeline holds and acknowledges it.
+    fn settle(&mut self, committing: Committing<'_>) -> Result<(), ReplicateError> {
+        if let Some(committed) = committing.pipeline.finish_report()? {
+            self.count(committed);
+        }
+        match committing.last {
+            Some(last) => self.runtime.ack_through(&last),
+            None => Ok(()),
+        }
+    }
+
+    /// Counts a committed batch's outcomes (pending events it released count as admitted
+    /// now); remembers the consumed events now held here so that publishing passes over
+    /// them.
+    fn count(&mut self, committed: AppendReport) {
+        let counts = OutcomeCounts::of(&committed.outcomes);
+        self.report.admitted += counts.admitted + committed.released.len() as u64;
+        self.report.duplicates += counts.duplicates;
+        self.report.pending += counts.pending;
+        self.report.rejected += counts.rejected;
+        for outcome in committed.outcomes {
+            if let Appended::Admitted(id) | Appended::Pending { id, .. } = outcome {
+                if self.echo.len() >= MAX_REPLICATE_ECHO_IDS {
+                    self.echo.clear();
+                }
+                self.echo.insert(id);
+            }
+        }
+    }
+}
+
+/// Sleeps `pause`, waking early when `stop` is set.
+fn sleep_unless(stop: &AtomicBool, pause: Duration) {
+    let slice = Duration::from_millis(50);
+    let mut left = pause;
+    while !left.is_zero() && !stop.load(Ordering::SeqCst) {
+        let step = left.min(slice);
+        std::thread::sleep(step);
+        left -= step;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use akledger::{Config, Ledger};
+
+    use super::Replicator;
+    use crate::{ReplicateError, ReplicateOptions};
+
+    #[test]
+    fn replication_refuses_an_in_memory_ledger_before_any_network() {
+        let memory = Ledger::open_with(Config::in_memory()).unwrap();
+        // Nothing listens there: the refusal comes before any connection is tried.
+        let refused = Replicator::new(&memory, ReplicateOptions::new("nats://127.0.0.1:9"));
+        assert!(
+            matches!(refused, Err(ReplicateError::Misuse(ref why)) if why.contains("on disk")),
+            "{:?}",
+            refused.err()
+        );
+    }
+}

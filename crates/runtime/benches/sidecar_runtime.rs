@@ -1,0 +1,123 @@
+//! Envelopes per second through the sidecar runtime — stub input file → inbox events →
+//! echo handler → outbox events → stub output file — next to `import` of the same events
+//! (the runtime's whole resulting log, replayed into a fresh ledger through
+//! `Ledger::append_log`), both with the default `Durability::Sync`, in one run. The
+//! runtime writes two sealed events per envelope (one in, one out), so the ratio says what
+//! the runtime's authoring, sealing, handling and file IO cost on top of admitting them.
+//!
+//! Before timing, one run is checked: every envelope echoed once, 2 N message events.
+//!
+//! `cargo bench --bench sidecar_runtime -- --noplot`
+// Benchmarks panic on what they set up themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+
+use akledger::log_format::{write_item, LogFormat};
+use akledger::prelude::*;
+use akledger_runtime::{bootstrap, DefaultMessage, EchoHandler, Runtime, StubConnection};
+
+const ENVELOPES: usize = 1_000;
+
+/// A directory with a bootstrapped ledger and N echo envelopes waiting in the input file.
+struct Prepared {
+    dir: tempfile::TempDir,
+    config: akledger_runtime::RuntimeConfig,
+}
+
+/// The ledger of a prepared directory, with its keyring file (the sidecar key is in it).
+fn open(dir: &std::path::Path) -> Ledger {
+    Ledger::open_with(Config::new(dir.join("ledger")).keyring_file(dir.join("keyring.json")))
+        .expect("open")
+}
+
+fn prepare() -> Prepared {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ledger = open(dir.path());
+    let config = bootstrap(&ledger, SigningKey::generate(&mut OsRng)).expect("bootstrap");
+    let mut input = Vec::new();
+    for n in 0..ENVELOPES {
+        input.extend_from_slice(b"my_first_aea,sender_aea,fetchai/default:1.0.0,");
+        input.extend_from_slice(&DefaultMessage::bytes(&n.to_string(), b"hello".to_vec()).encode());
+        input.extend_from_slice(b",\n");
+    }
+    std::fs::write(dir.path().join("in"), input).expect("write input");
+    Prepared { dir, config }
+}
+
+/// Runs the runtime until the input is drained; returns the ledger's length.
+fn run(p: &Prepared) -> usize {
+    let ledger = open(p.dir.path());
+    let connection =
+        StubConnection::open(&p.dir.path().join("in"), &p.dir.path().join("out")).expect("stub");
+    let mut runtime = Runtime::new(&ledger, connection, p.config.clone()).expect("runtime");
+    runtime.register(Box::new(EchoHandler::default()));
+    while !runtime.step(Timestamp::now()).expect("step").is_idle() {}
+    ledger.len()
+}
+
+/// The ledger's events as a JSON Lines log.
+fn exported(p: &Prepared) -> Vec<u8> {
+    let ledger = open(p.dir.path());
+    let mut log = Vec::new();
+    for event in ledger.iter() {
+        write_item(
+            &mut log,
+            LogFormat::JsonLines,
+            event.expect("event").bytes(),
+        )
+        .expect("write");
+    }
+    log
+}
+
+fn bench(c: &mut Criterion) {
+    // One checked run, and the timing figures side by side.
+    let p = prepare();
+    let t = Instant::now();
+    let len = run(&p);
+    let runtime_time = t.elapsed();
+    assert_eq!(len, 4 + 2 * ENVELOPES, "two events per envelope");
+    let out = std::fs::read(p.dir.path().join("out")).expect("out");
+    assert!(out.iter().filter(|&&b| b == b'\n').count() >= ENVELOPES);
+    let log = exported(&p);
+    let target = tempfile::tempdir().expect("tempdir");
+    let ledger = Ledger::open(target.path()).expect("open");
+    let t = Instant::now();
+    let summary = ledger.append_log(&log[..]).expect("import").summary;
+    let import_time = t.elapsed();
+    assert_eq!(summary.items, len);
+    let per_s = |d: Duration, n: usize| n as f64 / d.as_secs_f64();
+    println!(
+        "sidecar runtime: {ENVELOPES} envelopes in {:.3} s = {:.0} envelopes/s ({:.0} events/s); import of the same {len} events {:.3} s = {:.0} events/s; runtime/import time ratio {:.1}",
+        runtime_time.as_secs_f64(),
+        per_s(runtime_time, ENVELOPES),
+        per_s(runtime_time, len),
+        import_time.as_secs_f64(),
+        per_s(import_time, len),
+        runtime_time.as_secs_f64() / import_time.as_secs_f64()
+    );
+
+    let mut group = c.benchmark_group("sidecar_runtime");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(ENVELOPES as u64));
+    group.bench_function("echo_envelopes_through_files", |b| {
+        b.iter_batched(prepare, |p| run(&p), BatchSize::PerIteration)
+    });
+    group.bench_function("import_the_same_events", |b| {
+        b.iter_batched(
+            || tempfile::tempdir().expect("tempdir"),
+            |dir| {
+                let ledger = Ledger::open(dir.path()).expect("open");
+                ledger.append_log(&log[..]).expect("import").summary.items
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,82 @@
+//! The sidecar runtime of seed 002 (IO shell): envelopes in, events out.
+//!
+//! Agents talk by [`Envelope`]s; a [`Connection`] (here the file-based
+//! [`StubConnection`], in the AEA line format) brings them in and takes them out; the
+//! [`Runtime`] is the multiplexer and main loop, with the ledger as its InBox and OutBox
+//! (each envelope an encrypted `ak.message.create` event of the sidecar, appended before
+//! it is handled or written); [`Handler`]s react per protocol ([`EchoHandler`] for the
+//! default protocol, the error skill for what nobody handles); the exchange
+//! [`bridge`] turns envelopes into exchange requests and responses; and the
+//! decision maker's pure [`policy`] proposes the controller's controls.
+//!
+//! - [`envelope`]: `Envelope`, `ProtocolId`, the `Connection` trait.
+//! - [`stub_format`], [`escapes`]: the stub line format (pure); [`stub`]: the stub
+//!   connection over two files.
+//! - [`protobuf`], [`default_protocol`]: the default protocol's messages (pure).
+//! - [`handlers`]: handler trait and registry, echo, the error skill.
+//! - [`records`]: the runtime's event bodies (pure); [`progress`]: its progress marker.
+//! - [`bridge`]: the exchange bridge; [`policy`]: the decision maker (pure).
+//! - [`config`]: identities, address book, policy; [`bootstrap()`]: a sidecar from
+//!   nothing.
+//! - [`multiplexer`]: the `Runtime` (multiplexer and main loop) and recovery.
+//! - [`limits`]: every bound of the runtime.
+#![deny(missing_docs)]
+
+pub mod bridge;
+pub mod config;
+pub mod default_protocol;
+pub mod envelope;
+pub mod escapes;
+pub mod handlers;
+pub mod limits;
+pub mod multiplexer;
+pub mod policy;
+pub mod progress;
+pub mod protobuf;
+pub mod records;
+pub mod stub;
+pub mod stub_format;
+
+pub use bridge::EXCHANGE_PROTOCOL_ID;
+pub use config::{Identity, RuntimeConfig};
+pub use default_protocol::{DefaultMessage, ErrorCode, Performative, DEFAULT_PROTOCOL_ID};
+pub use envelope::{Connection, Envelope, ProtocolId, Received};
+pub use handlers::{EchoHandler, Handler, HandlerRegistry, Inbound, Refusal};
+pub use multiplexer::{Runtime, StepReport, CRASH_AT_ENV};
+pub use policy::{Decision, OpenExchange, Policy};
+pub use stub::StubConnection;
+
+use akledger::ed25519_dalek::SigningKey;
+use rand_core::OsRng;
+
+use akledger::did::ActorId;
+use akledger::encrypted::SidecarKey;
+use akledger::error::Error;
+use akledger::exchange::{create_private_sidecar, create_realm};
+use akledger::ledger::{Appended, Ledger};
+use akledger::time::Timestamp;
+
+/// A sidecar from nothing, with `controller_key` as its controller: a realm, the sidecar
+/// with the controller's private strand attached (PROFILE §6), and a fresh sidecar key at
+/// epoch 1 (saved to the ledger's keyring file when it has one). Returns the runtime
+/// configuration for it (controller address `controller`, no agents).
+pub fn bootstrap(ledger: &Ledger, controller_key: SigningKey) -> Result<RuntimeConfig, Error> {
+    let actor = ActorId::service_for_key(&controller_key.verifying_key());
+    let realm = create_realm(&controller_key, actor.clone(), Timestamp::now())?;
+    let at = Timestamp::now_after([realm.created_at()]);
+    let private = create_private_sidecar(&controller_key, actor, realm.id().retype(), None, at)?;
+    let mut bytes: Vec<&[u8]> = vec![realm.bytes()];
+    bytes.extend(private.events().map(|e| e.bytes()));
+    for outcome in ledger.append_batch(&bytes)? {
+        if let Appended::Rejected { rejection, .. } = outcome {
+            return Err(Error::Rejected(rejection));
+        }
+    }
+    let sidecar = private.info.sidecar_id;
+    ledger.add_sidecar_key(sidecar, 1, SidecarKey::generate(&mut OsRng))?;
+    let controller = Identity {
+        address: "controller".to_string(),
+        key: controller_key,
+    };
+    Ok(RuntimeConfig::new(sidecar, controller))
+}

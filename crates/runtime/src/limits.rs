@@ -1,0 +1,37 @@
+//! Every bound the sidecar runtime enforces, on one screen, each with its reason: envelopes
+//! in through the stub connection, events out.
+
+/// Largest stub-connection record (`TO,SENDER,PROTOCOL_ID,MESSAGE,`), in bytes. The record
+/// becomes one encrypted `ak.message.create` event, base64 inside JSON (4/3) and sealed, so
+/// it must stay well within [`MAX_EVENT_BYTES`](akledger::limits::MAX_EVENT_BYTES); a longer record is logged and skipped.
+pub const MAX_STUB_RECORD_BYTES: usize = 512 << 10;
+
+/// Longest `to`, `sender` or protocol id of an envelope, in bytes. Addresses are names or
+/// hex keys; the bound keeps the header scan that finds record boundaries short.
+pub const MAX_ENVELOPE_HEADER_FIELD_BYTES: usize = 1024;
+
+/// Most bytes the stub connection reads from its input file in one poll. Bounds the
+/// memory of one poll; a longer backlog is read over several polls.
+pub const MAX_STUB_READ_BYTES: usize = 4 << 20;
+
+/// Envelopes appended to the ledger as one inbox batch. Within [`MAX_BATCH_EVENTS`](akledger::limits::MAX_BATCH_EVENTS); one
+/// batch is one log write (one fsync), which is what makes a backlog fast to take in.
+pub const MAX_INBOX_BATCH: usize = 1_000;
+
+/// Pause between polls of the input file when it had nothing new, in milliseconds. The
+/// stub connection follows a plain file (no inotify): short enough that an `echo >>`
+/// answers promptly, long enough that an idle sidecar costs nothing measurable.
+pub const STUB_POLL_INTERVAL_MS: u64 = 20;
+
+/// Most fields one protobuf message of the default protocol may carry. Bounds the work of
+/// decoding an untrusted message (a 512 KiB record of one-byte fields would otherwise be
+/// half a million map entries).
+pub const MAX_PROTOBUF_FIELDS: usize = 4_096;
+
+/// Largest sidecar runtime configuration file (`sidecar run --config`), in bytes: a few
+/// identities and an address book; anything far larger is not a configuration.
+pub const MAX_RUNTIME_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Largest runtime progress marker read (`DIR/runtime-progress.json`): four numbers and the
+/// agents declared gone, at most [`MAX_DID_CORE_ID_BYTES`](akledger::limits::MAX_DID_CORE_ID_BYTES) each; anything larger is damage.
+pub const MAX_PROGRESS_BYTES: u64 = 1 << 20;

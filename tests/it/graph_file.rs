@@ -1,0 +1,142 @@
+//! The graph file (`DIR/graph`): a query on a closed ledger reads a few checked pages of it
+//! and gives exactly the answer the opened ledger gives; a stale, damaged or locked one is
+//! refused or answers nothing, and the query opens the ledger instead.
+
+use akledger_testkit as common;
+
+use std::path::Path;
+
+use akledger::{Config, Error, EventId, GraphView, Ledger};
+use proptest::prelude::*;
+
+/// A closed ledger of a realm DAG of `events` events; returns their ids in admission order.
+fn closed_ledger(dir: &Path, seed: u64, events: usize) -> Vec<EventId> {
+    let all = common::realm_dag_bytes(seed, events, 6, 16);
+    let ledger = Ledger::open(dir).unwrap();
+    for chunk in all.chunks(500) {
+        ledger.append_batch(chunk).unwrap();
+    }
+    let ids = ids_of(&ledger);
+    ledger.close().unwrap();
+    ids
+}
+
+/// The admitted ids, in admission order.
+fn ids_of(ledger: &Ledger) -> Vec<EventId> {
+    ledger.iter().map(|e| e.unwrap().id()).collect()
+}
+
+fn read_only(dir: &Path) -> Ledger {
+    Ledger::open_with(Config::new(dir).read_only(true)).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Any set of admitted ids, recent or old, dense or spread: the same heads as the
+    /// ledger's chain-clock index (itself checked against a BFS oracle in `dag_oracle`).
+    #[test]
+    fn heads_from_the_graph_file_are_the_ledgers(
+        seed in 0u64..1000,
+        picks in proptest::collection::vec(any::<prop::sample::Index>(), 0..40),
+        recent in any::<bool>(),
+    ) {
+        let tmp = tempfile::tempdir().unwrap();
+        let ids = closed_ledger(tmp.path(), seed, 1_200);
+        let window = if recent { 60 } else { ids.len() };
+        let query: Vec<EventId> = picks
+            .iter()
+            .map(|i| ids[ids.len() - window + i.index(window)])
+            .collect();
+        let view = GraphView::open(tmp.path()).unwrap();
+        prop_assert_eq!(view.len(), ids.len());
+        let quick = view.heads_of(&query).unwrap();
+        let full = read_only(tmp.path()).heads_of(&query).unwrap();
+        prop_assert_eq!(quick, Some(full));
+    }
+}
+
+#[test]
+fn an_id_that_is_not_admitted_is_not_found_both_ways() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ids = closed_ledger(tmp.path(), 3, 700);
+    let stranger = common::realm_dag_bytes(99, 2, 1, 4);
+    let stranger = akledger::Event::parse(&stranger[1]).unwrap().id();
+    let query = [ids[5], stranger];
+    let view = GraphView::open(tmp.path()).unwrap();
+    assert!(matches!(view.heads_of(&query), Err(Error::NotFound(id)) if id == stranger));
+    assert!(matches!(
+        read_only(tmp.path()).heads_of(&query),
+        Err(Error::NotFound(id)) if id == stranger
+    ));
+    assert_eq!(view.heads_of(&[]).unwrap(), Some(Vec::new()));
+}
+
+#[test]
+fn a_graph_file_older_than_the_log_is_refused_and_the_cli_opens_the_ledger() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = common::realm_dag_bytes(4, 5_000, 6, 16);
+    let ledger = Ledger::open(tmp.path()).unwrap();
+    ledger.append_batch(&all[..4_800]).unwrap();
+    ledger.close().unwrap();
+    let before = GraphView::open(tmp.path()).unwrap().high_water();
+    // 200 more, and a drop: fewer than a close's snapshot threshold, so no new graph file.
+    let ledger = Ledger::open(tmp.path()).unwrap();
+    ledger.append_batch(&all[4_800..]).unwrap();
+    drop(ledger);
+    assert_eq!(
+        GraphView::open(tmp.path()).unwrap_err(),
+        "it is older than the log"
+    );
+    // A writer holds the lock: no view.
+    let writer = Ledger::open(tmp.path()).unwrap();
+    assert!(GraphView::open(tmp.path()).is_err());
+    writer.close().unwrap();
+    // The close wrote a current one (one entry or more since the last).
+    assert_ne!(GraphView::open(tmp.path()).unwrap().high_water(), before);
+}
+
+#[test]
+fn a_damaged_graph_file_never_gives_a_wrong_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ids = closed_ledger(tmp.path(), 8, 900);
+    let path = tmp.path().join("graph");
+    let good = std::fs::read(&path).unwrap();
+    let query: Vec<EventId> = ids.iter().rev().step_by(7).take(30).copied().collect();
+    let want = read_only(tmp.path()).heads_of(&query).unwrap();
+    let mut refused = 0;
+    let mut declined = 0;
+    for at in (0..good.len()).step_by(97) {
+        let mut bad = good.clone();
+        bad[at] ^= 0x20;
+        std::fs::write(&path, &bad).unwrap();
+        match GraphView::open(tmp.path()) {
+            Err(_) => refused += 1,
+            Ok(view) => match view.heads_of(&query).unwrap() {
+                None => declined += 1,
+                Some(heads) => assert_eq!(heads, want, "byte {at} flipped"),
+            },
+        }
+    }
+    assert!(
+        refused > 0 && declined > 0,
+        "{refused} refused, {declined} declined"
+    );
+    std::fs::write(&path, &good[..good.len() - 1]).unwrap();
+    assert!(GraphView::open(tmp.path()).is_err(), "a truncated file");
+}
+
+#[test]
+fn checkpoints_skip_the_graph_file_and_the_close_writes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = common::realm_dag_bytes(6, 1_000, 6, 16);
+    let ledger = Ledger::open_with(Config::new(tmp.path()).snapshot_interval(500)).unwrap();
+    ledger.append_batch(&all[..500]).unwrap();
+    ledger.append_batch(&all[500..]).unwrap();
+    // Both batches reached a checkpoint: the snapshot is current, and there is no graph file.
+    assert!(tmp.path().join("snapshot").is_file());
+    assert!(!tmp.path().join("graph").exists());
+    ledger.close().unwrap();
+    let view = GraphView::open(tmp.path()).unwrap();
+    assert_eq!(view.len(), all.len());
+}

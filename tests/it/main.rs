@@ -1,0 +1,27 @@
+//! The engine's integration tests, one binary with a module per subject: the ledger and
+//! its derived files, pending events, pipelines, snapshots, the graph file, crash
+//! consistency with real kills (`crash` re-runs this binary as the child it kills),
+//! published vectors through the ledger, property tests against naive oracles, and the
+//! fuzz corpora replayed (`fuzz_checks`, shared with the cargo-fuzz targets).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod adversarial;
+mod append_log;
+mod arkret_published;
+mod crash;
+mod exchanges;
+mod fuzz_checks;
+mod fuzz_regressions;
+mod graph_file;
+mod in_memory;
+mod ledger;
+mod pending;
+mod pending_order;
+mod pipeline;
+mod profile;
+mod properties;
+mod seed_fidelity;
+mod sidecar_handle;
+mod snapshot;
+mod watch_events;
+mod zip215;

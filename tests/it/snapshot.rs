@@ -1,0 +1,222 @@
+//! The state snapshot (`DIR/snapshot`): a closed ledger reopens from it and replays only
+//! the log after it; a damaged, foreign or stale snapshot is ignored (and said so), never
+//! trusted over the log; a read-only open uses it and changes no file.
+
+use akledger_testkit as common;
+
+use std::path::Path;
+
+use akledger::workload::realm_dag;
+use akledger::{Config, Ledger};
+
+use common::{copy_dir, files};
+
+/// Appends `events` events of `realm_dag(seed, …)` (the first `held` of them after the
+/// rest, so that some wait) in batches of 500, and returns them.
+fn fill(dir: &Path, seed: u64, events: usize, interval: u64) -> Vec<Vec<u8>> {
+    let all = common::realm_dag_bytes(seed, events, 6, 16);
+    let ledger = Ledger::open_with(Config::new(dir).snapshot_interval(interval)).unwrap();
+    for chunk in all.chunks(500) {
+        ledger.append_batch(chunk).unwrap();
+    }
+    ledger.close().unwrap();
+    all
+}
+
+/// Heads, admitted count, pending list and a clean `check()`.
+fn assert_consistent(ledger: &Ledger, admitted: usize) -> Vec<akledger::EventId> {
+    assert_eq!(ledger.len(), admitted);
+    let report = ledger.check().unwrap();
+    assert!(report.differences.is_empty(), "{:?}", report.differences);
+    ledger.heads()
+}
+
+#[test]
+fn a_closed_ledger_reopens_from_its_snapshot_and_replays_only_what_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = fill(tmp.path(), 1, 6_000, 1 << 20);
+    assert!(tmp.path().join("snapshot").is_file(), "close writes one");
+    let ledger = Ledger::open(tmp.path()).unwrap();
+    let report = ledger.open_report().clone();
+    assert!(report.snapshot.is_some(), "{report:?}");
+    assert_eq!(report.replayed, 0);
+    assert!(report.actions().is_empty(), "{:?}", report.actions());
+    let heads = assert_consistent(&ledger, all.len());
+    // More appends, then a crash-like drop without a new snapshot (fewer than the
+    // close threshold): the next open loads the old snapshot and replays the rest.
+    let more: Vec<Vec<u8>> = realm_dag(1, 6_300, 6, 16).unwrap()[6_001..]
+        .iter()
+        .map(|e| e.bytes().to_vec())
+        .collect();
+    ledger.append_batch(&more).unwrap();
+    drop(ledger);
+    let again = Ledger::open(tmp.path()).unwrap();
+    assert!(again.open_report().snapshot.is_some());
+    assert_eq!(again.open_report().replayed, 300, "one log entry per event");
+    assert_ne!(assert_consistent(&again, all.len() + more.len()), heads);
+}
+
+#[test]
+fn a_damaged_or_foreign_snapshot_is_ignored_and_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = fill(tmp.path(), 2, 5_000, 1 << 20);
+    let path = tmp.path().join("snapshot");
+    let good = std::fs::read(&path).unwrap();
+    // One flipped byte anywhere: the checksum refuses it.
+    let mut bad = good.clone();
+    let middle = bad.len() / 2;
+    bad[middle] ^= 0x10;
+    std::fs::write(&path, &bad).unwrap();
+    let ledger = Ledger::open(tmp.path()).unwrap();
+    let report = ledger.open_report().clone();
+    assert!(report.snapshot.is_none());
+    let why = report.snapshot_ignored.clone().unwrap();
+    assert!(why.contains("checksum"), "{why}");
+    assert!(report
+        .actions()
+        .iter()
+        .any(|a| a.contains("ignored the state snapshot")));
+    assert_consistent(&ledger, all.len());
+    drop(ledger);
+
+    // A snapshot of another ledger whose log is as long: it does not fit this log.
+    let other = tempfile::tempdir().unwrap();
+    fill(other.path(), 3, 5_000, 1 << 20);
+    std::fs::copy(other.path().join("snapshot"), &path).unwrap();
+    let ledger = Ledger::open(tmp.path()).unwrap();
+    let why = ledger.open_report().snapshot_ignored.clone().unwrap();
+    assert!(
+        why.contains("does not hold") || why.contains("log ends"),
+        "{why}"
+    );
+    assert_consistent(&ledger, all.len());
+}
+
+#[test]
+fn an_index_removed_behind_the_snapshot_is_rewritten_from_it_not_rebuilt_from_the_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = fill(tmp.path(), 4, 5_000, 1 << 20);
+    std::fs::remove_dir_all(tmp.path().join("index")).unwrap();
+    let heads = {
+        let ledger = Ledger::open(tmp.path()).unwrap();
+        let report = ledger.open_report().clone();
+        assert!(
+            report.rebuilt.is_none()
+                && report.snapshot.is_some()
+                && report.index_from_snapshot.is_some(),
+            "{report:?}"
+        );
+        assert!(report
+            .actions()
+            .iter()
+            .any(|a| a.contains("rewrote the index from the state snapshot")));
+        assert_consistent(&ledger, all.len())
+    };
+    // The rewritten index loads on its own: without the snapshot, nothing is rebuilt.
+    std::fs::remove_file(tmp.path().join("snapshot")).unwrap();
+    let ledger = Ledger::open(tmp.path()).unwrap();
+    let report = ledger.open_report().clone();
+    assert!(
+        report.rebuilt.is_none() && report.snapshot.is_none(),
+        "{report:?}"
+    );
+    assert_eq!(assert_consistent(&ledger, all.len()), heads);
+}
+
+#[test]
+fn an_index_restored_behind_the_snapshot_wins_over_it_and_the_gap_is_replayed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let backup = tempfile::tempdir().unwrap();
+    let all = common::realm_dag_bytes(9, 6_000, 6, 16);
+    let (early, late) = all.split_at(3_000);
+    for (part, save) in [(early, true), (late, false)] {
+        let ledger = Ledger::open(tmp.path()).unwrap();
+        for chunk in part.chunks(500) {
+            ledger.append_batch(chunk).unwrap();
+        }
+        ledger.close().unwrap();
+        if save {
+            copy_dir(&tmp.path().join("index"), &backup.path().join("index"));
+        }
+    }
+    std::fs::remove_dir_all(tmp.path().join("index")).unwrap();
+    copy_dir(&backup.path().join("index"), &tmp.path().join("index"));
+    let ledger = Ledger::open(tmp.path()).unwrap();
+    let report = ledger.open_report().clone();
+    assert!(
+        report.snapshot.is_none()
+            && report.index_from_snapshot.is_none()
+            && report.rebuilt.is_none()
+            && report.replayed as usize == all.len() - early.len(),
+        "{report:?}"
+    );
+    assert!(report
+        .snapshot_ignored
+        .unwrap()
+        .contains("covers batch 6 only"));
+    assert_consistent(&ledger, all.len());
+}
+
+#[test]
+fn a_read_only_open_uses_the_snapshot_and_changes_no_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = fill(tmp.path(), 5, 5_000, 1_000);
+    let before = files(tmp.path());
+    let reader = Ledger::open_with(Config::new(tmp.path()).read_only(true)).unwrap();
+    assert!(reader.open_report().snapshot.is_some());
+    assert_eq!(reader.len(), all.len());
+    let heads = reader.heads();
+    drop(reader);
+    assert_eq!(files(tmp.path()), before, "a read-only open changed files");
+    let writer = Ledger::open(tmp.path()).unwrap();
+    assert_eq!(assert_consistent(&writer, all.len()), heads);
+}
+
+/// Copies the ledger's log and snapshot (what a crash leaves of them) to a new directory.
+fn crash_copy(from: &Path) -> tempfile::TempDir {
+    let to = tempfile::tempdir().unwrap();
+    std::fs::create_dir(to.path().join("log")).unwrap();
+    for entry in std::fs::read_dir(from.join("log")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, to.path().join("log").join(path.file_name().unwrap())).unwrap();
+    }
+    if from.join("snapshot").exists() {
+        std::fs::copy(from.join("snapshot"), to.path().join("snapshot")).unwrap();
+    }
+    to
+}
+
+#[test]
+fn snapshots_taken_while_appending_agree_with_the_live_state() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = common::realm_dag_bytes(6, 3_000, 5, 8);
+    // A snapshot every 700 entries, newest events first: snapshots land between batches
+    // with pending events in them.
+    let ledger = Ledger::open_with(Config::new(tmp.path()).snapshot_interval(700)).unwrap();
+    let (first, rest) = all.split_at(1);
+    let mut loaded = 0;
+    for chunk in rest.rchunks(300) {
+        ledger.append_batch(chunk).unwrap();
+        let copy = crash_copy(tmp.path());
+        let reopened = Ledger::open_with(Config::new(copy.path()).read_only(true)).unwrap();
+        loaded += usize::from(reopened.open_report().snapshot.is_some());
+        assert_eq!(reopened.pending(), ledger.pending());
+        assert_eq!(reopened.len(), ledger.len());
+    }
+    assert!(loaded >= 3, "snapshots loaded: {loaded}");
+    ledger.append(&first[0]).unwrap();
+    assert_consistent(&ledger, all.len());
+    let copy = crash_copy(tmp.path());
+    let reopened = Ledger::open(copy.path()).unwrap();
+    let report = reopened.open_report();
+    assert!(
+        report.snapshot.is_some() && report.index_from_snapshot.is_some(),
+        "no index: rewritten from the snapshot (pending events included): {report:?}"
+    );
+    assert_consistent(&reopened, all.len());
+    drop(reopened);
+    std::fs::remove_file(copy.path().join("snapshot")).unwrap();
+    let reopened = Ledger::open(copy.path()).unwrap();
+    assert!(reopened.open_report().rebuilt.is_none());
+    assert_consistent(&reopened, all.len());
+}
