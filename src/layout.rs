@@ -13,6 +13,8 @@
 //!   keyring.json.lock     the keyring file's writer lock (ledger::keyring_file)
 //!   replicate/<s>.json    a NATS stream's replication marker (akledger-replicate)
 //!   runtime-progress.json the sidecar runtime's progress marker (akledger-runtime)
+//!   sidecar-runtime.json  the runtime configuration `akledger sidecar run` bootstraps
+//!   controller.key        the controller key it bootstraps, mode 0600
 //! ```
 //!
 //! Atomic rewrites (`store::atomic`) go through a temporary `.<name>.<random>` beside the
@@ -38,6 +40,10 @@ pub const KEYRING: &str = "keyring.json";
 pub const REPLICATE: &str = "replicate";
 /// The sidecar runtime's progress marker.
 pub const RUNTIME_PROGRESS: &str = "runtime-progress.json";
+/// The sidecar runtime's configuration file that `akledger sidecar run` bootstraps.
+pub const RUNTIME_CONFIG: &str = "sidecar-runtime.json";
+/// The controller's key file that `akledger sidecar run` bootstraps (mode 0600).
+pub const CONTROLLER_KEY: &str = "controller.key";
 
 /// The paths of one ledger directory's entries.
 #[derive(Clone, Debug)]

@@ -18,6 +18,7 @@ use std::path::Path;
 
 use crate::error::{Code, Error, Rejection};
 use crate::id::{DigestSuite, EventId};
+use crate::layout;
 use crate::store::log::{HighWater, LogPos};
 use crate::store::tables::{
     CodecError, Key, Store, StoreError, StoreOptions, Table, Value, WriteBatch, META,
@@ -138,7 +139,7 @@ impl Index {
     }
 
     fn err(&self, e: StoreError) -> Error {
-        store_error(Path::new("index"), e)
+        store_error(Path::new(layout::INDEX), e)
     }
 
     /// Applies `batch` with the high-water mark `high` and the layout version, atomically.

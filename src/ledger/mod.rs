@@ -65,7 +65,7 @@ use crate::id::EventId;
 use crate::layout;
 use crate::limits::{MAX_BATCH_BYTES, MAX_BATCH_EVENTS};
 use crate::proof::Verifier;
-use crate::store::log::{LogError, LogReader, SegmentLog};
+use crate::store::log::{LogError, SegmentLog, SegmentReader};
 use crate::store::root::{AckWriter, Acked, RootLock};
 
 use admit::{Decider, Source};
@@ -118,7 +118,7 @@ pub struct Ledger {
     verifier: Arc<Verifier>,
     pool: pool::VerifyPool,
     writer: Mutex<Writer>,
-    reader: LogReader,
+    reader: SegmentReader,
     state: RwLock<State>,
     /// `None` when opened read-only.
     index: Option<Index>,

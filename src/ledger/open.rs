@@ -7,7 +7,9 @@ use std::sync::{Mutex, RwLock};
 use crate::error::Error;
 use crate::layout;
 use crate::proof::Verifier;
-use crate::store::log::{HighWater, LogError, LogOptions, LogReader, RecoveryReport, SegmentLog};
+use crate::store::log::{
+    HighWater, LogError, LogOptions, RecoveryReport, SegmentLog, SegmentReader,
+};
 use crate::store::root::{read_acked, AckWriter, Acked, LockError, RootLock};
 
 use super::index::{Changes, Index};
@@ -267,7 +269,7 @@ fn assemble(
 /// The state snapshot `found` in the ledger directory, when there is one that fits the log.
 fn usable_snapshot(
     found: Result<Option<Snapshot>, String>,
-    reader: &LogReader,
+    reader: &SegmentReader,
     log_high: HighWater,
     report: &mut OpenReport,
 ) -> Option<Snapshot> {
@@ -326,7 +328,7 @@ fn index_covering(
 /// the reason in the report) when that replay fails, so the caller opens without it.
 fn from_snapshot(
     snap: Snapshot,
-    reader: &LogReader,
+    reader: &SegmentReader,
     threads: usize,
     sink: &mut Sink<'_>,
     report: &mut OpenReport,
@@ -412,7 +414,7 @@ fn is_environmental(e: &std::io::Error) -> bool {
 /// Log entries in the whole log: from the acknowledged marker on when it is usable, so
 /// only the entries written after it are read.
 fn entries_in_log(
-    reader: &LogReader,
+    reader: &SegmentReader,
     acked: Option<Acked>,
     log_high: HighWater,
 ) -> Result<u64, Error> {

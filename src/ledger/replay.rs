@@ -9,7 +9,7 @@ use std::sync::mpsc::{channel, sync_channel};
 use crate::error::Error;
 use crate::event::Event;
 use crate::proof::Verifier;
-use crate::store::log::{segment_file_name, HighWater, LogBatch, LogPos, LogReader};
+use crate::store::log::{segment_file_name, HighWater, LogBatch, LogPos, SegmentReader};
 
 use super::admit::{Decider, Source};
 use super::drop_pending::dropped_ids;
@@ -57,7 +57,7 @@ struct Prepared {
 /// by taking them round-robin); a [`Reverify`] replay uses one, as verifying is itself
 /// spread over threads.
 pub(crate) fn replay(
-    reader: &LogReader,
+    reader: &SegmentReader,
     state: &mut State,
     start: Option<HighWater>,
     reverify: Option<&Reverify<'_>>,
@@ -114,7 +114,7 @@ pub(crate) fn replay(
 /// Reads the log after `start` and deals its batches to the parsing threads in turn; a
 /// read error goes to the next thread in turn, and ends the reading.
 fn read_batches(
-    reader: &LogReader,
+    reader: &SegmentReader,
     start: Option<HighWater>,
     workers: &[std::sync::mpsc::SyncSender<Result<LogBatch, Error>>],
 ) {
@@ -181,7 +181,7 @@ fn prepare(batch: LogBatch, reverify: Option<&Reverify<'_>>) -> Result<Prepared,
 /// Decides and applies one prepared batch, then hands its changes to `sink`. Returns the
 /// batch's events, for the caller to free.
 fn apply(
-    reader: &LogReader,
+    reader: &SegmentReader,
     state: &mut State,
     batch: Prepared,
     done: &mut Replayed,

@@ -17,7 +17,7 @@ use crate::codec::{put_u32, put_u64, put_u64s, Reader};
 use crate::dag::{DagIndex, Pos};
 use crate::event::Event;
 use crate::layout;
-use crate::store::log::{HighWater, LogPos, LogReader};
+use crate::store::log::{HighWater, LogPos, SegmentReader};
 use crate::store::tables::Value;
 
 use super::id_table::IdTable;
@@ -107,7 +107,7 @@ impl Snapshot {
     /// Whether this snapshot describes a prefix of the log `reader` reads, whose end is
     /// `log_high`: it ends at or before the log, and the last event it admitted is at its
     /// recorded position with bytes that hash to its id.
-    pub fn fits(&self, reader: &LogReader, log_high: HighWater) -> Result<(), String> {
+    pub fn fits(&self, reader: &SegmentReader, log_high: HighWater) -> Result<(), String> {
         let high = self.high;
         if high.seq > log_high.seq || (high.seq == log_high.seq && high != log_high) {
             return Err(format!(
@@ -132,7 +132,7 @@ impl Snapshot {
 
 /// Whether the log holds the event `id` at `at`: bytes there that parse and hash to `id`.
 /// How a derived file (this snapshot, the graph file) shows it describes this log.
-pub(super) fn log_holds(reader: &LogReader, at: LogPos, id: &crate::id::EventId) -> bool {
+pub(super) fn log_holds(reader: &SegmentReader, at: LogPos, id: &crate::id::EventId) -> bool {
     reader
         .read(at)
         .ok()

@@ -9,7 +9,7 @@
 use crate::error::Error;
 use crate::event::Event;
 use crate::layout;
-use crate::store::log::{segment_file_name, LogPos, LogReader};
+use crate::store::log::{segment_file_name, LogPos, SegmentReader};
 
 use super::log_error;
 
@@ -23,7 +23,7 @@ pub trait Stored {
     fn holds(&self, at: LogPos, bytes: &[u8]) -> bool;
 }
 
-impl Stored for LogReader {
+impl Stored for SegmentReader {
     fn event(&self, at: LogPos) -> Result<Event, Error> {
         let (_, bytes) = self.read(at).map_err(log_error)?;
         reread(&bytes, at)

@@ -55,7 +55,7 @@ fn every_target_has_a_replay_test() {
 }
 
 /// Regenerates the seed corpora under `fuzz/corpus/` (run by hand:
-/// `cargo test --test fuzz_regressions -- --ignored write_seed_corpus`).
+/// `cargo test -p akledger --test it -- --ignored write_seed_corpus`).
 #[test]
 #[ignore]
 fn write_seed_corpus() {

@@ -4,9 +4,11 @@
 //! and the exchange fold of every sidecar; `--html FILE` also writes it as one
 //! self-contained page (see `html`).
 
+use clap::Args;
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, Seek, SeekFrom, Write};
 use std::path::Path;
+use std::path::PathBuf;
 
 use akledger::canonical::Object;
 use akledger::{
@@ -183,16 +185,45 @@ struct Report {
     not_folded: Vec<NotFolded>,
 }
 
+/// Replay a log in memory and report what is valid, what is not and why.
+///
+/// Every event is verified and admitted, left pending or rejected with its PROFILE
+/// code; every sidecar's exchanges are folded. `--json` prints the PROFILE §12 report:
+/// summary, rejected (by log index), pending, heads, exchanges, not_folded. Exits 0
+/// when nothing was rejected or left pending, 1 otherwise, 2 on usage or IO errors.
+///
+/// The log is replayed into memory (an in-memory ledger: it costs about the log's size
+/// in memory) and nothing is written; `--on-disk` replays into a scratch ledger in the
+/// temporary directory instead, for logs larger than memory.
+///
+/// Example: akledger audit big.jsonl --keyring big.keyring.json --json | jq .summary
+#[derive(Args, Debug)]
+pub struct AuditArgs {
+    /// The log: JSON Lines or a CBOR sequence (detected), `-` for stdin.
+    pub log: PathBuf,
+    /// Keyring file: authorized keys and the sidecar keys that decrypt exchanges.
+    #[arg(long, value_name = "FILE")]
+    pub keyring: Option<PathBuf>,
+    /// Print the PROFILE §12 JSON report instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the report as one self-contained HTML page (no network, no external
+    /// assets): summary, rejections, pending, the exchanges table, and each exchange's
+    /// timeline with a picture of its events.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Replay into a scratch ledger in the temporary directory (removed at exit, also on
+    /// SIGINT or SIGTERM) instead of memory: for a log larger than memory.
+    #[arg(long)]
+    pub on_disk: bool,
+}
+
 /// Runs the command; with `html`, also writes the HTML page there. The log is replayed
 /// into an in-memory ledger, or with `on_disk` into a scratch ledger in the temporary
 /// directory.
-pub fn run(
-    log: &Path,
-    keyring: Option<&Path>,
-    json: bool,
-    html: Option<&Path>,
-    on_disk: bool,
-) -> Result<Outcome, CliError> {
+pub fn run(args: AuditArgs) -> Result<Outcome, CliError> {
+    let (log, keyring, html) = (&args.log, args.keyring.as_deref(), args.html.as_deref());
+    let (json, on_disk) = (args.json, args.on_disk);
     let keyring = load_keyring(keyring)?;
     let mut scratch = None;
     let config = if on_disk {

@@ -6,6 +6,8 @@
 //! come from the clock, raised to the latest causal parent's when the clock is behind;
 //! nonces from the operating system.
 
+use clap::{Args, Subcommand};
+
 use akledger::canonical::Object;
 use akledger::ed25519_dalek::SigningKey;
 use akledger::exchange::{Act, ExchangeView, RequestContext, TrackRef};
@@ -200,16 +202,77 @@ fn body(text: &str) -> akledger::Json {
     Object::new().with("text", text.into()).into()
 }
 
+/// Author realm events.
+#[derive(Args, Debug)]
+pub struct RealmArgs {
+    #[command(subcommand)]
+    pub action: RealmCmd,
+}
+
+/// `realm`'s subcommands.
+#[derive(Subcommand, Debug)]
+pub enum RealmCmd {
+    Create(RealmCreateArgs),
+}
+
+/// Create a realm; prints the event id and the realm id.
+///
+/// Example: akledger realm create --key alice.key.json
+#[derive(Args, Debug)]
+pub struct RealmCreateArgs {
+    #[command(flatten)]
+    pub author: AuthorArgs,
+}
+
+/// `akledger realm …`.
+pub fn realm(args: RealmArgs) -> Result<Outcome, CliError> {
+    match args.action {
+        RealmCmd::Create(a) => realm_create(&a.author),
+    }
+}
+
 /// `akledger realm create`: prints the event id and the realm id.
-pub fn realm_create(args: &AuthorArgs) -> Result<Outcome, CliError> {
+fn realm_create(args: &AuthorArgs) -> Result<Outcome, CliError> {
     let s = Signer::new(args)?;
     let event = akledger::exchange::create_realm(&s.key, s.actor.clone(), s.now_after(&[])?)?;
     let realm: RealmId = event.id().retype();
     s.submit(event, &[("realm_id", realm.to_string())])
 }
 
+/// Author strand events.
+#[derive(Args, Debug)]
+pub struct StrandArgs {
+    #[command(subcommand)]
+    pub action: StrandCmd,
+}
+
+/// `strand`'s subcommands.
+#[derive(Subcommand, Debug)]
+pub enum StrandCmd {
+    Create(StrandCreateArgs),
+}
+
+/// Create a strand in a realm; prints the event id and the strand id.
+///
+/// Example: akledger strand create --realm ak:realm:… --key alice.key.json
+#[derive(Args, Debug)]
+pub struct StrandCreateArgs {
+    /// The realm.
+    #[arg(long, value_name = "ID")]
+    pub realm: String,
+    #[command(flatten)]
+    pub author: AuthorArgs,
+}
+
+/// `akledger strand …`.
+pub fn strand(args: StrandArgs) -> Result<Outcome, CliError> {
+    match args.action {
+        StrandCmd::Create(a) => strand_create(&a.author, &a.realm),
+    }
+}
+
 /// `akledger strand create --realm R`: prints the event id and the strand id.
-pub fn strand_create(args: &AuthorArgs, realm: &str) -> Result<Outcome, CliError> {
+fn strand_create(args: &AuthorArgs, realm: &str) -> Result<Outcome, CliError> {
     let s = Signer::new(args)?;
     let realm: RealmId = parse_id(realm)?;
     let at = s.now_after(&[realm.retype()])?;
@@ -218,11 +281,68 @@ pub fn strand_create(args: &AuthorArgs, realm: &str) -> Result<Outcome, CliError
     s.submit(event, &[("strand_id", strand.to_string())])
 }
 
+/// Author sidecar events.
+#[derive(Args, Debug)]
+pub struct SidecarArgs {
+    #[command(subcommand)]
+    pub action: SidecarCmd,
+}
+
+/// `sidecar`'s subcommands.
+#[derive(Subcommand, Debug)]
+pub enum SidecarCmd {
+    Create(SidecarCreateArgs),
+    Attach(SidecarAttachArgs),
+    Run(super::sidecar_run::RunArgs),
+}
+
+/// Create your sidecar in a realm (you become its controller), with your private strand
+/// attached (version 1); prints the event id, the sidecar id and the strand id, and adds
+/// a fresh epoch-1 sidecar key to the keyring file.
+///
+/// Example: akledger sidecar create --realm ak:realm:… --key alice.key.json
+#[derive(Args, Debug)]
+pub struct SidecarCreateArgs {
+    /// The realm.
+    #[arg(long, value_name = "ID")]
+    pub realm: String,
+    /// Attach this existing strand of the realm instead of creating one.
+    #[arg(long, value_name = "ID")]
+    pub strand: Option<String>,
+    #[command(flatten)]
+    pub author: AuthorArgs,
+}
+
+/// Attach your sidecar to another strand of its realm (controller only): the next
+/// attach version; requests and controls from then on name that strand.
+///
+/// Example: akledger sidecar attach --sidecar ak:sidecar:… --strand ak:strand:… --key alice.key.json
+#[derive(Args, Debug)]
+pub struct SidecarAttachArgs {
+    /// The sidecar.
+    #[arg(long, value_name = "ID")]
+    pub sidecar: String,
+    /// The strand.
+    #[arg(long, value_name = "ID")]
+    pub strand: String,
+    #[command(flatten)]
+    pub author: AuthorArgs,
+}
+
+/// `akledger sidecar …`.
+pub fn sidecar(args: SidecarArgs) -> Result<Outcome, CliError> {
+    match args.action {
+        SidecarCmd::Create(a) => sidecar_create(&a.author, &a.realm, a.strand.as_deref()),
+        SidecarCmd::Attach(a) => sidecar_attach(&a.author, &a.sidecar, &a.strand),
+        SidecarCmd::Run(a) => super::sidecar_run::run(a),
+    }
+}
+
 /// `akledger sidecar create --realm R [--strand S]`: the sidecar, the controller's private
 /// strand (unless `S`, an existing strand of the realm, is given) and the version-1 attach,
 /// appended in that order (stopping at the first refused one). Prints the sidecar create's id, the sidecar id and the strand id, and puts
 /// a fresh epoch-1 sidecar key in the keyring file unless it has one.
-pub fn sidecar_create(
+fn sidecar_create(
     args: &AuthorArgs,
     realm: &str,
     strand: Option<&str>,
@@ -257,7 +377,7 @@ pub fn sidecar_create(
 
 /// `akledger sidecar attach --sidecar X --strand S`: the controller binds the sidecar to
 /// another strand of its realm (the next attach version). Prints the event id.
-pub fn sidecar_attach(args: &AuthorArgs, sidecar: &str, strand: &str) -> Result<Outcome, CliError> {
+fn sidecar_attach(args: &AuthorArgs, sidecar: &str, strand: &str) -> Result<Outcome, CliError> {
     let s = Signer::new(args)?;
     let sidecar: SidecarId = parse_id(sidecar)?;
     let strand: StrandId = parse_id(strand)?;
@@ -275,28 +395,115 @@ pub fn sidecar_attach(args: &AuthorArgs, sidecar: &str, strand: &str) -> Result<
     s.submit(event, &[])
 }
 
-/// What `exchange request` asks.
-pub struct RequestArgs<'a> {
+/// `exchange`'s subcommands: authoring.
+#[derive(Subcommand, Debug)]
+pub enum ExchangeCmd {
+    Request(RequestArgs),
+    Respond(RespondArgs),
+    Control(ControlArgs),
+}
+
+/// Open an exchange (controller only): address agents with a message.
+///
+/// Example: akledger exchange request --key alice.key.json --sidecar ak:sidecar:… --exchange-id order-2026-0001-abcdefghij --agent ak:did_core:key:z6Mk… --body "summarize the thread"
+#[derive(Args, Debug)]
+pub struct RequestArgs {
     /// The sidecar.
-    pub sidecar: &'a str,
-    /// The exchange id.
-    pub exchange_id: &'a str,
-    /// Addressed agents.
-    pub agents: &'a [String],
-    /// The coordinator (required with several agents).
-    pub coordinator: Option<&'a str>,
+    #[arg(long, value_name = "ID")]
+    pub sidecar: String,
+    /// The exchange id (`^[A-Za-z0-9._~=-]{22,128}$`).
+    #[arg(long, value_name = "X")]
+    pub exchange_id: String,
+    /// An addressed agent (repeat for several): `ak:did_core:…`, or a `did:key:z…`
+    /// (converted to its `ak:did_core:key:` principal).
+    #[arg(long = "agent", value_name = "AGENT", required = true)]
+    pub agents: Vec<String>,
+    /// The coordinator (required when several agents are addressed); `did:key:` accepted.
+    #[arg(long, value_name = "AGENT")]
+    pub coordinator: Option<String>,
     /// The message text.
-    pub body: &'a str,
-    /// Track name.
-    pub track: &'a str,
-    /// Sidecar key epoch.
+    #[arg(long)]
+    pub body: String,
+    /// The source track name.
+    #[arg(long, default_value = "main")]
+    pub track: String,
+    /// The sidecar key epoch to seal with.
+    #[arg(long, default_value_t = 1)]
     pub epoch: u64,
+    #[command(flatten)]
+    pub author: AuthorArgs,
+}
+
+/// Answer an exchange's canonical request (an addressed agent).
+///
+/// Example: akledger exchange respond --key bob.key.json --sidecar ak:sidecar:… --exchange-id order-2026-0001-abcdefghij --completes --body "done"
+#[derive(Args, Debug)]
+pub struct RespondArgs {
+    /// The sidecar.
+    #[arg(long, value_name = "ID")]
+    pub sidecar: String,
+    /// The exchange id.
+    #[arg(long, value_name = "X")]
+    pub exchange_id: String,
+    /// Mark the answer as completing the exchange (the coordinator's answer).
+    #[arg(long)]
+    pub completes: bool,
+    /// The message text.
+    #[arg(long)]
+    pub body: String,
+    /// The sidecar key epoch to seal with.
+    #[arg(long, default_value_t = 1)]
+    pub epoch: u64,
+    #[command(flatten)]
+    pub author: AuthorArgs,
+}
+
+/// Close, cancel, fail or reassign an exchange (controller only), over everything the
+/// ledger has folded for it.
+///
+/// Example: akledger exchange control --key alice.key.json --sidecar ak:sidecar:… --exchange-id order-2026-0001-abcdefghij close
+#[derive(Args, Debug)]
+pub struct ControlArgs {
+    /// The sidecar.
+    #[arg(long, value_name = "ID", global = true)]
+    pub sidecar: Option<String>,
+    /// The exchange id.
+    #[arg(long, value_name = "X", global = true)]
+    pub exchange_id: Option<String>,
+    /// The sidecar key epoch to seal with.
+    #[arg(long, default_value_t = 1, global = true)]
+    pub epoch: u64,
+    #[command(flatten)]
+    pub author: AuthorArgs,
+    #[command(subcommand)]
+    pub action: ControlArg,
+}
+
+/// `akledger exchange request|respond|control`.
+pub fn exchange(action: ExchangeCmd) -> Result<Outcome, CliError> {
+    match action {
+        ExchangeCmd::Request(r) => request(&r),
+        ExchangeCmd::Respond(r) => respond(
+            &r.author,
+            &r.sidecar,
+            &r.exchange_id,
+            r.completes,
+            &r.body,
+            r.epoch,
+        ),
+        ExchangeCmd::Control(c) => match (&c.sidecar, &c.exchange_id) {
+            (Some(s), Some(x)) => control(&c.author, s, x, &c.action, c.epoch),
+            _ => Err(CliError::Usage(
+                "exchange control: --sidecar and --exchange-id are required".into(),
+            )),
+        },
+    }
 }
 
 /// `akledger exchange request`: the controller opens an exchange.
-pub fn request(args: &AuthorArgs, r: &RequestArgs<'_>) -> Result<Outcome, CliError> {
-    let s = Signer::new(args)?;
-    let sidecar: SidecarId = parse_id(r.sidecar)?;
+fn request(r: &RequestArgs) -> Result<Outcome, CliError> {
+    let s = Signer::new(&r.author)?;
+    let sidecar: SidecarId = parse_id(&r.sidecar)?;
     let author = s.author(sidecar, r.epoch)?;
     let info = s.sidecar(sidecar)?;
     // The sidecar's current context: the latest attach (PROFILE §6, §8.1).
@@ -313,20 +520,20 @@ pub fn request(args: &AuthorArgs, r: &RequestArgs<'_>) -> Result<Outcome, CliErr
     let track = TrackRef {
         realm_id: info.realm_id,
         strand_id: attach.strand_id,
-        track_name: r.track.to_string(),
+        track_name: r.track.clone(),
     };
     let agents = r
         .agents
         .iter()
         .map(|a| did(a))
         .collect::<Result<Vec<_>, _>>()?;
-    let coordinator = r.coordinator.map(did).transpose()?;
+    let coordinator = r.coordinator.as_deref().map(did).transpose()?;
     let context =
         RequestContext::new(track, format!("order-{}", at.millis()), agents, coordinator)?;
     let event = author.request(
-        &exchange_id(r.exchange_id)?,
+        &exchange_id(&r.exchange_id)?,
         context,
-        body(r.body),
+        body(&r.body),
         at,
         &mut OsRng,
     )?;
@@ -334,7 +541,7 @@ pub fn request(args: &AuthorArgs, r: &RequestArgs<'_>) -> Result<Outcome, CliErr
 }
 
 /// `akledger exchange respond`: an addressed agent answers the canonical request.
-pub fn respond(
+fn respond(
     args: &AuthorArgs,
     sidecar: &str,
     exchange: &str,
@@ -361,7 +568,7 @@ pub fn respond(
 
 /// `akledger exchange control`: the controller closes, cancels, fails or reassigns, over
 /// everything the ledger has folded for the exchange.
-pub fn control(
+fn control(
     args: &AuthorArgs,
     sidecar: &str,
     exchange: &str,

@@ -4,6 +4,7 @@
 //! controls filled by what the fold made of them; one edge per DAG dependency (PROFILE §5),
 //! drawn from the dependency to the event that names it.
 
+use clap::Args;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -13,16 +14,6 @@ use akledger::{Event, EventId, ExchangeId, Ledger};
 use super::history::resolve_sidecar;
 use super::html::verdict_color;
 use super::output::{parse_ids, print_lines, short_id, CliError, LedgerArgs, Outcome};
-
-/// Which part of the DAG to draw.
-pub struct DagArgs<'a> {
-    /// Leave out what these ids cover.
-    pub since: &'a [String],
-    /// Only this exchange's events.
-    pub exchange: Option<&'a str>,
-    /// The exchange's sidecar (default: the only one).
-    pub sidecar: Option<&'a str>,
-}
 
 /// What a node is.
 enum Node {
@@ -36,12 +27,44 @@ enum Node {
     Rejected(String),
 }
 
+/// Draw the causal DAG as Graphviz DOT (`akledger dag --dot | dot -Tsvg > dag.svg`).
+///
+/// One node per admitted event (heads with a double border), pending events dashed,
+/// the events they miss dotted (never seen) or as red octagons (rejected on release),
+/// exchange controls filled by outcome (green terminal, blue applied, orange ignored,
+/// with the reason); edges run from a dependency to the event naming it.
+///
+/// Example: akledger dag --dot --exchange exchange-00000001-00000003 | dot -Tsvg > x.svg
+#[derive(Args, Debug)]
+pub struct DagArgs {
+    /// Write Graphviz DOT (the only format).
+    #[arg(long, required = true)]
+    pub dot: bool,
+    /// Leave out every event this id covers (repeat, or separate with commas).
+    #[arg(
+        long,
+        value_name = "ID",
+        value_delimiter = ',',
+        conflicts_with = "exchange"
+    )]
+    pub since: Vec<String>,
+    /// Only this exchange's events (request, messages, controls).
+    #[arg(long, value_name = "X")]
+    pub exchange: Option<String>,
+    /// The exchange's sidecar [default: the ledger's only sidecar].
+    #[arg(long, value_name = "ID", requires = "exchange")]
+    pub sidecar: Option<String>,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+}
+
 /// Runs the command.
-pub fn run(ledger: &LedgerArgs, args: &DagArgs<'_>) -> Result<Outcome, CliError> {
+pub fn run(args: DagArgs) -> Result<Outcome, CliError> {
+    let ledger = &args.ledger;
     let ledger = ledger.open()?;
-    let histories = match args.exchange {
+    let histories = match args.exchange.as_deref() {
         Some(x) => {
-            let sidecar = resolve_sidecar(&ledger, args.sidecar)?;
+            let sidecar = resolve_sidecar(&ledger, args.sidecar.as_deref())?;
             let history = ledger
                 .exchange_history(&sidecar, &ExchangeId::parse(x)?)?
                 .ok_or_else(|| {
@@ -51,7 +74,7 @@ pub fn run(ledger: &LedgerArgs, args: &DagArgs<'_>) -> Result<Outcome, CliError>
         }
         None => all_histories(&ledger)?,
     };
-    let nodes = nodes(&ledger, args, &histories)?;
+    let nodes = nodes(&ledger, &args, &histories)?;
     print_lines([dot(&nodes, &verdicts(&histories))])?;
     Ok(Outcome::Clean)
 }
@@ -79,12 +102,12 @@ fn verdicts(histories: &[ExchangeHistory]) -> HashMap<EventId, (Step, Verdict)> 
 /// The nodes to draw, in canonical order of id.
 fn nodes(
     ledger: &Ledger,
-    args: &DagArgs<'_>,
+    args: &DagArgs,
     histories: &[ExchangeHistory],
 ) -> Result<BTreeMap<EventId, Node>, CliError> {
     let heads: HashSet<EventId> = ledger.heads().into_iter().collect();
-    let since = parse_ids(args.since)?;
-    let keep: Option<HashSet<EventId>> = match (args.exchange, since.is_empty()) {
+    let since = parse_ids(&args.since)?;
+    let keep: Option<HashSet<EventId>> = match (args.exchange.as_deref(), since.is_empty()) {
         (Some(_), _) => Some(
             histories
                 .iter()

@@ -7,9 +7,12 @@
 //! stream as offered, for `akledger audit F`. Deterministic in the seed, so a
 //! second run finds every event a duplicate.
 
+use clap::Args;
 use std::io::Write;
 use std::path::Path;
+use std::path::PathBuf;
 
+use akledger::layout::Layout;
 use akledger::log_format::{write_item, LogFormat};
 use akledger::workload::{realm_dag, sidecar_workload, SidecarSpec, SplitMix};
 use akledger::{Config, Ledger};
@@ -28,14 +31,42 @@ const AGENTS: usize = 5;
 const DAG_EVENTS: usize = 200;
 const DAG_WRITERS: usize = 4;
 
+/// Build a realistic sidecar ledger from nothing and summarize it.
+///
+/// Generates one sidecar (a controller, several agents, a few hundred exchanges ending
+/// every possible way, and forged events) plus a small realm DAG, writes the keyring to
+/// DIR/keyring.json, delivers the events partly out of order, and prints what was
+/// admitted, pending and rejected, the heads and the exchanges by status. Running it
+/// again on the same directory finds every event already there.
+///
+/// Example: akledger demo --dir /tmp/demo --seed 7 --exchanges 500
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// The ledger directory (created when missing).
+    #[arg(long, value_name = "DIR", default_value = "./akledger-data")]
+    pub dir: PathBuf,
+    /// Seed of the generated workload (same seed, same events).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Number of exchanges in the sidecar.
+    #[arg(long, default_value_t = 300)]
+    pub exchanges: usize,
+    /// Also write the events as offered (out of order, forgeries included) to FILE as
+    /// JSON Lines; the printed `try` line audits it.
+    #[arg(long, value_name = "FILE")]
+    pub offered_log: Option<PathBuf>,
+}
+
 /// Runs the command. With `offered_log`, the events are also written there as offered
 /// (out of order, forgeries included), and the printed `try` line audits that file.
-pub fn run(
-    dir: &Path,
-    seed: u64,
-    exchanges: usize,
-    offered_log: Option<&Path>,
-) -> Result<Outcome, CliError> {
+pub fn run(args: DemoArgs) -> Result<Outcome, CliError> {
+    let DemoArgs {
+        ref dir,
+        seed,
+        exchanges,
+        ref offered_log,
+    } = args;
+    let offered_log = offered_log.as_deref();
     let spec = SidecarSpec {
         exchanges,
         agents: AGENTS,
@@ -45,7 +76,7 @@ pub fn run(
     let dag = realm_dag(seed, DAG_EVENTS, DAG_WRITERS, 32)?;
 
     std::fs::create_dir_all(dir).map_err(|e| CliError::Io(dir.to_owned(), e))?;
-    let keyring_path = dir.join("keyring.json");
+    let keyring_path = Layout::new(dir).keyring();
     let mut keyring = load_keyring_or_new(&keyring_path)?;
     if let Some(key) = workload.keyring.sidecar_key(&workload.sidecar, 1) {
         keyring.add_sidecar_key(workload.sidecar, 1, key.clone());

@@ -5,8 +5,9 @@
 //! Deterministic in `--seed`. The DAG is produced in batches whose signatures are computed
 //! on every core, so a million events take seconds per core, not minutes.
 
+use clap::Args;
 use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use akledger::log_format::write_item;
@@ -22,29 +23,44 @@ const PAYLOAD_BYTES: usize = 64;
 /// Agents of the generated sidecar.
 const AGENTS: usize = 5;
 
-/// What to generate.
-pub struct GenArgs<'a> {
+/// Generate a synthetic signed workload as a log (realm DAG + sidecar).
+///
+/// Writes the realm create, EVENTS notes by WRITERS writers (each refs its writer's
+/// previous note and, half the time, another writer's latest), then one sidecar with
+/// EXCHANGES exchanges (5 agents, every outcome). Deterministic in the seed. Signing
+/// runs on every core. `--keyring-out` writes the keyring that decrypts the sidecar.
+///
+/// Example: akledger gen --events 1000000 --writers 64 --exchanges 1000 --seed 1 --out /tmp/big.jsonl --keyring-out /tmp/big.keyring.json
+#[derive(Args, Debug)]
+pub struct GenArgs {
     /// Realm DAG events (besides the realm create).
+    #[arg(long, default_value_t = 10_000)]
     pub events: usize,
-    /// DAG writers.
+    /// Writers of the realm DAG.
+    #[arg(long, default_value_t = 8)]
     pub writers: usize,
-    /// Sidecar exchanges (0: no sidecar).
+    /// Exchanges in the sidecar (0 for none).
+    #[arg(long, default_value_t = 100)]
     pub exchanges: usize,
     /// Seed.
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Output (stdout when `None`).
-    pub out: Option<&'a Path>,
-    /// Encoding.
+    /// Output file (default stdout).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Log encoding.
+    #[arg(long, value_enum, default_value = "jsonl")]
     pub format: FormatArg,
-    /// Where to write the keyring.
-    pub keyring_out: Option<&'a Path>,
+    /// Also write the keyring (sidecar key) here.
+    #[arg(long, value_name = "FILE")]
+    pub keyring_out: Option<PathBuf>,
 }
 
 /// Runs the command.
-pub fn run(a: &GenArgs<'_>) -> Result<Outcome, CliError> {
+pub fn run(a: GenArgs) -> Result<Outcome, CliError> {
     let started = Instant::now();
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let (mut writer, name) = open_output(a.out)?;
+    let (mut writer, name) = open_output(a.out.as_deref())?;
     let io_err = |e| CliError::Io(name.clone(), e);
     let format = a.format.into();
     let bar = (a.events >= 100_000 && std::io::stderr().is_terminal()).then(|| {
@@ -85,10 +101,10 @@ pub fn run(a: &GenArgs<'_>) -> Result<Outcome, CliError> {
         for event in &workload.events {
             write_item(&mut writer, format, event.bytes()).map_err(io_err)?;
         }
-        if let Some(path) = a.keyring_out {
+        if let Some(path) = a.keyring_out.as_deref() {
             save_keyring(path, &workload.keyring)?;
         }
-    } else if let Some(path) = a.keyring_out {
+    } else if let Some(path) = a.keyring_out.as_deref() {
         save_keyring(path, &akledger::Keyring::new())?;
     }
     writer.flush().map_err(io_err)?;

@@ -1,9 +1,11 @@
 //! Logs in and out of a ledger: `append`, `import`, `export`, and [`feed`], the batched
 //! log-to-ledger loop that `audit` shares.
 
+use clap::Args;
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::path::Path;
+use std::path::PathBuf;
 
 use akledger::canonical::Object;
 use akledger::ledger::{LogPosition, LogSummary};
@@ -258,8 +260,27 @@ pub fn who_text(id: Option<EventId>, claimed: Option<EventId>) -> String {
     }
 }
 
+/// Append events from a log, printing one outcome line per event.
+///
+/// Each event is admitted, a duplicate, pending (waiting for its parents, which are
+/// named) or rejected with its PROFILE code. Exits 0 when nothing was rejected, 1 when
+/// any event was rejected, 2 on usage or IO errors.
+///
+/// Example: akledger append events.jsonl --json
+#[derive(Args, Debug)]
+pub struct AppendArgs {
+    /// The log: JSON Lines or a CBOR sequence (detected), `-` for stdin.
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// One JSON object per event: {"index","event_id","outcome","code"?,"message"?,"missing"?}.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `akledger append FILE|-`: one outcome line per event.
-pub fn append(ledger: &LedgerArgs, file: &Path, json: bool) -> Result<Outcome, CliError> {
+pub fn append(args: AppendArgs) -> Result<Outcome, CliError> {
+    let (ledger, file, json) = (&args.ledger, args.file.as_path(), args.json);
     let ledger = ledger.open_or_create()?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -284,8 +305,26 @@ pub fn append(ledger: &LedgerArgs, file: &Path, json: bool) -> Result<Outcome, C
     Ok(outcome)
 }
 
+/// Import a log (JSON Lines or CBOR, detected) in batches and print a summary.
+///
+/// Exits 0 when nothing was rejected, 1 when any event was rejected, 2 on usage or IO
+/// errors.
+///
+/// Example: akledger import export.cbor --dir ./copy
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// The log file, `-` for stdin.
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `akledger import FILE`: a summary.
-pub fn import(ledger: &LedgerArgs, file: &Path, json: bool) -> Result<Outcome, CliError> {
+pub fn import(args: ImportArgs) -> Result<Outcome, CliError> {
+    let (ledger, file, json) = (&args.ledger, args.file.as_path(), args.json);
     let ledger = ledger.open_or_create()?;
     let mut tally = Tally::default();
     let mut events = 0usize;
@@ -355,13 +394,33 @@ pub fn import(ledger: &LedgerArgs, file: &Path, json: bool) -> Result<Outcome, C
     })
 }
 
+/// Write the admitted events as a log, in admission order.
+///
+/// With `--out F`, says how many events it wrote.
+///
+/// With `--since`, only the events not covered by those ids (what a peer at those heads
+/// is missing).
+///
+/// Example: akledger export --format cbor --out all.cbor
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// Log encoding.
+    #[arg(long, value_enum, default_value = "jsonl")]
+    pub format: FormatArg,
+    /// Leave out every event this id covers (repeat, or separate with commas).
+    #[arg(long, value_name = "ID", value_delimiter = ',')]
+    pub since: Vec<String>,
+    /// Output file (default stdout).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
 /// `akledger export`: admitted events in admission order.
-pub fn export(
-    ledger: &LedgerArgs,
-    format: FormatArg,
-    since: &[String],
-    out: Option<&Path>,
-) -> Result<Outcome, CliError> {
+pub fn export(args: ExportArgs) -> Result<Outcome, CliError> {
+    let (ledger, format, since) = (&args.ledger, args.format, &args.since);
+    let out = args.out.as_deref();
     let ledger = ledger.open()?;
     let since = parse_ids(since)?;
     let keep: Option<HashSet<EventId>> = if since.is_empty() {
@@ -398,8 +457,21 @@ pub fn export(
     Ok(Outcome::Clean)
 }
 
+/// Drop a pending event (one waiting for dependencies). The drop is recorded in the
+/// log, so every replay agrees; the event may be submitted again later.
+///
+/// Example: akledger drop-pending ak:event:Ak2d…
+#[derive(Args, Debug)]
+pub struct DropPendingArgs {
+    /// The pending event's id.
+    pub id: String,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+}
+
 /// `akledger drop-pending ID`: drop one pending event (recorded in the log).
-pub fn drop_pending(ledger: &LedgerArgs, id: &str) -> Result<Outcome, CliError> {
+pub fn drop_pending(args: DropPendingArgs) -> Result<Outcome, CliError> {
+    let (ledger, id) = (&args.ledger, args.id.as_str());
     let id: EventId = super::output::parse_id(id)?;
     if ledger.open_or_create()?.drop_pending(&id)? {
         super::output::print_lines([format!("dropped {id}")])?;

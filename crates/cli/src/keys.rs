@@ -3,6 +3,9 @@
 //! A key file is JSON `{"ed25519_secret_key": "<unpadded base64url of 32 bytes>"}`, written
 //! with mode 0600. The CLI prints the public ids derived from it, never the secret.
 
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
 use std::path::Path;
 
 use akledger::canonical::{Json, Object};
@@ -83,8 +86,21 @@ pub fn read_key_text(path: &Path) -> Result<String, CliError> {
         .map_err(|_| CliError::Usage(format!("{}: the key is not text", path.display())))
 }
 
+/// Create an empty ledger and keyring.
+///
+/// Example: akledger init --dir ./books
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// Print {"dir","keyring","events"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `akledger init`: create the ledger directory and an empty keyring.
-pub fn init(ledger: &LedgerArgs, json: bool) -> Result<Outcome, CliError> {
+pub fn init(args: InitArgs) -> Result<Outcome, CliError> {
+    let (ledger, json) = (&args.ledger, args.json);
     let keyring_path = ledger.keyring_target();
     let opened = ledger.open_or_create()?;
     if !keyring_path.exists() {
@@ -115,8 +131,29 @@ pub fn write_key_file(out: &Path, key: &SigningKey) -> Result<(), CliError> {
     write_secret(out, &bytes)
 }
 
+/// Generate an Ed25519 signing key file.
+///
+/// The file is JSON {"ed25519_secret_key": "<unpadded base64url of 32 bytes>"}, mode
+/// 0600. Prints the public `did:key` and the `ak:did_core:key:` principal the key signs
+/// as; never the secret.
+///
+/// Example: akledger keygen --out alice.key.json
+#[derive(Args, Debug)]
+pub struct KeygenArgs {
+    /// The key file to write.
+    #[arg(long, value_name = "FILE", default_value = "akledger-key.json")]
+    pub out: PathBuf,
+    /// Replace an existing file.
+    #[arg(long)]
+    pub force: bool,
+    /// Print {"file","did_key","did_core_id"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `akledger keygen`: a new Ed25519 key file.
-pub fn keygen(out: &Path, force: bool, json: bool) -> Result<Outcome, CliError> {
+pub fn keygen(args: KeygenArgs) -> Result<Outcome, CliError> {
+    let (out, force, json) = (args.out.as_path(), args.force, args.json);
     if out.exists() && !force {
         return Err(CliError::Usage(format!(
             "{}: exists; pass --force to replace it",
@@ -164,8 +201,114 @@ pub enum KeyToAdd {
     },
 }
 
+/// List or edit the keyring file (PROFILE §11).
+#[derive(Args, Debug)]
+pub struct KeysArgs {
+    #[command(subcommand)]
+    pub action: KeysCmd,
+}
+
+/// `keys`'s subcommands.
+#[derive(Subcommand, Debug)]
+pub enum KeysCmd {
+    List(KeysListArgs),
+    Add(KeysAddArgs),
+}
+
+/// List the keyring: principals with their authorized did:keys, sidecars with the
+/// epochs it holds keys for. Never prints a secret.
+///
+/// Example: akledger keys list --json
+#[derive(Args, Debug)]
+pub struct KeysListArgs {
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// Print {"keyring","principals":[{"principal","did_keys"}],"sidecars":[{"sidecar_id","epochs"}]}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Authorize a did:key for a principal, or add a sidecar key.
+///
+/// Examples:
+///   akledger keys add --principal ak:did_core:web:example.com --did-key did:key:z6Mk…
+///   akledger keys add --sidecar ak:sidecar:… --epoch 2 --generate
+///   akledger keys add --sidecar ak:sidecar:… --epoch 3 --key-file - < key.b64
+#[derive(Args, Debug)]
+pub struct KeysAddArgs {
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// The principal to authorize a key for.
+    #[arg(long, requires = "did_key", conflicts_with_all = ["sidecar", "epoch", "key", "generate"])]
+    pub principal: Option<String>,
+    /// The `did:key:z…` to authorize.
+    #[arg(long, requires = "principal")]
+    pub did_key: Option<String>,
+    /// The sidecar to add a key for.
+    #[arg(long, requires = "epoch")]
+    pub sidecar: Option<String>,
+    /// The key's epoch.
+    #[arg(long, requires = "sidecar")]
+    pub epoch: Option<u64>,
+    /// The sidecar key: unpadded base64url of 32 bytes. Visible to other users in the
+    /// process list; prefer --key-file.
+    #[arg(long, conflicts_with_all = ["generate", "key_file"], requires = "sidecar")]
+    pub key: Option<String>,
+    /// Read the sidecar key (unpadded base64url of 32 bytes) from FILE, or stdin for `-`.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "generate",
+        requires = "sidecar"
+    )]
+    pub key_file: Option<PathBuf>,
+    /// Generate a fresh random sidecar key.
+    #[arg(long, requires = "sidecar")]
+    pub generate: bool,
+    /// Print {"keyring","added"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `akledger keys list|add`.
+pub fn keys(args: KeysArgs) -> Result<Outcome, CliError> {
+    match args.action {
+        KeysCmd::List(a) => list(&a.ledger, a.json),
+        KeysCmd::Add(a) => {
+            let what = a.key_to_add()?;
+            add(&a.ledger, what, a.json)
+        }
+    }
+}
+
+impl KeysAddArgs {
+    /// What the flags ask to add.
+    fn key_to_add(&self) -> Result<KeyToAdd, CliError> {
+        let key = match &self.key_file {
+            Some(file) => Some(read_key_text(file)?),
+            None => self.key.clone(),
+        };
+        match (&self.principal, &self.did_key, &self.sidecar, self.epoch) {
+            (Some(principal), Some(did_key), None, None) => Ok(KeyToAdd::Principal {
+                principal: principal.clone(),
+                did_key: did_key.clone(),
+            }),
+            (None, None, Some(sidecar), Some(epoch)) if key.is_some() || self.generate => {
+                Ok(KeyToAdd::Sidecar {
+                    sidecar: sidecar.clone(),
+                    epoch,
+                    key,
+                })
+            }
+            _ => Err(CliError::Usage(
+                "keys add: give --principal P --did-key K, or --sidecar S --epoch N with --key-file FILE, --key B64URL or --generate".into(),
+            )),
+        }
+    }
+}
+
 /// `akledger keys add`.
-pub fn add(ledger: &LedgerArgs, what: KeyToAdd, json: bool) -> Result<Outcome, CliError> {
+fn add(ledger: &LedgerArgs, what: KeyToAdd, json: bool) -> Result<Outcome, CliError> {
     let path = ledger.keyring_target();
     // Read, change and write under the keyring's lock, so concurrent adds all survive.
     let _lock = lock_keyring(&path)?;
@@ -239,7 +382,7 @@ pub fn ensure_sidecar_key(path: &Path, sidecar: SidecarId, epoch: u64) -> Result
 
 /// `akledger keys list`: the principals with their authorized `did:key`s and the sidecars
 /// with the epochs the keyring holds keys for; never a secret.
-pub fn list(ledger: &LedgerArgs, json: bool) -> Result<Outcome, CliError> {
+fn list(ledger: &LedgerArgs, json: bool) -> Result<Outcome, CliError> {
     let path = ledger.keyring_target();
     let keyring = load_keyring_or_new(&path)?;
     let (principals, sidecars) = (keyring.principals(), keyring.sidecar_epochs());

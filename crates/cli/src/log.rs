@@ -2,10 +2,12 @@
 //! each, like `git log --oneline`; with `--follow`, oldest first and then every event as it
 //! is admitted, like `tail -f`.
 
+use clap::Args;
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use akledger::canonical::Object;
+use akledger::layout::Layout;
 use akledger::{Event, Ledger};
 
 use super::output::{json_text, print_lines, CliError, LedgerArgs, Outcome};
@@ -18,21 +20,36 @@ const FOLLOW_POLL: Duration = Duration::from_millis(250);
 /// Events `--follow` shows before following when no `--limit` is given (as `tail -f`).
 const FOLLOW_DEFAULT_LIMIT: usize = 10;
 
-/// What to print and how.
-pub struct LogArgs<'a> {
-    /// Only events of this kind.
-    pub kind: Option<&'a str>,
+/// Admitted events, newest first, one line each (id, time, kind, actor), like
+/// `git log --oneline`.
+///
+/// With `--follow`, the newest N (--limit, default 10) oldest first, then every event
+/// as it is admitted, like `tail -f`, until interrupted. The follower polls: it opens
+/// the ledger read-only for each look and never takes the writer lock.
+///
+/// Example: akledger log --kind ak.sidecar.message --limit 10
+#[derive(Args, Debug)]
+pub struct LogArgs {
+    /// Only events of this kind (e.g. ak.realm.create, ak.message.create).
+    #[arg(long, value_name = "K")]
+    pub kind: Option<String>,
     /// Only the newest N.
+    #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
-    /// Keep printing newly admitted events.
+    /// Keep printing newly admitted events (oldest first).
+    #[arg(long)]
     pub follow: bool,
-    /// One JSON object per line.
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// One JSON object per event: {"event_id","kind","actor" (its principal),"created_at"}.
+    #[arg(long)]
     pub json: bool,
 }
 
 /// Runs the command. With `--limit N` only the newest N matching events are kept while
 /// the ledger is read, so memory follows N, not the ledger.
-pub fn run(ledger: &LedgerArgs, args: &LogArgs<'_>) -> Result<Outcome, CliError> {
+pub fn run(args: LogArgs) -> Result<Outcome, CliError> {
+    let ledger = &args.ledger;
     let opened = ledger.open()?;
     let limit = match (args.limit, args.follow) {
         (None, true) => Some(FOLLOW_DEFAULT_LIMIT),
@@ -40,7 +57,7 @@ pub fn run(ledger: &LedgerArgs, args: &LogArgs<'_>) -> Result<Outcome, CliError>
     };
     let mut newest: VecDeque<String> = VecDeque::new();
     for event in opened.iter() {
-        let Some(line) = line(&event?, args) else {
+        let Some(line) = line(&event?, &args) else {
             continue;
         };
         if limit == Some(0) {
@@ -58,12 +75,12 @@ pub fn run(ledger: &LedgerArgs, args: &LogArgs<'_>) -> Result<Outcome, CliError>
     print_lines(newest)?;
     let seen = opened.len();
     drop(opened);
-    follow(ledger, args, seen)
+    follow(ledger, &args, seen)
 }
 
 /// The line of one event, or `None` when `--kind` leaves it out.
-fn line(event: &Event, args: &LogArgs<'_>) -> Option<String> {
-    if args.kind.is_some_and(|k| event.kind() != k) {
+fn line(event: &Event, args: &LogArgs) -> Option<String> {
+    if args.kind.as_deref().is_some_and(|k| event.kind() != k) {
         return None;
     }
     Some(if args.json {
@@ -89,7 +106,7 @@ fn line(event: &Event, args: &LogArgs<'_>) -> Option<String> {
 /// Prints every event admitted after the first `seen`, as it comes, until killed. A look
 /// that finds the ledger held by a writer (or being recovered) is skipped; the next one
 /// catches up.
-fn follow(ledger: &LedgerArgs, args: &LogArgs<'_>, mut seen: usize) -> Result<Outcome, CliError> {
+fn follow(ledger: &LedgerArgs, args: &LogArgs, mut seen: usize) -> Result<Outcome, CliError> {
     let mut looked_at = None;
     loop {
         std::thread::sleep(FOLLOW_POLL);
@@ -121,7 +138,7 @@ fn follow(ledger: &LedgerArgs, args: &LogArgs<'_>, mut seen: usize) -> Result<Ou
 /// The names and lengths of the ledger's log segments (`DIR/log/*.log`, see
 /// docs/format.md): the log only grows, so any admitted event changes them.
 fn log_sizes(dir: &std::path::Path) -> Option<Vec<(std::ffi::OsString, u64)>> {
-    let mut sizes: Vec<(std::ffi::OsString, u64)> = std::fs::read_dir(dir.join("log"))
+    let mut sizes: Vec<(std::ffi::OsString, u64)> = std::fs::read_dir(Layout::new(dir).log())
         .ok()?
         .filter_map(Result::ok)
         .filter(|e| e.path().extension().is_some_and(|x| x == "log"))

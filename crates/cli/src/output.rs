@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use akledger::canonical::to_canonical;
 use akledger::id::{Id, IdKind};
+use akledger::layout::Layout;
 use akledger::ledger::keyring_file;
 use akledger::log_format::{LogFormat, LogReader};
 use akledger::{Config, EventId, Json, Keyring, Ledger, Object, Rejection};
@@ -182,7 +183,7 @@ impl LedgerArgs {
 
     /// `DIR/keyring.json`, where commands that write keys put them by default.
     pub fn default_keyring(&self) -> PathBuf {
-        self.dir.join("keyring.json")
+        Layout::new(&self.dir).keyring()
     }
 
     /// The keyring file to write to: the explicit one, else `DIR/keyring.json`.

@@ -1,6 +1,7 @@
 //! `akledger pending [--why ID]`: the events waiting for dependencies, and for one of them
 //! the transitive root cause (the events it ultimately waits for, and what became of them).
 
+use clap::Args;
 use std::collections::HashMap;
 
 use akledger::canonical::Object;
@@ -10,8 +11,29 @@ use super::output::{
     ids_json, json_text, parse_id, print_lines, rejection_line, CliError, LedgerArgs, Outcome,
 };
 
+/// List the pending events (waiting for dependencies), or explain one.
+///
+/// Each line: the event, how many dependencies it misses, and the events it ultimately
+/// waits for (through other pending events). `--why ID` explains one: what it needs and
+/// what became of each event it waits for (never seen, or rejected). Exits 0, or 2
+/// when ID is not pending.
+///
+/// Example: akledger pending --why ak:event:Ak2d…
+#[derive(Args, Debug)]
+pub struct PendingArgs {
+    /// Explain this pending event.
+    #[arg(long, value_name = "ID")]
+    pub why: Option<String>,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// One JSON object per event: {"event_id","missing","root_missing","root_rejected"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Runs the command.
-pub fn run(ledger: &LedgerArgs, why: Option<&str>, json: bool) -> Result<Outcome, CliError> {
+pub fn run(args: PendingArgs) -> Result<Outcome, CliError> {
+    let (ledger, why, json) = (&args.ledger, args.why.as_deref(), args.json);
     let ledger = ledger.open()?;
     let causes = ledger.pending_causes();
     let rejected: HashMap<EventId, Rejection> = ledger.rejected_on_release().into_iter().collect();

@@ -1,18 +1,44 @@
 //! Read commands: `show`, `heads`, `covers`, `heads-of`, `exchanges`, `exchange`, `check`,
 //! and the all-sidecar fold that `demo` and `audit` summarize.
 
+use clap::Args;
 use std::collections::BTreeMap;
 
 use akledger::canonical::Object;
 use akledger::{EventId, ExchangeId, GraphView, Json, Ledger, NotFolded, Projection, SidecarId};
 
+use super::author::ExchangeCmd;
 use super::io::by_kind;
 use super::output::{
     count, ids_json, parse_id, parse_ids, print_json, print_lines, CliError, LedgerArgs, Outcome,
 };
 
+/// Print one admitted event's canonical JSON.
+///
+/// With `--decrypt`, a sidecar message or control is shown with its plaintext opened
+/// by the keyring's sidecar key: a message's binding and body, a control's exchange,
+/// action and basis. Never without `--decrypt`; exits 2 with the reason when the
+/// keyring has no key for the event's sidecar and epoch.
+///
+/// Example: akledger show ak:event:Ak2d… --decrypt
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// The event id.
+    pub id: String,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// Decrypt the plaintext of a sidecar message or control (keyring required).
+    #[arg(long)]
+    pub decrypt: bool,
+    /// Without --decrypt, accepted for symmetry (the output is the event's JSON either
+    /// way); with it, print {"event_id","kind","epoch","content_type","plaintext"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `akledger show ID [--decrypt]`: the event's canonical JSON, or with its plaintext.
-pub fn show(ledger: &LedgerArgs, id: &str, decrypt: bool, json: bool) -> Result<Outcome, CliError> {
+pub fn show(args: ShowArgs) -> Result<Outcome, CliError> {
+    let (ledger, id, decrypt, json) = (&args.ledger, args.id.as_str(), args.decrypt, args.json);
     let ledger = ledger.open()?;
     let id: EventId = parse_id(id)?;
     let event = ledger
@@ -36,14 +62,45 @@ fn print_heads(heads: &[EventId], json: bool) -> Result<Outcome, CliError> {
     Ok(Outcome::Clean)
 }
 
+/// Print the ledger heads: the admitted events nothing else covers.
+///
+/// Example: akledger heads --json   # {"heads":["ak:event:…",…]}
+#[derive(Args, Debug)]
+pub struct HeadsArgs {
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// Print {"heads":[…]}.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `akledger heads`.
-pub fn heads(ledger: &LedgerArgs, json: bool) -> Result<Outcome, CliError> {
-    print_heads(&ledger.open()?.heads(), json)
+pub fn heads(args: HeadsArgs) -> Result<Outcome, CliError> {
+    print_heads(&args.ledger.open()?.heads(), args.json)
+}
+
+/// The maximal heads of a set of admitted events.
+///
+/// Answered from the graph file (DIR/graph) without opening the ledger when the file
+/// describes exactly the log; otherwise the ledger is opened read-only. Same answer.
+///
+/// Example: akledger heads-of ak:event:A… ak:event:B… --json
+#[derive(Args, Debug)]
+pub struct HeadsOfArgs {
+    /// The events.
+    #[arg(required = true)]
+    pub ids: Vec<String>,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// Print {"heads":[…]}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `akledger heads-of ID...`: answered from the graph file when it is current, else from
 /// the opened ledger (the same answer either way).
-pub fn heads_of(ledger: &LedgerArgs, ids: &[String], json: bool) -> Result<Outcome, CliError> {
+pub fn heads_of(args: HeadsOfArgs) -> Result<Outcome, CliError> {
+    let (ledger, ids, json) = (&args.ledger, &args.ids, args.json);
     let ids = parse_ids(ids)?;
     let quick = match GraphView::open(&ledger.dir) {
         Ok(view) => view.heads_of(&ids)?,
@@ -56,13 +113,29 @@ pub fn heads_of(ledger: &LedgerArgs, ids: &[String], json: bool) -> Result<Outco
     print_heads(&heads, json)
 }
 
+/// Whether an event is covered by a basis (in it, or an ancestor of a member).
+///
+/// Exits 0 when covered, 1 when not covered (as `git merge-base --is-ancestor`), 2 on
+/// usage or IO errors (an id that is not admitted).
+///
+/// Example: akledger covers --basis ak:event:A…,ak:event:B… ak:event:X… --json
+#[derive(Args, Debug)]
+pub struct CoversArgs {
+    /// A basis id (repeat, or separate with commas).
+    #[arg(long, value_name = "ID", value_delimiter = ',', required = true)]
+    pub basis: Vec<String>,
+    /// The event to test.
+    pub id: String,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// Print {"covered":true|false}.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `akledger covers --basis ID... ID`.
-pub fn covers(
-    ledger: &LedgerArgs,
-    basis: &[String],
-    id: &str,
-    json: bool,
-) -> Result<Outcome, CliError> {
+pub fn covers(args: CoversArgs) -> Result<Outcome, CliError> {
+    let (ledger, basis, id, json) = (&args.ledger, &args.basis, args.id.as_str(), args.json);
     let basis = parse_ids(basis)?;
     let id: EventId = parse_id(id)?;
     let covered = ledger.open()?.covers(&basis, &id)?;
@@ -145,13 +218,28 @@ fn projection_line(p: &Projection) -> String {
     line
 }
 
+/// List exchange projections (all sidecars, or one), optionally by status.
+///
+/// Example: akledger exchanges --status failed --json
+#[derive(Args, Debug)]
+pub struct ExchangesArgs {
+    /// Only this sidecar.
+    #[arg(long, value_name = "ID")]
+    pub sidecar: Option<String>,
+    /// Only this status: delivered, responding, complete or failed.
+    #[arg(long)]
+    pub status: Option<String>,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// Print {"exchanges":[§8.6 projections],"not_folded":[…]}.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `akledger exchanges [--sidecar S] [--status S]`.
-pub fn exchanges(
-    ledger: &LedgerArgs,
-    sidecar: Option<&str>,
-    status: Option<&str>,
-    json: bool,
-) -> Result<Outcome, CliError> {
+pub fn exchanges(args: ExchangesArgs) -> Result<Outcome, CliError> {
+    let (ledger, json) = (&args.ledger, args.json);
+    let (sidecar, status) = (args.sidecar.as_deref(), args.status.as_deref());
     const STATUSES: [&str; 4] = ["delivered", "responding", "complete", "failed"];
     if let Some(s) = status.filter(|s| !STATUSES.contains(s)) {
         return Err(CliError::Usage(format!(
@@ -202,8 +290,58 @@ pub fn exchanges(
     Ok(Outcome::Clean)
 }
 
+/// Show one exchange's projection (PROFILE §8.6), or author exchange events.
+///
+/// `akledger exchange --sidecar S ID` shows the projection; with `--history`, the
+/// timeline: request, responses, internal messages and controls with time, author,
+/// role or action, and what the fold made of each (folded, applied, terminal, or
+/// ignored with the reason; a conflict loser names the controls that beat it).
+/// `akledger exchange request`, `respond` and `control` write events (see their --help).
+///
+/// Example: akledger exchange exchange-00000001-00000003 --history
+#[derive(Args, Debug)]
+pub struct ExchangeArgs {
+    #[command(subcommand)]
+    pub action: Option<ExchangeCmd>,
+    /// The sidecar [default: the ledger's only sidecar].
+    #[arg(long, value_name = "ID")]
+    pub sidecar: Option<String>,
+    /// The exchange id.
+    pub exchange_id: Option<String>,
+    /// Print the exchange's timeline instead of its projection.
+    #[arg(long)]
+    pub history: bool,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// Print the §8.6 JSON object (with --history: {"sidecar_id","exchange_id","status"?,
+    /// "entries":[{"event_id","created_at","author","by_controller","role","action"?,
+    /// "outcome","reason"?,"beaten_by"?,…}]}).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `akledger exchange`: with a subcommand, authors an exchange event; else shows one
+/// exchange.
+pub fn exchange_command(args: ExchangeArgs) -> Result<Outcome, CliError> {
+    if let Some(action) = args.action {
+        return super::author::exchange(action);
+    }
+    let Some(id) = args.exchange_id else {
+        return Err(CliError::Usage(
+            "exchange: give an exchange id (and --sidecar ID when the ledger has several), or a subcommand (request, respond, control)".into(),
+        ));
+    };
+    exchange(
+        &args.ledger,
+        args.sidecar.as_deref(),
+        &id,
+        args.history,
+        args.json,
+    )
+}
+
 /// `akledger exchange [--sidecar S] ID [--history]`: the §8.6 projection, or the timeline.
-pub fn exchange(
+fn exchange(
     ledger: &LedgerArgs,
     sidecar: Option<&str>,
     exchange_id: &str,
@@ -262,8 +400,23 @@ pub fn exchange(
     Ok(Outcome::Clean)
 }
 
+/// Re-verify every stored event, rebuild every index and fold, and report differences.
+///
+/// Exits 0 when nothing differs, 1 when anything differs, 2 on usage or IO errors.
+///
+/// Example: akledger check --dir ./akledger-data
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// Print {"entries","admitted","pending","differences"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `akledger check`: re-verify everything; exit 1 on any difference.
-pub fn check(ledger: &LedgerArgs, json: bool) -> Result<Outcome, CliError> {
+pub fn check(args: CheckArgs) -> Result<Outcome, CliError> {
+    let (ledger, json) = (&args.ledger, args.json);
     let report = match ledger.open() {
         // Damage that stops the open (acknowledged events missing, a corrupt log) is the
         // check's finding, not a failure to run it.

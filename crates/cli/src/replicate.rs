@@ -2,6 +2,7 @@
 //! library's ([`akledger_replicate::Replicator`]); this file opens the ledger, turns
 //! SIGINT/SIGTERM into a clean stop for `--follow`, and prints the summary.
 
+use clap::Args;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -9,8 +10,55 @@ use akledger_replicate::{FollowEvent, ReplicateOptions, ReplicateReport, Replica
 
 use super::output::{counts, json_text, print_lines, CliError, LedgerArgs, Outcome};
 
+/// Replicate through a NATS JetStream stream: publish this ledger's new events, admit
+/// the stream's.
+///
+/// Each admitted event is published on its realm's subject `ak.<realm token>.events` of
+/// the stream (created when missing) with its event id as `Nats-Msg-Id`;
+/// DIR/replicate/<stream>.json records how far publishing got and this ledger's durable
+/// consumer, which reads the stream in batches through normal admission and acknowledges
+/// each batch once it is durable here. `--once` publishes what is new, consumes to the
+/// end of the stream and exits; `--follow` keeps going, reconnecting with back-off while
+/// the server is away, until SIGINT or SIGTERM. Exits 0, or 1 when consumed messages
+/// were rejected (forged or malformed), 2 on usage, server or IO errors.
+///
+/// Example: akledger replicate --dir ./books --nats nats://127.0.0.1:4222 --once --json
+#[derive(Args, Debug)]
+pub struct ReplicateArgs {
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// The NATS server.
+    #[arg(long, value_name = "URL")]
+    pub nats: String,
+    /// The JetStream stream.
+    #[arg(long, value_name = "NAME", default_value = akledger_replicate::DEFAULT_STREAM)]
+    pub stream: String,
+    /// One round, then exit.
+    #[arg(long, conflicts_with = "follow", required_unless_present = "follow")]
+    pub once: bool,
+    /// Keep replicating until SIGINT or SIGTERM.
+    #[arg(long)]
+    pub follow: bool,
+    /// Seconds one request to the server may take.
+    #[arg(long, value_name = "SECS", default_value_t = akledger_replicate::limits::REPLICATE_TIMEOUT_SECS)]
+    pub timeout: u64,
+    /// Print {"published","consumed","admitted","duplicates","rejected"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `akledger replicate`.
+pub fn run(args: ReplicateArgs) -> Result<Outcome, CliError> {
+    let options = ReplicateOptions {
+        url: args.nats,
+        stream: args.stream,
+        timeout: std::time::Duration::from_secs(args.timeout),
+    };
+    replicate(&args.ledger, options, args.follow, args.json)
+}
+
 /// `akledger replicate --nats URL [--stream NAME] (--once | --follow)`.
-pub fn replicate(
+fn replicate(
     ledger: &LedgerArgs,
     options: ReplicateOptions,
     follow: bool,

@@ -1,6 +1,7 @@
 //! Shell habits generated from the one clap definition: `completions <shell>` (clap_complete)
 //! and `man` (a roff man page, clap_mangen), both on stdout.
 
+use clap::Args;
 use std::io::Write;
 
 use clap::CommandFactory;
@@ -8,8 +9,19 @@ use clap::CommandFactory;
 use super::output::{emit_raw, stdout_result, CliError, Outcome};
 use super::Cli;
 
+/// Print a shell completion script.
+///
+/// Example: akledger completions bash > ~/.local/share/bash-completion/completions/akledger
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
 /// `akledger completions <shell>`: the completion script for that shell.
-pub fn completions(shell: clap_complete::Shell) -> Result<Outcome, CliError> {
+pub fn completions(args: CompletionsArgs) -> Result<Outcome, CliError> {
+    let shell = args.shell;
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "akledger", &mut script);
     print_bytes(&script)

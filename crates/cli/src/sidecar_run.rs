@@ -15,6 +15,7 @@
 //!  "timeout_secs": 3600, "timeout_code": "exchange_timeout"}
 //! ```
 
+use clap::Args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,70 +23,85 @@ use std::sync::Arc;
 
 use akledger::canonical::{Json, Object};
 use akledger::ed25519_dalek::SigningKey;
+use akledger::layout::{Layout, CONTROLLER_KEY, RUNTIME_CONFIG};
 use akledger::{Config, DidCoreId, Ledger, Timestamp};
 use akledger_runtime::limits::MAX_RUNTIME_CONFIG_BYTES;
 use akledger_runtime::{
-    bootstrap, EchoHandler, Identity, Policy, Runtime, RuntimeConfig, StubConnection,
+    bootstrap, EchoHandler, Identity, Policy, Runtime, RuntimeConfig, Stage, StubConnection,
 };
 use rand_core::OsRng;
 
 use super::keys::{load_signing_key, write_key_file};
 use super::output::{json_text, parse_id, read_bounded, CliError, Outcome};
 
-/// The configuration file a bootstrap writes, in the ledger directory.
-const CONFIG_FILE: &str = "sidecar-runtime.json";
-
-/// The controller key file a bootstrap writes, in the ledger directory.
-const CONTROLLER_KEY_FILE: &str = "controller.key";
-
-/// The command's arguments.
-#[derive(Debug)]
-pub struct RunArgs<'a> {
-    /// The ledger directory.
-    pub dir: &'a Path,
-    /// The input file.
-    pub input: &'a Path,
-    /// The output file.
-    pub output: &'a Path,
-    /// `--config`.
-    pub config: Option<&'a Path>,
-    /// `--echo`.
+/// Run the sidecar runtime on two files: envelopes appended to the input file (AEA stub
+/// line format `TO,SENDER,PROTOCOL_ID,MESSAGE,`) become encrypted events of the sidecar,
+/// handlers answer them, and every answer becomes an event before it is appended to the
+/// output file. Exchange envelopes (`akledger/exchange:1.0.0`) open and answer
+/// exchanges; the decision maker closes, fails on timeout and reassigns as the
+/// controller. Runs until SIGINT or SIGTERM (exit 0). A directory without a ledger is
+/// bootstrapped (controller key DIR/controller.key, realm, sidecar, private strand,
+/// sidecar key in DIR/keyring.json, DIR/sidecar-runtime.json) and the command says so.
+///
+/// Example: akledger sidecar run --dir ./sc --input-file in.txt --output-file out.txt --echo
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The ledger directory (bootstrapped when it holds no ledger).
+    #[arg(long, value_name = "DIR", default_value = "./akledger-data")]
+    pub dir: PathBuf,
+    /// The file envelopes arrive in (followed as it grows; created when missing).
+    #[arg(long, value_name = "FILE")]
+    pub input_file: PathBuf,
+    /// The file envelopes are appended to.
+    #[arg(long, value_name = "FILE")]
+    pub output_file: PathBuf,
+    /// Identities, address book and policy (default DIR/sidecar-runtime.json).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Install the echo handler: default-protocol bytes messages are answered with the
+    /// same content.
+    #[arg(long)]
     pub echo: bool,
-    /// `--once`.
+    /// Handle what the input holds now and exit instead of following it.
+    #[arg(long)]
     pub once: bool,
 }
 
 /// Runs the command.
-pub fn run(args: &RunArgs<'_>) -> Result<Outcome, CliError> {
-    let fresh = !args.dir.join("log").exists();
-    let ledger =
-        Ledger::open_with(Config::new(args.dir).keyring_file(args.dir.join("keyring.json")))?;
+pub fn run(args: RunArgs) -> Result<Outcome, CliError> {
+    let args = &args;
+    let layout = Layout::new(&args.dir);
+    let fresh = !layout.log().exists();
+    let ledger = Ledger::open_with(Config::new(&args.dir).keyring_file(layout.keyring()))?;
     for action in ledger.open_report().actions() {
         eprintln!("akledger: recovery: {action}");
     }
-    let default_config = args.dir.join(CONFIG_FILE);
-    let config = match args.config {
+    let default_config = args.dir.join(RUNTIME_CONFIG);
+    let config = match args.config.as_deref() {
         Some(file) => read_config(file)?,
         None if default_config.exists() => read_config(&default_config)?,
-        None if fresh || ledger.is_empty() => bootstrap_dir(&ledger, args.dir)?,
+        None if fresh || ledger.is_empty() => bootstrap_dir(&ledger, &args.dir)?,
         None => {
             return Err(CliError::Usage(format!(
-                "{}: the ledger exists but has no {CONFIG_FILE}; pass --config FILE naming the sidecar and its identities",
+                "{}: the ledger exists but has no {RUNTIME_CONFIG}; pass --config FILE naming the sidecar and its identities",
                 args.dir.display()
             )))
         }
     };
-    let connection = StubConnection::open(args.input, args.output)
-        .map_err(|e| CliError::Io(args.input.to_path_buf(), e))?;
+    let connection = StubConnection::open(&args.input_file, &args.output_file)
+        .map_err(|e| CliError::Io(args.input_file.clone(), e))?;
     let sidecar = config.sidecar;
     let mut runtime = Runtime::new(&ledger, connection, config)?;
+    if let Some(crash) = crash_hook()? {
+        runtime.on_stage(crash);
+    }
     if args.echo {
         runtime.register(Box::new(EchoHandler::default()));
     }
     eprintln!(
         "akledger: sidecar {sidecar}: following {}, writing {}{}",
-        args.input.display(),
-        args.output.display(),
+        args.input_file.display(),
+        args.output_file.display(),
         if args.once {
             " (once)"
         } else {
@@ -105,10 +121,47 @@ pub fn run(args: &RunArgs<'_>) -> Result<Outcome, CliError> {
     Ok(Outcome::Clean)
 }
 
+/// The environment variable of the crash test hook: `<stage>` or `<stage>:<n>` aborts the
+/// process (as a crash would) the n-th time (default: the first) the runtime passes
+/// `<stage>` (`received`, `inbox`, `bridged`, `outbox`, `sent`, `decided`, `marker`; see
+/// [`Stage`]). The crash tests run the shipped binary with it; the library never reads the
+/// environment.
+pub const CRASH_AT_ENV: &str = "AKLEDGER_RUNTIME_CRASH_AT";
+
+/// The crash test hook [`CRASH_AT_ENV`] asks for, if it is set.
+fn crash_hook() -> Result<Option<impl FnMut(Stage)>, CliError> {
+    let Ok(spec) = std::env::var(CRASH_AT_ENV) else {
+        return Ok(None);
+    };
+    let (name, nth) = match spec.split_once(':') {
+        Some((name, n)) => (name, n.parse::<u64>().ok()),
+        None => (spec.as_str(), Some(1)),
+    };
+    let (Some(at), Some(nth)) = (Stage::parse(name), nth) else {
+        return Err(CliError::Usage(format!(
+            "{CRASH_AT_ENV}={spec:?}: expected <stage>[:<n>], a stage one of {}",
+            Stage::ALL.map(Stage::name).join(", ")
+        )));
+    };
+    let mut seen = 0;
+    Ok(Some(move |stage: Stage| {
+        if stage == at {
+            seen += 1;
+            if seen == nth {
+                eprintln!(
+                    "akledger: sidecar: {CRASH_AT_ENV}: aborting at {name} (test hook)",
+                    name = at.name()
+                );
+                std::process::abort();
+            }
+        }
+    }))
+}
+
 /// Bootstraps an empty ledger directory and writes its configuration file.
 fn bootstrap_dir(ledger: &Ledger, dir: &Path) -> Result<RuntimeConfig, CliError> {
     let key = SigningKey::generate(&mut OsRng);
-    let key_file = dir.join(CONTROLLER_KEY_FILE);
+    let key_file = dir.join(CONTROLLER_KEY);
     write_key_file(&key_file, &key)?;
     let config = bootstrap(ledger, key)?;
     let doc = Object::new()
@@ -119,12 +172,12 @@ fn bootstrap_dir(ledger: &Ledger, dir: &Path) -> Result<RuntimeConfig, CliError>
             "controller",
             Object::new()
                 .with("address", config.controller.address.as_str().into())
-                .with("key_file", CONTROLLER_KEY_FILE.into())
+                .with("key_file", CONTROLLER_KEY.into())
                 .into(),
         )
         .with("agents", Json::Array(Vec::new()))
         .with("address_book", Object::new().into());
-    let path = dir.join(CONFIG_FILE);
+    let path = dir.join(RUNTIME_CONFIG);
     let mut text = json_text(&doc.into()).into_bytes();
     text.push(b'\n');
     std::fs::write(&path, text).map_err(|e| CliError::Io(path.clone(), e))?;
@@ -134,7 +187,7 @@ fn bootstrap_dir(ledger: &Ledger, dir: &Path) -> Result<RuntimeConfig, CliError>
         key_file.display(),
         config.controller.did(),
         config.sidecar,
-        dir.join("keyring.json").display(),
+        Layout::new(dir).keyring().display(),
         path.display()
     );
     Ok(config)

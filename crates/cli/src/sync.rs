@@ -2,6 +2,7 @@
 //! command. The protocol itself is the library's ([`akledger::sync`]); this file only opens
 //! the ledger, connects the streams and prints the result.
 
+use clap::Args;
 use std::io::{self, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
@@ -27,7 +28,7 @@ pub enum Peer {
 }
 
 /// The time bounds of a session, for `serve` and `sync`.
-#[derive(clap::Args, Debug)]
+#[derive(Args, Debug)]
 pub struct SessionArgs {
     /// Seconds the peer may stay silent, or leave our bytes untaken, before the session
     /// fails.
@@ -49,12 +50,41 @@ impl SessionArgs {
     }
 }
 
+/// Serve this ledger to `akledger sync` peers: over TCP (`--listen ADDR`; with port 0 the
+/// bound address is printed as the first stdout line; many peers at once) or for one
+/// session over stdin/stdout (`--stdio`, for `--peer-cmd "ssh host akledger serve --stdio"`).
+///
+/// Example: akledger serve --dir ./books --listen 127.0.0.1:7420
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// Address to listen on.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        conflicts_with = "stdio",
+        required_unless_present = "stdio"
+    )]
+    pub listen: Option<String>,
+    /// Serve one session over stdin/stdout.
+    #[arg(long)]
+    pub stdio: bool,
+    #[command(flatten)]
+    pub session: SessionArgs,
+}
+
+/// `akledger serve`: over TCP with `--listen`, else over stdin/stdout.
+pub fn serve(args: ServeArgs) -> Result<Outcome, CliError> {
+    let options = args.session.options(Direction::Both);
+    match &args.listen {
+        Some(addr) => serve_tcp(&args.ledger, addr, &options),
+        None => serve_stdio(&args.ledger, &options),
+    }
+}
+
 /// `akledger serve --listen ADDR`: one ledger shared by concurrent sessions.
-pub fn serve_tcp(
-    ledger: &LedgerArgs,
-    addr: &str,
-    options: &SyncOptions,
-) -> Result<Outcome, CliError> {
+fn serve_tcp(ledger: &LedgerArgs, addr: &str, options: &SyncOptions) -> Result<Outcome, CliError> {
     let ledger = Arc::new(ledger.open_or_create()?);
     let listener =
         TcpListener::bind(addr).map_err(|e| CliError::Usage(format!("listen on {addr}: {e}")))?;
@@ -96,7 +126,7 @@ pub fn serve_tcp(
 }
 
 /// `akledger serve --stdio`: one session over stdin/stdout.
-pub fn serve_stdio(ledger: &LedgerArgs, options: &SyncOptions) -> Result<Outcome, CliError> {
+fn serve_stdio(ledger: &LedgerArgs, options: &SyncOptions) -> Result<Outcome, CliError> {
     let ledger = ledger.open_or_create()?;
     let mut stream = Duplex::timed(io::stdin(), io::stdout(), options.timeout);
     ledger
@@ -105,8 +135,55 @@ pub fn serve_stdio(ledger: &LedgerArgs, options: &SyncOptions) -> Result<Outcome
     Ok(Outcome::Clean)
 }
 
+/// Exchange events with a peer ledger: send what it lacks, receive what this one lacks.
+///
+/// Example: akledger sync --dir ./books --peer 127.0.0.1:7420 --json
+#[derive(Args, Debug)]
+pub struct SyncArgs {
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// The address of an `akledger serve --listen`.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        conflicts_with = "peer_cmd",
+        required_unless_present = "peer_cmd"
+    )]
+    pub peer: Option<String>,
+    /// A shell command that runs `akledger serve --stdio` (for example over ssh).
+    #[arg(long, value_name = "CMD")]
+    pub peer_cmd: Option<String>,
+    /// Only receive events.
+    #[arg(long)]
+    pub pull_only: bool,
+    /// Only send events.
+    #[arg(long)]
+    pub push_only: bool,
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// Print {"sent","received","bytes_sent","bytes_received","rounds"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `akledger sync`.
+pub fn run(args: SyncArgs) -> Result<Outcome, CliError> {
+    let direction = direction(args.pull_only, args.push_only)?;
+    let peer = match (args.peer, args.peer_cmd) {
+        (Some(addr), _) => Peer::Tcp(addr),
+        (None, Some(cmd)) => Peer::Command(cmd),
+        (None, None) => return Err(CliError::Usage("--peer or --peer-cmd".into())),
+    };
+    sync(
+        &args.ledger,
+        &peer,
+        &args.session.options(direction),
+        args.json,
+    )
+}
+
 /// `akledger sync --peer ADDR | --peer-cmd CMD`.
-pub fn sync(
+fn sync(
     ledger: &LedgerArgs,
     peer: &Peer,
     options: &SyncOptions,
@@ -181,7 +258,7 @@ fn print_report(r: &SyncReport, json: bool) -> Result<(), CliError> {
 }
 
 /// The direction the flags ask for.
-pub fn direction(pull_only: bool, push_only: bool) -> Result<Direction, CliError> {
+fn direction(pull_only: bool, push_only: bool) -> Result<Direction, CliError> {
     match (pull_only, push_only) {
         (false, false) => Ok(Direction::Both),
         (true, false) => Ok(Direction::PullOnly),

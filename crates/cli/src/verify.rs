@@ -1,7 +1,8 @@
 //! `akledger verify FILE`: each event of a log checked on its own.
 
+use clap::Args;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::PathBuf;
 
 use akledger::canonical::{to_canonical, Json, Object};
 use akledger::{Event, EventId, Verifier};
@@ -11,8 +12,28 @@ use super::output::{
     emit, load_keyring, open_log, rejection_line, stdout_result, CliError, Outcome,
 };
 
+/// Check each event of a log on its own (id, canonical form, proof), without a ledger.
+///
+/// Prints one line per event: its id and `ok`, or the PROFILE error code and why.
+/// Exits 0 when every event is valid, 1 when any event is rejected, 2 on usage or IO
+/// errors.
+///
+/// Example: akledger verify events.jsonl --json
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// The log: JSON Lines or a CBOR sequence (detected), `-` for stdin.
+    pub file: PathBuf,
+    /// Keyring file authorizing keys for non-self-certifying principals (PROFILE §11).
+    #[arg(long)]
+    pub keyring: Option<PathBuf>,
+    /// Print one JSON object per event instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Runs the command.
-pub fn run(file: &Path, keyring: Option<&Path>, json: bool) -> Result<Outcome, CliError> {
+pub fn run(args: VerifyArgs) -> Result<Outcome, CliError> {
+    let (file, keyring, json) = (args.file.as_path(), args.keyring.as_deref(), args.json);
     let verifier = Verifier::new(load_keyring(keyring)?);
     let reader = open_log(file)?;
     let format = reader.format();

@@ -3,6 +3,7 @@
 //! order) the stream already holds. Written atomically ([`akledger::store::atomic`]) after the
 //! server acknowledged a published batch, so a restart re-publishes at most that batch.
 
+use akledger::layout::Layout;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -34,7 +35,7 @@ pub struct Marker {
 
 /// Where the marker of `stream` lives in the ledger directory `dir`.
 pub fn path(dir: &Path, stream: &str) -> PathBuf {
-    dir.join("replicate").join(format!("{stream}.json"))
+    Layout::new(dir).replicate_marker(stream)
 }
 
 /// Reads the marker at `path`, or makes and saves a new one (nothing published, a fresh

@@ -28,7 +28,7 @@ use super::config::RuntimeConfig;
 use super::default_protocol::ErrorCode;
 use super::envelope::{Envelope, ProtocolId};
 use super::handlers::{reply, Inbound, Refusal};
-use super::multiplexer::Effects;
+use super::multiplexer::{Effects, Stage};
 use super::records::bridge_body;
 use akledger::canonical::{to_canonical, Json, Object};
 use akledger::did::DidCoreId;
@@ -214,7 +214,7 @@ fn request(
         if let Err(e) = handle.request(&ask.exchange, context, bridge_body(tag, content.clone())) {
             return refused(e).map(Err);
         }
-        effects.crash_point("bridged");
+        effects.passed(Stage::Bridged);
     }
     let Some(p) = ask.ledger.exchange(&ask.config.sidecar, &ask.exchange)? else {
         return Ok(Err(invalid(format!(
@@ -268,7 +268,7 @@ fn respond(
         {
             return refused(e).map(Err);
         }
-        effects.crash_point("bridged");
+        effects.passed(Stage::Bridged);
     }
     Ok(Ok(Some(ask.exchange.clone())))
 }

@@ -42,7 +42,7 @@ pub use config::{Identity, RuntimeConfig};
 pub use default_protocol::{DefaultMessage, ErrorCode, Performative, DEFAULT_PROTOCOL_ID};
 pub use envelope::{Connection, Envelope, ProtocolId, Received};
 pub use handlers::{EchoHandler, Handler, HandlerRegistry, Inbound, Refusal};
-pub use multiplexer::{Runtime, StepReport, CRASH_AT_ENV};
+pub use multiplexer::{Runtime, Stage, StepReport};
 pub use policy::{Decision, OpenExchange, Policy};
 pub use stub::StubConnection;
 

@@ -17,10 +17,8 @@ use crate::limits::MAX_PROGRESS_BYTES;
 use akledger::canonical::{parse_value, to_canonical, Json, Object};
 use akledger::did::DidCoreId;
 use akledger::error::Error;
+use akledger::layout::Layout;
 use akledger::ledger::keyring_file::write_private;
-
-/// The marker's file name in the ledger directory.
-pub const PROGRESS_FILE: &str = "runtime-progress.json";
 
 /// The marker's `version`.
 const VERSION: i64 = 1;
@@ -38,9 +36,9 @@ pub struct Progress {
     pub gone: BTreeSet<DidCoreId>,
 }
 
-/// The marker's path in ledger directory `dir`.
+/// The marker's path in ledger directory `dir` ([`akledger::layout::RUNTIME_PROGRESS`]).
 pub fn progress_path(dir: &Path) -> PathBuf {
-    dir.join(PROGRESS_FILE)
+    Layout::new(dir).runtime_progress()
 }
 
 fn int(n: u64) -> Json {

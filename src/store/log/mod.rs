@@ -101,16 +101,14 @@ pub use format::{
     DEFAULT_SEGMENT_SIZE, MAX_BATCH_BYTES, MAX_BATCH_ENTRIES, MAX_PAYLOAD, MAX_SEGMENT_FILE,
     MAX_SEGMENT_SIZE,
 };
-pub use reader::{BatchEntry, LogBatch, LogBatches, LogEntry, LogIter, LogReader};
+pub use reader::{BatchEntry, LogBatch, LogBatches, LogEntry, LogIter, SegmentReader};
 pub use recovery::segment_file_name;
 
 use format::{frame_len, write_frame, Record, CHECKSUM_LEN, FILE_HEADER_LEN};
 
 /// Position of an entry: its frame's byte offset in segment file `segment`.
 /// Stable for ever; `Ord` follows log order.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LogPos {
     /// Segment number.
     pub segment: u32,
@@ -132,7 +130,7 @@ impl std::fmt::Display for LogPos {
 }
 
 /// The committed extent of the log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HighWater {
     /// Seq of the last committed batch (0 for an empty log).
     pub seq: u64,
@@ -278,7 +276,7 @@ pub struct SegmentLog {
     dir: PathBuf,
     in_memory: bool,
     opts: LogOptions,
-    reader: LogReader,
+    reader: SegmentReader,
     active: Arc<SegmentFile>,
     end: u64,
     last_seq: u64,
@@ -308,7 +306,7 @@ impl SegmentLog {
             dir,
             in_memory: false,
             opts,
-            reader: LogReader {
+            reader: SegmentReader {
                 shared: Arc::new(RwLock::new(shared)),
             },
             active: last.file,
@@ -337,7 +335,7 @@ impl SegmentLog {
             dir: PathBuf::new(),
             in_memory: true,
             opts,
-            reader: LogReader {
+            reader: SegmentReader {
                 shared: Arc::new(RwLock::new(shared)),
             },
             active: first,
@@ -354,7 +352,7 @@ impl SegmentLog {
     }
 
     /// A read handle usable from other threads concurrently with appends.
-    pub fn reader(&self) -> LogReader {
+    pub fn reader(&self) -> SegmentReader {
         self.reader.clone()
     }
 

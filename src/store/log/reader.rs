@@ -1,6 +1,6 @@
 //! Concurrent readers: positioned reads and iteration over committed batches.
 //!
-//! A [`LogReader`] is a cheap clone of the log's shared segment table. Iteration reads a
+//! A [`SegmentReader`] is a cheap clone of the log's shared segment table. Iteration reads a
 //! whole batch at a time ([`LogBatches`], entries borrowed from the batch's bytes);
 //! [`LogIter`] hands its entries out one by one, each payload copied out. Reads use
 //! `read_at` on shared file handles, so any number of threads read while the single
@@ -18,7 +18,7 @@ use super::{HighWater, LogError, LogPos, SegRef, Shared};
 
 /// A read handle on the log; `Clone + Send + Sync`.
 #[derive(Clone)]
-pub struct LogReader {
+pub struct SegmentReader {
     pub(crate) shared: Arc<RwLock<Shared>>,
 }
 
@@ -38,7 +38,7 @@ pub struct LogEntry {
     pub batch_end: LogPos,
 }
 
-impl LogReader {
+impl SegmentReader {
     fn segment(&self, n: u32) -> Option<(SegRef, bool)> {
         let shared = self.shared.read().unwrap_or_else(|e| e.into_inner());
         let last = shared.segments.len().checked_sub(1)?;
@@ -122,7 +122,7 @@ impl LogReader {
     }
 
     /// Iterates committed batches from `start` (a batch boundary, as for
-    /// [`LogReader::iter_from`]), each as the bytes one read brought in: entries are
+    /// [`SegmentReader::iter_from`]), each as the bytes one read brought in: entries are
     /// borrowed from their batch instead of copied out one by one.
     pub fn batches_from(&self, start: LogPos) -> LogBatches {
         LogBatches {
@@ -180,7 +180,7 @@ impl LogBatch {
 
 /// Iterator over committed batches; yields `Err` once on damage, then stops.
 pub struct LogBatches {
-    reader: LogReader,
+    reader: SegmentReader,
     pos: LogPos,
     end: LogPos,
     expected_seq: Option<u64>,

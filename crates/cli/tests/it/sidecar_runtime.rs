@@ -7,7 +7,10 @@ use std::process::{Command, ExitStatus, Stdio};
 
 use crate::support::{bin, json, p, run_ok, stdout};
 use akledger_runtime::stub_format::{decode_record, split_records};
-use akledger_runtime::{DefaultMessage, Envelope, Performative, CRASH_AT_ENV};
+use akledger_runtime::{DefaultMessage, Envelope, Performative};
+
+/// The binary's crash test hook: `<stage>[:<n>]` aborts the n-th time the runtime passes it.
+const CRASH_AT_ENV: &str = "AKLEDGER_RUNTIME_CRASH_AT";
 
 struct Sidecar {
     _tmp: tempfile::TempDir,
@@ -263,6 +266,17 @@ fn a_crash_between_each_pair_of_steps_loses_nothing_and_repeats_nothing() {
         assert!(s.once(&["--echo"], None).0.success());
         assert_eq!(s.sent().len(), 4, "{step}");
         assert_eq!(s.message_events(), 8, "{step}");
+    }
+}
+
+#[test]
+fn a_crash_hook_naming_no_stage_is_a_usage_error() {
+    let s = Sidecar::new();
+    assert!(s.once(&["--echo"], None).0.success());
+    for spec in ["nowhere", "sent:x"] {
+        let (status, stderr) = s.once(&["--echo"], Some(spec));
+        assert_eq!(status.code(), Some(2), "{spec}: {stderr}");
+        assert!(stderr.contains("received, inbox, bridged"), "{stderr}");
     }
 }
 

@@ -1,0 +1,49 @@
+//! The actions one cause takes, numbered so that a handler run again after a crash
+//! takes none twice.
+
+use super::*;
+
+/// The actions one cause (an inbox event, a control) takes, numbered in order; a handler
+/// run again after a crash gets the same numbers, and actions already in the ledger are
+/// skipped.
+#[derive(Debug)]
+pub struct Effects<'r> {
+    pub(super) cause: EventId,
+    pub(super) next: u32,
+    pub(super) taken: &'r HashSet<Tag>,
+    pub(super) sends: &'r mut Vec<(Tag, Envelope)>,
+    pub(super) stage: &'r mut Option<StageObserver>,
+}
+
+impl Effects<'_> {
+    /// The next action's tag.
+    pub(crate) fn next(&mut self) -> Tag {
+        let tag = Tag {
+            cause: self.cause,
+            effect: self.next,
+        };
+        self.next += 1;
+        tag
+    }
+
+    /// True when the action is already in the ledger.
+    pub(crate) fn taken(&self, tag: Tag) -> bool {
+        self.taken.contains(&tag)
+    }
+
+    /// Queues `envelope` to be sent (made an outbox event, then written) unless sent
+    /// already.
+    pub(crate) fn send(&mut self, envelope: Envelope) {
+        let tag = self.next();
+        if !self.taken(tag) {
+            self.sends.push((tag, envelope));
+        }
+    }
+
+    /// Tells the stage observer, if any, that `stage` was passed.
+    pub(crate) fn passed(&mut self, stage: Stage) {
+        if let Some(StageObserver(observe)) = self.stage.as_mut() {
+            observe(stage);
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! The multiplexer and main loop (seed 002) with the ledger as InBox and OutBox: a
+//! [`Runtime`] takes envelopes from a [`Connection`], makes each an `ak.message.create`
+//! event of the sidecar (sealed, PROFILE §6–§7) *before* any handler sees it, dispatches
+//! it to the handler of its protocol (the exchange bridge, a registered handler, or the
+//! error skill), makes every outbound envelope an event *before* writing it to the
+//! connection, lets the decision maker author its controls, and records its progress.
+//!
+//! **Exactly once across crashes.** Each step is durable before the next starts: the
+//! inbox batch is in the ledger before handling, each action carries its `(cause,
+//! effect)` tag ([`super::records`]), outbox events are in the ledger before they are
+//! written, and the progress marker ([`super::progress`]) is written last. On start the
+//! runtime scans the ledger after the marker's position: inbox records give the input
+//! position to resume at; outbox records are compared with what the output holds after the
+//! marker's length, so the ones already written are not written again and a torn one is
+//! cut and rewritten; every inbox event is handled again with the tags already present
+//! skipped, so an action taken before the crash is not taken twice and one not taken yet
+//! is taken now.
+//!
+//! **Stages.** [`Runtime::on_stage`] installs an observer called at each [`Stage`] a step
+//! passes (envelopes received, inbox appended, bridged, outbox appended, sent, decided,
+//! marker written): the moments between which a crash must lose and repeat nothing. The
+//! `akledger` binary's crash test hook (`AKLEDGER_RUNTIME_CRASH_AT`) is such an observer;
+//! the library itself never reads the environment.
+
+mod decisions;
+mod effects;
+mod inbox;
+mod outbox;
+mod recovery;
+mod stage;
+
+use decisions::Decider;
+pub use effects::Effects;
+pub use stage::Stage;
+use stage::StageObserver;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rand_core::OsRng;
+
+use super::bridge::{self, exchange_protocol_id, projection_message};
+use super::config::RuntimeConfig;
+use super::default_protocol::{DefaultMessage, ErrorCode, Performative};
+use super::envelope::{Connection, Envelope, Received};
+use super::handlers::{
+    default_protocol_id, error_reply, Handler, HandlerRegistry, Inbound, Refusal,
+};
+use super::policy::{decide, Completing, OpenExchange};
+use super::progress::Progress;
+use super::records::{inbox_body, outbox_body, read_record, Record, Tag};
+use crate::limits::{MAX_INBOX_BATCH, STUB_POLL_INTERVAL_MS};
+use akledger::did::DidCoreId;
+use akledger::envelope::{Body, MESSAGE_CREATE};
+use akledger::error::Error;
+use akledger::event::Event;
+use akledger::exchange::classify::decrypt;
+use akledger::exchange::{
+    Act, ExchangeId, MessagePlaintext, Projection, Role, SidecarAuthor, Status,
+};
+use akledger::id::EventId;
+use akledger::ledger::{Appended, ExchangeChange, ExchangeFeed, Ledger};
+use akledger::time::Timestamp;
+
+/// What one [`Runtime::step`] did.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct StepReport {
+    /// Envelopes taken in.
+    pub received: usize,
+    /// Envelopes sent.
+    pub sent: usize,
+    /// Controls the decision maker authored.
+    pub controls: usize,
+}
+
+impl StepReport {
+    /// True when the step did nothing.
+    pub fn is_idle(&self) -> bool {
+        *self == StepReport::default()
+    }
+}
+
+/// A sidecar runtime over one ledger and one connection.
+///
+/// # Examples
+///
+/// ```
+/// use akledger::prelude::*;
+/// use akledger_runtime::{bootstrap, EchoHandler, Runtime, StubConnection};
+///
+/// let dir = tempfile::tempdir()?;
+/// let ledger = Ledger::open(dir.path().join("ledger"))?;
+/// // A realm, a sidecar with the controller's private strand, and the sidecar key.
+/// let config = bootstrap(&ledger, SigningKey::generate(&mut OsRng))?;
+/// let (input, output) = (dir.path().join("in"), dir.path().join("out"));
+/// std::fs::write(&input, b"my_first_aea,sender_aea,fetchai/default:1.0.0,\\x12\\x10\\x08\\x01\\x12\\x011*\\t*\\x07\\n\\x05hello,\n")?;
+///
+/// let mut runtime = Runtime::new(&ledger, StubConnection::open(&input, &output)?, config)?;
+/// runtime.register(Box::new(EchoHandler::default()));
+/// runtime.step(Timestamp::now())?;
+///
+/// // The echo went back to the sender, and both envelopes are events of the sidecar.
+/// let out = std::fs::read(&output)?;
+/// assert!(out.starts_with(b"sender_aea,my_first_aea,fetchai/default:1.0.0,"));
+/// assert_eq!(ledger.len(), 4 + 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Runtime<'l, C: Connection> {
+    ledger: &'l Ledger,
+    dir: PathBuf,
+    connection: C,
+    config: RuntimeConfig,
+    controller: SidecarAuthor,
+    handlers: HandlerRegistry,
+    /// Tags of actions in the ledger after the last checkpoint.
+    taken: HashSet<Tag>,
+    decider: Decider,
+    /// `created_at` floor of the runtime's events (the sidecar's creation).
+    floor: Timestamp,
+    stage: Option<StageObserver>,
+    /// True once the first step recovered.
+    recovered: bool,
+}
+
+impl<C: Connection> std::fmt::Debug for Runtime<'_, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("dir", &self.dir)
+            .field("sidecar", &self.config.sidecar)
+            .field("handlers", &self.handlers)
+            .finish_non_exhaustive()
+    }
+}
+
+fn io_error(what: &str) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: PathBuf::from(what),
+        source,
+    }
+}
+
+impl<'l, C: Connection> Runtime<'l, C> {
+    /// A runtime for `config.sidecar` of `ledger`. Its first [`Runtime::step`] (after the
+    /// handlers are registered) recovers from the ledger and the progress marker in the
+    /// ledger's directory (see the module doc): anything taken in but not handled is
+    /// handled, anything handled but not sent is sent, and the connection resumes where the
+    /// input was last taken in.
+    pub fn new(ledger: &'l Ledger, connection: C, config: RuntimeConfig) -> Result<Self, Error> {
+        if ledger.config().is_in_memory() {
+            return Err(Error::Misuse(
+                "the sidecar runtime needs a ledger on disk, to keep its progress marker".into(),
+            ));
+        }
+        let controller =
+            ledger.sidecar_author(config.controller.key.clone(), config.sidecar, config.epoch)?;
+        let sidecar_event = ledger
+            .get(&config.sidecar.retype())?
+            .ok_or(Error::UnknownSidecar(config.sidecar))?;
+        let feed = ledger.exchange_feed(&config.sidecar)?;
+        let mut runtime = Runtime {
+            ledger,
+            dir: ledger.config().dir().to_path_buf(),
+            connection,
+            config,
+            controller,
+            handlers: HandlerRegistry::new(),
+            taken: HashSet::new(),
+            decider: Decider {
+                feed,
+                open: BTreeMap::new(),
+                gone: BTreeSet::new(),
+                refused: BTreeMap::new(),
+            },
+            floor: sidecar_event.created_at(),
+            stage: None,
+            recovered: false,
+        };
+        for p in ledger.exchanges(&runtime.config.sidecar)?.projections {
+            runtime.track(p)?;
+        }
+        Ok(runtime)
+    }
+
+    /// Calls `observe` at every [`Stage`] a step passes (replacing any observer installed
+    /// before). For tests that crash the process between stages, and for progress.
+    pub fn on_stage(&mut self, observe: impl FnMut(Stage) + 'static) {
+        self.stage = Some(StageObserver(Box::new(observe)));
+    }
+
+    /// Tells the stage observer, if any, that `stage` was passed.
+    fn passed(&mut self, stage: Stage) {
+        if let Some(StageObserver(observe)) = self.stage.as_mut() {
+            observe(stage);
+        }
+    }
+
+    /// Registers a handler for its protocol (the exchange bridge's protocol stays the
+    /// bridge's).
+    pub fn register(&mut self, handler: Box<dyn Handler>) {
+        self.handlers.register(handler);
+    }
+
+    /// The connection.
+    pub fn connection(&self) -> &C {
+        &self.connection
+    }
+
+    /// One round: take in what arrived, handle it, send the answers, let the decision
+    /// maker act at `now`, and record the progress.
+    pub fn step(&mut self, now: Timestamp) -> Result<StepReport, Error> {
+        if !self.recovered {
+            self.recover()?;
+            self.recovered = true;
+        }
+        let mut report = StepReport::default();
+        let received = self
+            .connection
+            .receive()
+            .map_err(io_error("the connection's input"))?;
+        let mut sends = Vec::new();
+        for chunk in received.chunks(MAX_INBOX_BATCH) {
+            report.received += chunk.len();
+            self.passed(Stage::Received);
+            let ids = self.append_inbox(chunk, now)?;
+            self.passed(Stage::Inbox);
+            for (id, r) in ids.iter().zip(chunk) {
+                self.dispatch(*id, &r.envelope, &mut sends)?;
+            }
+        }
+        report.sent += sends.len();
+        self.send_all(sends)?;
+        let (controls, sends) = self.decide(now)?;
+        report.controls = controls;
+        report.sent += sends.len();
+        self.send_all(sends)?;
+        if !report.is_idle() {
+            self.checkpoint()?;
+        }
+        Ok(report)
+    }
+
+    /// Runs until `stop` is set, polling the connection every
+    /// [`STUB_POLL_INTERVAL_MS`] when it had nothing.
+    pub fn run(&mut self, stop: &AtomicBool) -> Result<(), Error> {
+        while !stop.load(Ordering::Acquire) {
+            if self.step(Timestamp::now())?.is_idle() {
+                std::thread::sleep(Duration::from_millis(STUB_POLL_INTERVAL_MS));
+            }
+        }
+        self.checkpoint()
+    }
+}

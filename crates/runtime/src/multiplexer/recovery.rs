@@ -1,0 +1,104 @@
+//! Recovery: what a run finds in the ledger and the progress marker after a stop or a
+//! crash, and how it resumes (see the module doc of `multiplexer`).
+
+use super::*;
+
+impl<'l, C: Connection> Runtime<'l, C> {
+    /// Recovers (see [`Runtime::new`]); runs once before the first step.
+    pub(super) fn recover(&mut self) -> Result<(), Error> {
+        let marker = Progress::load(&self.dir)?;
+        let (from, output_from) = match &marker {
+            Some(p) => (p.ledger_position, Some(p.output_length)),
+            None => (0, None),
+        };
+        if let Some(p) = &marker {
+            self.decider.gone.clone_from(&p.gone);
+        }
+        let mut input = marker.as_ref().map_or(0, |p| p.input_offset);
+        let mut inbox = Vec::new();
+        let mut outbox = Vec::new();
+        let mut controls = Vec::new();
+        for event in self.ledger.iter_from(from) {
+            let event = event?;
+            if event.scope().sidecar_id() != Some(self.config.sidecar) {
+                continue;
+            }
+            if let Body::ExchangeControl { .. } = event.body() {
+                if *event.actor() == *self.controller.actor() {
+                    controls.push(event.id());
+                }
+                continue;
+            }
+            match self.record(&event) {
+                Some(Record::Inbox { envelope, end, .. }) => {
+                    input = input.max(end);
+                    inbox.push((event.id(), envelope));
+                }
+                Some(Record::Outbox { tag, envelope }) => {
+                    self.taken.insert(tag);
+                    outbox.push(envelope);
+                }
+                Some(Record::Bridge { tag }) => {
+                    self.taken.insert(tag);
+                }
+                None => {}
+            }
+        }
+        // Outbox events the output does not hold yet are written now; without a marker
+        // (no step ever finished) there is nothing to compare with, and none are resent.
+        let written = match output_from {
+            Some(from) => self
+                .connection
+                .already_sent(from, &outbox)
+                .map_err(io_error("the connection's output"))?,
+            None => outbox.len(),
+        };
+        for envelope in outbox.get(written..).unwrap_or_default() {
+            self.connection
+                .send(envelope)
+                .map_err(io_error("the connection's output"))?;
+        }
+        self.connection
+            .flush()
+            .map_err(io_error("the connection's output"))?;
+        let mut sends = Vec::new();
+        for (id, envelope) in &inbox {
+            self.dispatch(*id, envelope, &mut sends)?;
+        }
+        for id in controls {
+            let tag = Tag {
+                cause: id,
+                effect: 0,
+            };
+            if !self.taken.contains(&tag) {
+                if let Some(envelope) = self.control_report(id)? {
+                    sends.push((tag, envelope));
+                }
+            }
+        }
+        self.send_all(sends)?;
+        self.connection
+            .resume_at(input)
+            .map_err(io_error("the connection's input"))?;
+        self.checkpoint()
+    }
+
+    /// The runtime record an event of the sidecar holds (decrypted with the ledger's
+    /// keyring), if it is one of the runtime's.
+    pub(super) fn record(&self, event: &Event) -> Option<Record> {
+        if event.kind() != MESSAGE_CREATE {
+            return None;
+        }
+        let body = self.plaintext(event)?.body;
+        read_record(&body)
+    }
+
+    pub(super) fn plaintext(&self, event: &Event) -> Option<MessagePlaintext> {
+        let Body::SidecarMessage { encrypted } = event.body() else {
+            return None;
+        };
+        let keyring = self.ledger.verifier().keyring();
+        let bytes = decrypt(&self.config.sidecar, event, &keyring, encrypted).ok()?;
+        MessagePlaintext::parse(&bytes).ok()
+    }
+}

@@ -1,0 +1,63 @@
+//! The stages of a step: the moments after which the work so far is durable.
+
+/// A moment of a [`Runtime::step`] after which its work so far is durable: a crash right
+/// after it must lose nothing and repeat nothing.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+#[non_exhaustive]
+pub enum Stage {
+    /// Envelopes read from the connection; nothing appended yet.
+    Received,
+    /// The inbox batch appended; nothing handled yet.
+    Inbox,
+    /// A bridge request or response appended; its report not yet.
+    Bridged,
+    /// Outbox events appended; none written yet.
+    Outbox,
+    /// The first outbound envelope written; the marker not yet.
+    Sent,
+    /// A control appended; its report not yet.
+    Decided,
+    /// The progress marker written (the first one by the recovery that opens every run).
+    Marker,
+}
+
+impl Stage {
+    /// Every stage, in the order a step passes them.
+    pub const ALL: [Stage; 7] = [
+        Stage::Received,
+        Stage::Inbox,
+        Stage::Bridged,
+        Stage::Outbox,
+        Stage::Sent,
+        Stage::Decided,
+        Stage::Marker,
+    ];
+
+    /// The stage's name: `received`, `inbox`, `bridged`, `outbox`, `sent`, `decided`,
+    /// `marker`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Stage::Received => "received",
+            Stage::Inbox => "inbox",
+            Stage::Bridged => "bridged",
+            Stage::Outbox => "outbox",
+            Stage::Sent => "sent",
+            Stage::Decided => "decided",
+            Stage::Marker => "marker",
+        }
+    }
+
+    /// The stage named `name`.
+    pub fn parse(name: &str) -> Option<Stage> {
+        Stage::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// What [`Runtime::on_stage`] installs: called at every stage a step passes.
+pub(super) struct StageObserver(pub(super) Box<dyn FnMut(Stage)>);
+
+impl std::fmt::Debug for StageObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StageObserver")
+    }
+}
