@@ -1,7 +1,7 @@
 //! The stages of a step: the moments after which the work so far is durable.
 
-/// A moment of a [`Runtime::step`] after which its work so far is durable: a crash right
-/// after it must lose nothing and repeat nothing.
+/// A moment of a [`Runtime::step`](super::Runtime::step) after which its work so far is
+/// durable: a crash right after it must lose nothing and repeat nothing.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 #[non_exhaustive]
 pub enum Stage {
