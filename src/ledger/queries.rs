@@ -49,6 +49,13 @@ impl Ledger {
         self.read_state().is_ok_and(|s| s.ids.contains(id))
     }
 
+    /// The admission position of the admitted event `id`: its index in admission order,
+    /// as `iter_from` and `watch_events` count.
+    pub fn position(&self, id: &EventId) -> Option<u64> {
+        let state = self.read_state().ok()?;
+        state.ids.get(id).map(|p| p.index() as u64)
+    }
+
     /// Whether `id` is stored here as pending.
     pub fn is_pending(&self, id: &EventId) -> bool {
         self.read_state().is_ok_and(|s| s.pending.contains(id))

@@ -1,7 +1,8 @@
 //! Whole small files replaced atomically and durably: a temporary file in the same
 //! directory, written and synced, renamed over the old file, then the directory synced. A
 //! crash leaves the old file or the new one, never a torn one. Used for the keyring file and
-//! the replication marker.
+//! the replication marker. [`replace_unsynced`] skips the syncs: still atomic, and it
+//! survives the process being killed, but a machine crash may leave the old file.
 
 use std::fs::File;
 use std::io::Write;
@@ -10,6 +11,16 @@ use std::path::Path;
 /// Replaces `path` with `bytes` (creating its directory when missing). `mode` sets the unix
 /// permissions of the new file (for example `0o600` for a secret); `None` keeps the default.
 pub fn replace(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+    replace_with(path, bytes, mode, true)
+}
+
+/// [`replace`] without its syncs: for a checkpoint written often, whose loss on a machine
+/// crash costs only work done again.
+pub fn replace_unsynced(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+    replace_with(path, bytes, mode, false)
+}
+
+fn replace_with(path: &Path, bytes: &[u8], mode: Option<u32>, sync: bool) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -25,8 +36,13 @@ pub fn replace(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<
     #[cfg(not(unix))]
     let _ = mode;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
+    if sync {
+        tmp.as_file().sync_all()?;
+    }
     tmp.persist(path).map_err(|e| e.error)?;
+    if !sync {
+        return Ok(());
+    }
     // The rename is durable only once the directory is.
     File::open(dir).and_then(|d| d.sync_all())
 }

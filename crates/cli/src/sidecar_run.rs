@@ -27,7 +27,8 @@ use akledger::layout::{Layout, CONTROLLER_KEY, RUNTIME_CONFIG};
 use akledger::{Config, DidCoreId, Ledger, Timestamp};
 use akledger_runtime::limits::MAX_RUNTIME_CONFIG_BYTES;
 use akledger_runtime::{
-    bootstrap, EchoHandler, Identity, Policy, Runtime, RuntimeConfig, Stage, StubConnection,
+    bootstrap, EchoHandler, Identity, OutputMode, Policy, Runtime, RuntimeConfig, Stage,
+    StubConnection,
 };
 use rand_core::OsRng;
 
@@ -52,9 +53,14 @@ pub struct RunArgs {
     /// The file envelopes arrive in (followed as it grows; created when missing).
     #[arg(long, value_name = "FILE")]
     pub input_file: PathBuf,
-    /// The file envelopes are appended to.
+    /// The file envelopes are written to (the agent's input file).
     #[arg(long, value_name = "FILE")]
     pub output_file: PathBuf,
+    /// How the output file is written: `handoff` (AEA's stub connection, which reads its
+    /// input whole and empties it: one record at a time, each once the agent emptied the
+    /// file) or `append` (every record appended, for a file nobody empties).
+    #[arg(long, value_name = "MODE", default_value = "handoff")]
+    pub output_mode: OutputModeArg,
     /// Identities, address book and policy (default DIR/sidecar-runtime.json).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -65,6 +71,24 @@ pub struct RunArgs {
     /// Handle what the input holds now and exit instead of following it.
     #[arg(long)]
     pub once: bool,
+}
+
+/// `--output-mode`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum OutputModeArg {
+    /// One record at a time, each when the reader has emptied the file.
+    Handoff,
+    /// Every record appended.
+    Append,
+}
+
+impl From<OutputModeArg> for OutputMode {
+    fn from(mode: OutputModeArg) -> OutputMode {
+        match mode {
+            OutputModeArg::Handoff => OutputMode::Handoff,
+            OutputModeArg::Append => OutputMode::Append,
+        }
+    }
 }
 
 /// Runs the command.
@@ -88,8 +112,9 @@ pub fn run(args: RunArgs) -> Result<Outcome, CliError> {
             )))
         }
     };
-    let connection = StubConnection::open(&args.input_file, &args.output_file)
-        .map_err(|e| CliError::Io(args.input_file.clone(), e))?;
+    let connection =
+        StubConnection::open_with(&args.input_file, &args.output_file, args.output_mode.into())
+            .map_err(|e| CliError::Io(args.input_file.clone(), e))?;
     let sidecar = config.sidecar;
     let mut runtime = Runtime::new(&ledger, connection, config)?;
     if let Some(crash) = crash_hook()? {
@@ -114,6 +139,14 @@ pub fn run(args: RunArgs) -> Result<Outcome, CliError> {
     if args.once {
         // Until a step finds nothing more to do (or a signal asks to stop between steps).
         while !stop.load(Ordering::Acquire) && !runtime.step(Timestamp::now())?.is_idle() {}
+        runtime.finish()?;
+        if runtime.unwritten() > 0 {
+            eprintln!(
+                "akledger: sidecar: {} envelopes wait for the reader of {} to take the one before; the next run writes them",
+                runtime.unwritten(),
+                args.output_file.display()
+            );
+        }
     } else {
         runtime.run(&stop)?;
         eprintln!("akledger: sidecar: stopped");

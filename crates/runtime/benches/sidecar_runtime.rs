@@ -17,7 +17,9 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 
 use akledger::log_format::{write_item, LogFormat};
 use akledger::prelude::*;
-use akledger_runtime::{bootstrap, DefaultMessage, EchoHandler, Runtime, StubConnection};
+use akledger_runtime::{
+    bootstrap, DefaultMessage, EchoHandler, OutputMode, Runtime, StubConnection,
+};
 
 const ENVELOPES: usize = 1_000;
 
@@ -50,8 +52,12 @@ fn prepare() -> Prepared {
 /// Runs the runtime until the input is drained; returns the ledger's length.
 fn run(p: &Prepared) -> usize {
     let ledger = open(p.dir.path());
-    let connection =
-        StubConnection::open(&p.dir.path().join("in"), &p.dir.path().join("out")).expect("stub");
+    let connection = StubConnection::open_with(
+        &p.dir.path().join("in"),
+        &p.dir.path().join("out"),
+        OutputMode::Append,
+    )
+    .expect("stub");
     let mut runtime = Runtime::new(&ledger, connection, p.config.clone()).expect("runtime");
     runtime.register(Box::new(EchoHandler::default()));
     while !runtime.step(Timestamp::now()).expect("step").is_idle() {}

@@ -95,6 +95,46 @@ impl Envelope {
             context: None,
         }
     }
+
+    /// The envelope as AEA 1.x serializes it (`aea.mail.base_pb2.Envelope`: `to` = 1,
+    /// `sender` = 2, `protocol_id` = 3, `message` = 4, `uri` = 5), what the AEA error skill
+    /// quotes.
+    pub fn encode_protobuf(&self) -> Vec<u8> {
+        use super::protobuf::put_scalar_bytes;
+        let mut out = Vec::with_capacity(self.message.len() + 64);
+        put_scalar_bytes(&mut out, 1, self.to.as_bytes());
+        put_scalar_bytes(&mut out, 2, self.sender.as_bytes());
+        put_scalar_bytes(&mut out, 3, self.protocol_id.as_str().as_bytes());
+        put_scalar_bytes(&mut out, 4, &self.message);
+        if let Some(uri) = &self.context {
+            put_scalar_bytes(&mut out, 5, uri.as_bytes());
+        }
+        out
+    }
+}
+
+/// Which file, and which content of it, a position in a connection's input belongs to: a
+/// position means nothing in a file that was since replaced (rotated), truncated or
+/// rewritten.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct FileIdentity {
+    /// The file's device.
+    pub device: u64,
+    /// The file's inode.
+    pub inode: u64,
+    /// The first 8 bytes of the blake3 digest of the (up to 64) bytes just before the
+    /// position: a file rewritten from its start has other bytes there.
+    pub guard: u64,
+}
+
+/// A position in a connection's input: where to resume after a restart.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct InputCursor {
+    /// Bytes of the input before it.
+    pub offset: u64,
+    /// The input file it is a position in (`None` for inputs that are no file, and in
+    /// records written before files were identified).
+    pub file: Option<FileIdentity>,
 }
 
 /// An envelope read by a connection, with where it came from in the connection's input
@@ -105,9 +145,9 @@ pub struct Received {
     pub envelope: Envelope,
     /// Input position where its record starts.
     pub start: u64,
-    /// Input position just after its record: everything before it has been taken in once
-    /// this envelope is.
-    pub end: u64,
+    /// Input position just after its record, in the file it was read from: everything
+    /// before it has been taken in once this envelope is.
+    pub end: InputCursor,
 }
 
 /// The interface between the runtime and the outside world (seed 002): it receives
@@ -119,22 +159,32 @@ pub trait Connection {
     fn receive(&mut self) -> std::io::Result<Vec<Received>>;
 
     /// The input position after everything received so far (malformed records included).
-    fn input_position(&self) -> u64;
+    fn input_cursor(&self) -> InputCursor;
 
-    /// Resumes reading at input position `position` (what the ledger says was taken in).
-    fn resume_at(&mut self, position: u64) -> std::io::Result<()>;
+    /// Resumes reading at `cursor` (what the ledger says was taken in), or from the start
+    /// of what the input holds now when it is no longer the input `cursor` names.
+    fn resume_at(&mut self, cursor: &InputCursor) -> std::io::Result<()>;
 
-    /// Writes `envelope` out (durably, when the connection can).
+    /// Queues `envelope` to be written.
     fn send(&mut self, envelope: &Envelope) -> std::io::Result<()>;
 
-    /// Makes everything sent so far durable.
+    /// Writes the next queued envelope if its reader can take it now, without waiting;
+    /// whether it did.
+    fn deliver(&mut self) -> std::io::Result<bool>;
+
+    /// Makes what was written durable, where the output is kept.
     fn flush(&mut self) -> std::io::Result<()>;
 
-    /// The output position now (for the stub connection: the output file's length).
+    /// Envelopes queued and not written yet.
+    fn queued(&self) -> usize;
+
+    /// The output position now (for the stub connection in append mode: the output file's
+    /// length; 0 where the reader empties the output).
     fn output_position(&mut self) -> std::io::Result<u64>;
 
-    /// After a restart: how many of `expected` (in order) were already sent after output
+    /// After a restart: how many of `expected` (in order: envelopes the ledger holds as
+    /// sent but the marker does not record as written) the output already holds after
     /// position `from`. Anything after those (a write torn by a crash) is discarded, so
-    /// sending the rest sends each envelope exactly once.
+    /// queueing the rest writes each envelope once.
     fn already_sent(&mut self, from: u64, expected: &[Envelope]) -> std::io::Result<usize>;
 }

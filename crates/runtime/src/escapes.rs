@@ -11,8 +11,9 @@
 //! digits, `\xHH`, `\uHHHH`, `\UHHHHHHHH`. Any other character after a backslash keeps
 //! the backslash. Errors, where the reference raises and drops the line: a truncated
 //! `\x`/`\u`/`\U`, a code point above U+10FFFF or a surrogate (not encodable as UTF-8), a
-//! trailing lone backslash, and `\N{…}` (named characters are not supported here; the
-//! reference resolves them from the Unicode name table).
+//! trailing lone backslash, and a `\N{…}` that is malformed or names no character. `\N{NAME}`
+//! takes a Unicode character name or name alias, in any case, as Python's does
+//! (`unicode_names2` holds the names).
 
 /// Why an escaped message does not decode.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -23,8 +24,10 @@ pub enum EscapeError {
     NotEncodable,
     /// A backslash at the very end.
     TrailingBackslash,
-    /// `\N{…}`, not supported.
-    NamedCharacter,
+    /// `\N` not followed by `{NAME}`.
+    MalformedName,
+    /// `\N{NAME}` with a name no character has.
+    UnknownName,
 }
 
 impl std::fmt::Display for EscapeError {
@@ -33,7 +36,8 @@ impl std::fmt::Display for EscapeError {
             EscapeError::Truncated => "truncated \\x, \\u or \\U escape",
             EscapeError::NotEncodable => "escape names a code point UTF-8 cannot carry",
             EscapeError::TrailingBackslash => "\\ at end of message",
-            EscapeError::NamedCharacter => "\\N{...} escapes are not supported",
+            EscapeError::MalformedName => "malformed \\N character escape",
+            EscapeError::UnknownName => "unknown Unicode character name",
         })
     }
 }
@@ -104,7 +108,11 @@ pub fn unescape(message: &[u8]) -> Result<Vec<u8>, EscapeError> {
                 i += digits;
                 out.push(code_point(value)?);
             }
-            b'N' => return Err(EscapeError::NamedCharacter),
+            b'N' => {
+                let (c, used) = named(message.get(i..).unwrap_or_default())?;
+                out.push(c);
+                i += used;
+            }
             other => {
                 out.push('\\');
                 out.push(char::from(other));
@@ -113,6 +121,28 @@ pub fn unescape(message: &[u8]) -> Result<Vec<u8>, EscapeError> {
     }
     Ok(out.into_bytes())
 }
+
+/// `{NAME}` at the front of `rest`: the character and the bytes used.
+fn named(rest: &[u8]) -> Result<(char, usize), EscapeError> {
+    let inner = rest.strip_prefix(b"{").ok_or(EscapeError::MalformedName)?;
+    let close = inner
+        .iter()
+        .take(MAX_NAME_BYTES + 1)
+        .position(|&b| b == b'}')
+        .ok_or(EscapeError::MalformedName)?;
+    let name = inner.get(..close).unwrap_or_default();
+    if name.is_empty() {
+        return Err(EscapeError::MalformedName);
+    }
+    let name = std::str::from_utf8(name).map_err(|_| EscapeError::UnknownName)?;
+    let c =
+        unicode_names2::character(&name.to_ascii_uppercase()).ok_or(EscapeError::UnknownName)?;
+    Ok((c, close + 2))
+}
+
+/// The longest Unicode character name (88 bytes in Unicode 16) with room to spare; a longer
+/// `\N{…}` is no name, and looking for its `}` stops here.
+const MAX_NAME_BYTES: usize = 256;
 
 fn code_point(value: u32) -> Result<char, EscapeError> {
     char::from_u32(value).ok_or(EscapeError::NotEncodable)
@@ -153,13 +183,38 @@ mod tests {
     }
 
     #[test]
+    fn named_characters_decode_as_python_decodes_them() {
+        // Known answers from CPython 3.11: codecs.decode(typed, "unicode-escape").encode("utf-8")
+        let cases: [(&[u8], &[u8]); 8] = [
+            (b"\\N{LATIN SMALL LETTER A}", b"a"),
+            (b"\\N{latin small letter a}", b"a"),
+            (b"\\N{EM DASH}x", b"\xe2\x80\x94x"),
+            (b"\\N{BEL}", b"\x07"),
+            (b"\\N{NO-BREAK SPACE}", b"\xc2\xa0"),
+            (b"\\N{HANGUL SYLLABLE GA}", b"\xea\xb0\x80"),
+            (b"\\N{CJK UNIFIED IDEOGRAPH-4E00}", b"\xe4\xb8\x80"),
+            (b"a\\N{SNOWMAN}b\\x41", b"a\xe2\x98\x83bA"),
+        ];
+        for (typed, want) in cases {
+            assert_eq!(unescape(typed).as_deref(), Ok(want), "{typed:?}");
+        }
+    }
+
+    #[test]
     fn malformed_escapes_are_errors_never_panics() {
         assert_eq!(unescape(b"\\x1"), Err(EscapeError::Truncated));
         assert_eq!(unescape(b"\\xzz"), Err(EscapeError::Truncated));
         assert_eq!(unescape(b"abc\\"), Err(EscapeError::TrailingBackslash));
         assert_eq!(unescape(b"\\ud800"), Err(EscapeError::NotEncodable));
         assert_eq!(unescape(b"\\UFFFFFFFF"), Err(EscapeError::NotEncodable));
-        assert_eq!(unescape(b"\\N{DASH}"), Err(EscapeError::NamedCharacter));
+        assert_eq!(unescape(b"\\N{DASH}"), Err(EscapeError::UnknownName));
+        for malformed in [&b"\\N{"[..], b"\\Nx", b"\\N{LATIN SMALL LETTER A", b"\\N{}"] {
+            assert_eq!(
+                unescape(malformed),
+                Err(EscapeError::MalformedName),
+                "{malformed:?}"
+            );
+        }
     }
 
     proptest::proptest! {

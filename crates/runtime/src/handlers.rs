@@ -1,7 +1,7 @@
 //! Skills' handlers (seed 002): a [`Handler`] reacts to the envelopes of one protocol, a
 //! [`HandlerRegistry`] finds it by `protocol_id`, the [`EchoHandler`] mirrors
-//! default-protocol `bytes` messages (as AEA's echo skill does), and [`error_reply`] is
-//! the error skill: what an envelope that cannot be handled gets back.
+//! default-protocol `bytes` messages in their dialogues (as AEA's echo skill does), and
+//! [`error_reply`] is the error skill: what an envelope that cannot be handled gets back.
 //!
 //! Handlers are pure reactions: an envelope in, envelopes to send out. The runtime has
 //! already made the inbound envelope an event, and makes each outbound one an event before
@@ -9,7 +9,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::base85;
 use super::default_protocol::{DefaultMessage, ErrorCode, Performative, DEFAULT_PROTOCOL_ID};
+use super::dialogue::Dialogues;
 use super::envelope::{Envelope, ProtocolId};
 use akledger::id::EventId;
 
@@ -47,8 +49,10 @@ pub trait Handler: Send {
     fn protocol_id(&self) -> &ProtocolId;
 
     /// The envelopes to send in answer to `inbound` (possibly none), or why it cannot be
-    /// handled. Must depend on the envelope only (the runtime may run it again after a
-    /// crash and keeps what was already sent).
+    /// handled. Must depend only on the envelopes handled before it, in order: when the
+    /// runtime starts it hands every envelope the ledger holds to the handler again (their
+    /// answers, already sent, are dropped), so that a handler's state (dialogues) is what
+    /// it was, and a handler run again after a crash answers the same.
     fn handle(&mut self, inbound: Inbound<'_>) -> Result<Vec<Envelope>, Refusal>;
 }
 
@@ -79,6 +83,11 @@ impl HandlerRegistry {
         self.handlers.insert(handler.protocol_id().clone(), handler);
     }
 
+    /// True when no handler is registered.
+    pub fn is_empty(&self) -> bool {
+        self.handlers.is_empty()
+    }
+
     /// The handler of `protocol`.
     pub fn get_mut(&mut self, protocol: &ProtocolId) -> Option<&mut (dyn Handler + 'static)> {
         self.handlers.get_mut(protocol).map(|h| &mut **h)
@@ -95,23 +104,33 @@ pub fn reply(to_envelope: &Envelope, protocol_id: ProtocolId, message: Vec<u8>) 
     Envelope::new(&to_envelope.sender, &to_envelope.to, protocol_id, message)
 }
 
-/// The error skill: a default-protocol `error` message back to the sender of `envelope`,
-/// starting a dialogue named after the inbound event; `error_data` holds the offending
-/// envelope's protocol id and message.
-pub fn error_reply(envelope: &Envelope, inbound: EventId, refusal: &Refusal) -> Envelope {
-    let data = BTreeMap::from([
-        (
+/// The error skill, in the shape of AEA 1.2.5's `fetchai/error`: a default-protocol
+/// `error` message back to the sender of `envelope`, outside any dialogue (references empty,
+/// message 1, target 0), whose `error_data` quotes the offending envelope (AEA's protobuf
+/// `Envelope`) in base85 under `envelope`, and its protocol id under `protocol_id` when the
+/// protocol is what is unsupported. Base85 holds no backslash, so the AEA reader never
+/// escape-decodes (and so garbles) the quote.
+pub fn error_reply(envelope: &Envelope, refusal: &Refusal) -> Envelope {
+    let mut data = BTreeMap::from([(
+        "envelope".to_string(),
+        base85::encode(&envelope.encode_protobuf()),
+    )]);
+    if refusal.code == ErrorCode::UnsupportedProtocol {
+        data.insert(
             "protocol_id".to_string(),
-            envelope.protocol_id.as_str().as_bytes().to_vec(),
-        ),
-        ("message".to_string(), envelope.message.clone()),
-    ]);
-    let message = DefaultMessage::error(
-        &dialogue_reference(inbound),
-        refusal.code,
-        &refusal.message,
-        data,
-    );
+            base85::encode(envelope.protocol_id.as_str().as_bytes()),
+        );
+    }
+    let message = DefaultMessage {
+        message_id: 1,
+        dialogue_reference: (String::new(), String::new()),
+        target: 0,
+        performative: Performative::Error {
+            code: refusal.code,
+            message: refusal.message.clone(),
+            data,
+        },
+    };
     reply(envelope, default_protocol_id(), message.encode())
 }
 
@@ -125,6 +144,13 @@ pub fn dialogue_reference(event: EventId) -> String {
         .chars()
         .take(16)
         .collect()
+}
+
+/// This side's dialogue nonce for what answers the event `event`: its digest in 64 hex
+/// digits, the form of AEA 1.x's nonces (32 random bytes), and the same every time the
+/// event is handled.
+pub fn dialogue_nonce(event: EventId) -> String {
+    akledger::id::hex(&event.digest())
 }
 
 /// Decodes and checks a default-protocol message, as refusals the error skill answers.
@@ -142,18 +168,24 @@ pub fn decode_default(envelope: &Envelope) -> Result<DefaultMessage, Refusal> {
 }
 
 /// AEA's echo skill: every default-protocol `bytes` message is answered to its sender with
-/// the same content, as the next message of the dialogue (message id + 1, targeting the
-/// received one, the responder reference filled in when empty); `error` and `end`
-/// messages are received and not answered.
+/// the same content, in its dialogue as AEA 1.x numbers them ([`crate::dialogue`]: the
+/// responder's messages count down from −1, each targets the message it answers, and the
+/// responder reference is assigned when the dialogue starts); `error` and `end` messages are
+/// taken into their dialogue and not answered. A message of no dialogue (never started,
+/// out of turn, or answering what cannot be answered) is answered as the echo skill does:
+/// an `INVALID_DIALOGUE` error opening a dialogue of its own, quoting the message (in
+/// base85, see [`error_reply`]) under `default_message`.
 #[derive(Debug)]
 pub struct EchoHandler {
     protocol: ProtocolId,
+    dialogues: Dialogues,
 }
 
 impl Default for EchoHandler {
     fn default() -> Self {
         EchoHandler {
             protocol: default_protocol_id(),
+            dialogues: Dialogues::new(),
         }
     }
 }
@@ -165,25 +197,33 @@ impl Handler for EchoHandler {
 
     fn handle(&mut self, inbound: Inbound<'_>) -> Result<Vec<Envelope>, Refusal> {
         let message = decode_default(inbound.envelope)?;
-        let Performative::Bytes(content) = message.performative else {
-            return Ok(Vec::new());
+        let sender = &inbound.envelope.sender;
+        let nonce = dialogue_nonce(inbound.event_id);
+        let answer = match self.dialogues.update(&message, sender, &nonce) {
+            Some(dialogue) => match &message.performative {
+                Performative::Bytes(content) => self.dialogues.reply(
+                    &dialogue,
+                    message.message_id,
+                    Performative::Bytes(content.clone()),
+                ),
+                _ => None,
+            },
+            None => {
+                let data = BTreeMap::from([(
+                    "default_message".to_string(),
+                    base85::encode(&inbound.envelope.message),
+                )]);
+                let error = Performative::Error {
+                    code: ErrorCode::InvalidDialogue,
+                    message: "Invalid dialogue.".to_string(),
+                    data,
+                };
+                self.dialogues.create(sender, &nonce, error)
+            }
         };
-        let (starter, responder) = message.dialogue_reference;
-        let responder = if responder.is_empty() {
-            dialogue_reference(inbound.event_id)
-        } else {
-            responder
-        };
-        let echo = DefaultMessage {
-            message_id: message.message_id.saturating_add(1),
-            dialogue_reference: (starter, responder),
-            target: message.message_id,
-            performative: Performative::Bytes(content),
-        };
-        Ok(vec![reply(
-            inbound.envelope,
-            self.protocol.clone(),
-            echo.encode(),
-        )])
+        Ok(answer
+            .map(|m| reply(inbound.envelope, self.protocol.clone(), m.encode()))
+            .into_iter()
+            .collect())
     }
 }

@@ -13,7 +13,8 @@
 //! - [`stub_format`], [`escapes`]: the stub line format (pure); [`stub`]: the stub
 //!   connection over two files.
 //! - [`protobuf`], [`default_protocol`]: the default protocol's messages (pure).
-//! - [`handlers`]: handler trait and registry, echo, the error skill.
+//! - [`handlers`]: handler trait and registry, echo, the error skill; [`dialogue`]: AEA
+//!   1.x dialogues (pure); [`base85`]: how the error skill quotes (pure).
 //! - [`records`]: the runtime's event bodies (pure); [`progress`]: its progress marker.
 //! - [`bridge`]: the exchange bridge; [`policy`]: the decision maker (pure).
 //! - [`config`]: identities, address book, policy; [`bootstrap()`]: a sidecar from
@@ -22,9 +23,11 @@
 //! - [`limits`]: every bound of the runtime.
 #![deny(missing_docs)]
 
+pub mod base85;
 pub mod bridge;
 pub mod config;
 pub mod default_protocol;
+pub mod dialogue;
 pub mod envelope;
 pub mod escapes;
 pub mod handlers;
@@ -40,11 +43,11 @@ pub mod stub_format;
 pub use bridge::EXCHANGE_PROTOCOL_ID;
 pub use config::{Identity, RuntimeConfig};
 pub use default_protocol::{DefaultMessage, ErrorCode, Performative, DEFAULT_PROTOCOL_ID};
-pub use envelope::{Connection, Envelope, ProtocolId, Received};
+pub use envelope::{Connection, Envelope, FileIdentity, InputCursor, ProtocolId, Received};
 pub use handlers::{EchoHandler, Handler, HandlerRegistry, Inbound, Refusal};
 pub use multiplexer::{Runtime, Stage, StepReport};
 pub use policy::{Decision, OpenExchange, Policy};
-pub use stub::StubConnection;
+pub use stub::{OutputMode, StubConnection};
 
 use akledger::ed25519_dalek::SigningKey;
 use rand_core::OsRng;

@@ -18,10 +18,11 @@ pub const MAX_STUB_READ_BYTES: usize = 4 << 20;
 /// batch is one log write (one fsync), which is what makes a backlog fast to take in.
 pub const MAX_INBOX_BATCH: usize = 1_000;
 
-/// Pause between polls of the input file when it had nothing new, in milliseconds. The
-/// stub connection follows a plain file (no inotify): short enough that an `echo >>`
-/// answers promptly, long enough that an idle sidecar costs nothing measurable.
-pub const STUB_POLL_INTERVAL_MS: u64 = 20;
+/// Pause between polls of the input file, and of the output file for its reader to take a
+/// record, when a step had nothing to do, in milliseconds: AEA's stub connection reads its
+/// input every millisecond, so a round trip through the sidecar costs a few of them; an
+/// idle poll is two `fstat`s and a short `pread`.
+pub const STUB_POLL_INTERVAL_MS: u64 = 1;
 
 /// Most fields one protobuf message of the default protocol may carry. Bounds the work of
 /// decoding an untrusted message (a 512 KiB record of one-byte fields would otherwise be
@@ -35,3 +36,8 @@ pub const MAX_RUNTIME_CONFIG_BYTES: u64 = 1 << 20;
 /// Largest runtime progress marker read (`DIR/runtime-progress.json`): four numbers and the
 /// agents declared gone, at most [`MAX_DID_CORE_ID_BYTES`](akledger::limits::MAX_DID_CORE_ID_BYTES) each; anything larger is damage.
 pub const MAX_PROGRESS_BYTES: u64 = 1 << 20;
+
+/// Default-protocol dialogues the runtime keeps (AEA 1.x bookkeeping: ids, targets and
+/// references of each). A dialogue costs a few hundred bytes; past this the oldest is
+/// dropped, and a late message of it is answered `INVALID_DIALOGUE` as one never seen.
+pub const MAX_DIALOGUES: usize = 65_536;

@@ -1,14 +1,14 @@
-//! The runtime's durable progress marker, `DIR/runtime-progress.json` next to the ledger
-//! it belongs to: how far the input was taken in, how long the output was, and up to which
-//! ledger position everything was handled and sent, plus the agents the controller has
-//! declared gone. Written atomically (temporary file, fsync, rename, directory fsync) by
-//! the keyring file's helper, after every step that did something.
+//! The runtime's progress marker, `DIR/runtime-progress.json` next to the ledger it belongs
+//! to: how far the input was taken in (and in which file), how long the output was, and up
+//! to which ledger position everything was handled and written, plus the agents the
+//! controller has declared gone. Replaced atomically after every step that did something:
+//! without syncs while running (it survives the process being killed; a machine crash may
+//! leave an older one, which costs work done again), with them when the runtime stops.
 //!
 //! The marker is a checkpoint, not the truth: events after `ledger_position` are scanned
 //! again on start (inbox records give the input position, `(cause, effect)` tags the
-//! actions already taken, outbox records what the output should hold after
-//! `output_length`), so a crash between any two steps loses nothing and repeats nothing.
-//! The format is in `docs/format.md`.
+//! actions already taken, outbox records what the output should hold), so a crash between
+//! any two steps loses nothing. The format is in `docs/format.md`.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -18,7 +18,9 @@ use akledger::canonical::{parse_value, to_canonical, Json, Object};
 use akledger::did::DidCoreId;
 use akledger::error::Error;
 use akledger::layout::Layout;
-use akledger::ledger::keyring_file::write_private;
+use akledger::store::atomic;
+
+use crate::envelope::{FileIdentity, InputCursor};
 
 /// The marker's `version`.
 const VERSION: i64 = 1;
@@ -26,11 +28,11 @@ const VERSION: i64 = 1;
 /// The marker's content.
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
 pub struct Progress {
-    /// Input bytes taken in (every envelope before it is an inbox event).
-    pub input_offset: u64,
-    /// The output's length when every outbox event before `ledger_position` was sent.
+    /// Where the input was taken in to (every envelope before it is an inbox event).
+    pub input: InputCursor,
+    /// The output's length when every outbox event before `ledger_position` was written.
     pub output_length: u64,
-    /// Ledger events before this admission position are handled and their output sent.
+    /// Ledger events before this admission position are handled and their output written.
     pub ledger_position: u64,
     /// Agents the controller declared gone.
     pub gone: BTreeSet<DidCoreId>,
@@ -51,10 +53,14 @@ impl Progress {
         let gone = self.gone.iter().map(|d| d.as_str().into()).collect();
         let doc = Object::new()
             .with("version", Json::Int(VERSION))
-            .with("input_offset", int(self.input_offset))
+            .with("input_offset", int(self.input.offset))
             .with("output_length", int(self.output_length))
             .with("ledger_position", int(self.ledger_position))
             .with("gone", Json::Array(gone));
+        let doc = match self.input.file {
+            Some(f) => doc.with("input_file", file_json(f)),
+            None => doc,
+        };
         let mut bytes = to_canonical(&doc.into());
         bytes.push(b'\n');
         bytes
@@ -81,8 +87,15 @@ impl Progress {
             let text = d.as_str().ok_or("gone holds a non-string")?;
             gone.insert(DidCoreId::parse(text).map_err(|e| e.message().to_string())?);
         }
+        let file = match doc.get("input_file") {
+            None => None,
+            Some(f) => Some(file_of(f).ok_or("input_file is not {device, inode, guard}")?),
+        };
         Ok(Progress {
-            input_offset: number("input_offset")?,
+            input: InputCursor {
+                offset: number("input_offset")?,
+                file,
+            },
             output_length: number("output_length")?,
             ledger_position: number("ledger_position")?,
             gone,
@@ -115,10 +128,41 @@ impl Progress {
             })
     }
 
-    /// Writes the marker of ledger directory `dir` atomically.
-    pub fn save(&self, dir: &Path) -> Result<(), Error> {
-        write_private(&progress_path(dir), &self.to_bytes())
+    /// Writes the marker of ledger directory `dir`, atomically, durably when `durable`.
+    pub fn save(&self, dir: &Path, durable: bool) -> Result<(), Error> {
+        let path = progress_path(dir);
+        let write = if durable {
+            atomic::replace
+        } else {
+            atomic::replace_unsynced
+        };
+        write(&path, &self.to_bytes(), Some(0o600)).map_err(|source| Error::Io { path, source })
     }
+}
+
+/// `{"device","inode","guard"}`, the guard as 16 hex digits.
+pub fn file_json(f: FileIdentity) -> Json {
+    Object::new()
+        .with("device", int(f.device))
+        .with("inode", int(f.inode))
+        .with("guard", format!("{:016x}", f.guard).as_str().into())
+        .into()
+}
+
+/// Reads [`file_json`].
+pub fn file_of(v: &Json) -> Option<FileIdentity> {
+    let obj = v.as_object()?;
+    let number = |k: &str| match obj.get(k) {
+        Some(&Json::Int(n)) => u64::try_from(n).ok(),
+        _ => None,
+    };
+    let guard = obj.get("guard")?.as_str()?;
+    (guard.len() == 16).then_some(())?;
+    Some(FileIdentity {
+        device: number("device")?,
+        inode: number("inode")?,
+        guard: u64::from_str_radix(guard, 16).ok()?,
+    })
 }
 
 #[cfg(test)]
@@ -130,13 +174,30 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(Progress::load(dir.path()).unwrap(), None);
         let p = Progress {
-            input_offset: 120,
+            input: InputCursor {
+                offset: 120,
+                file: Some(FileIdentity {
+                    device: 2049,
+                    inode: 77,
+                    guard: 0xfeed_beef_0000_0001,
+                }),
+            },
             output_length: 77,
             ledger_position: 9,
             gone: [DidCoreId::parse("ak:did_core:key:z6Mkabc").unwrap()].into(),
         };
-        p.save(dir.path()).unwrap();
-        assert_eq!(Progress::load(dir.path()).unwrap(), Some(p));
+        p.save(dir.path(), true).unwrap();
+        assert_eq!(Progress::load(dir.path()).unwrap(), Some(p.clone()));
+        // A marker of a version that did not name the file still reads.
+        let old = Progress {
+            input: InputCursor {
+                offset: 120,
+                file: None,
+            },
+            ..p
+        };
+        old.save(dir.path(), false).unwrap();
+        assert_eq!(Progress::load(dir.path()).unwrap(), Some(old));
         std::fs::write(progress_path(dir.path()), b"{\"version\":1}").unwrap();
         assert!(matches!(
             Progress::load(dir.path()),

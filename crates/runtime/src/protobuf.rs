@@ -190,3 +190,98 @@ mod tests {
         }
     }
 }
+
+/// Where a protobuf message that is followed by a `stop` byte ends, in bytes that may
+/// hold more after it (the stub connection's records: the message, then `,`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Frame {
+    /// The message is `bytes[..n]`: a field boundary with `stop` at `n`.
+    Ends(usize),
+    /// Every field so far is well formed, but the bytes end before a boundary followed by
+    /// `stop` (more may come).
+    Incomplete,
+    /// Not a protobuf message.
+    Invalid,
+}
+
+/// Finds the end of the protobuf message at the start of `bytes` that `stop` follows.
+///
+/// A field's key can never begin with a `stop` byte whose wire type is 3, 4, 6 or 7 (a
+/// group, or no wire type at all), which `,` (field 5, wire type 4) is: so in a valid
+/// message the first field boundary followed by `stop` is its end, and no byte inside a
+/// length-delimited field, `stop`, newline or a whole forged record, can end it early.
+/// Only fields whose `(number, wire type)` `accept` takes count; any other key makes the
+/// bytes [`Frame::Invalid`]. Linear in the bytes walked; never reads past `bytes`.
+pub fn frame(bytes: &[u8], stop: u8, accept: impl Fn(u64, u64) -> bool) -> Frame {
+    debug_assert!(
+        matches!(stop & 7, 3 | 4 | 6 | 7),
+        "stop must not begin a valid key"
+    );
+    let mut at = 0;
+    loop {
+        match bytes.get(at) {
+            None => return Frame::Incomplete,
+            Some(&b) if b == stop => return Frame::Ends(at),
+            Some(_) => {}
+        }
+        let Some(rest) = bytes.get(at..) else {
+            return Frame::Incomplete;
+        };
+        let (key, len) = match varint_prefix(rest) {
+            Prefix::Value(key, len) => (key, len),
+            Prefix::Cut => return Frame::Incomplete,
+            Prefix::Bad => return Frame::Invalid,
+        };
+        if key >> 3 == 0 || !accept(key >> 3, key & 7) {
+            return Frame::Invalid;
+        }
+        at += len;
+        let body = match key & 7 {
+            0 => match bytes.get(at..).map(varint_prefix) {
+                Some(Prefix::Value(_, len)) => len,
+                Some(Prefix::Bad) => return Frame::Invalid,
+                Some(Prefix::Cut) | None => return Frame::Incomplete,
+            },
+            1 => 8,
+            2 => match bytes.get(at..).map(varint_prefix) {
+                Some(Prefix::Value(n, len)) => match usize::try_from(n) {
+                    Ok(n) if n <= MAX_FIELD_BYTES => len + n,
+                    _ => return Frame::Invalid,
+                },
+                Some(Prefix::Bad) => return Frame::Invalid,
+                Some(Prefix::Cut) | None => return Frame::Incomplete,
+            },
+            5 => 4,
+            _ => return Frame::Invalid,
+        };
+        at += body;
+    }
+}
+
+/// The longest length-delimited field [`frame`] believes: one stub record's bound, so a
+/// length no record can hold marks the bytes as something else at once.
+const MAX_FIELD_BYTES: usize = crate::limits::MAX_STUB_RECORD_BYTES;
+
+/// A varint at the front of some bytes.
+enum Prefix {
+    /// Its value and length.
+    Value(u64, usize),
+    /// The bytes end inside it.
+    Cut,
+    /// Longer than ten bytes.
+    Bad,
+}
+
+fn varint_prefix(bytes: &[u8]) -> Prefix {
+    let mut value: u64 = 0;
+    for i in 0..10 {
+        let Some(&b) = bytes.get(i) else {
+            return Prefix::Cut;
+        };
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Prefix::Value(value, i + 1);
+        }
+    }
+    Prefix::Bad
+}

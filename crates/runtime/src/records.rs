@@ -5,7 +5,8 @@
 //! Every body is an object with `"akledger_runtime"` naming the record:
 //!
 //! - `inbox`: an envelope taken in, `{"akledger_runtime":"inbox","envelope":E,
-//!   "input":{"start":n,"end":n}}` (its record's byte range in the input).
+//!   "input":{"start":n,"end":n,"file"?:F}}` (its record's byte range in the input, and
+//!   which input file, `F` = `{"device","inode","guard"}`: see [`crate::envelope::FileIdentity`]).
 //! - `outbox`: an envelope to send, `{"akledger_runtime":"outbox","cause":ID,"effect":i,
 //!   "envelope":E}`.
 //! - `bridge`: the body of a request or response the exchange bridge authored,
@@ -20,7 +21,8 @@
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 
-use super::envelope::{Envelope, ProtocolId};
+use super::envelope::{Envelope, InputCursor, ProtocolId};
+use super::progress::{file_json, file_of};
 use akledger::canonical::{Json, Object};
 use akledger::id::EventId;
 
@@ -45,8 +47,8 @@ pub enum Record {
         envelope: Envelope,
         /// Where its record starts in the input.
         start: u64,
-        /// Just after its record.
-        end: u64,
+        /// Just after its record, in the file it was read from.
+        end: InputCursor,
     },
     /// An envelope to send.
     Outbox {
@@ -87,10 +89,14 @@ fn tagged(kind: &str, tag: Tag) -> Object {
 }
 
 /// An inbox body.
-pub fn inbox_body(envelope: &Envelope, start: u64, end: u64) -> Json {
+pub fn inbox_body(envelope: &Envelope, start: u64, end: &InputCursor) -> Json {
     let input = Object::new()
         .with("start", int(start))
-        .with("end", int(end));
+        .with("end", int(end.offset));
+    let input = match end.file {
+        Some(f) => input.with("file", file_json(f)),
+        None => input,
+    };
     Object::new()
         .with(RECORD_MEMBER, "inbox".into())
         .with("envelope", envelope_json(envelope))
@@ -145,7 +151,13 @@ pub fn read_record(body: &Json) -> Option<Record> {
             Some(Record::Inbox {
                 envelope: envelope_of(obj.get("envelope"))?,
                 start: u64_of(input.get("start"))?,
-                end: u64_of(input.get("end"))?,
+                end: InputCursor {
+                    offset: u64_of(input.get("end"))?,
+                    file: match input.get("file") {
+                        Some(f) => Some(file_of(f)?),
+                        None => None,
+                    },
+                },
             })
         }
         "outbox" => Some(Record::Outbox {
@@ -169,15 +181,25 @@ mod tests {
             ProtocolId::parse("fetchai/default:1.0.0").unwrap(),
             b"\x00,\n\xff".to_vec(),
         );
-        let inbox = inbox_body(&e, 3, 90);
-        assert_eq!(
-            read_record(&inbox),
-            Some(Record::Inbox {
-                envelope: e.clone(),
-                start: 3,
-                end: 90
-            })
-        );
+        for file in [
+            None,
+            Some(crate::envelope::FileIdentity {
+                device: 1,
+                inode: 2,
+                guard: u64::MAX,
+            }),
+        ] {
+            let end = InputCursor { offset: 90, file };
+            let inbox = inbox_body(&e, 3, &end);
+            assert_eq!(
+                read_record(&inbox),
+                Some(Record::Inbox {
+                    envelope: e.clone(),
+                    start: 3,
+                    end
+                })
+            );
+        }
         let key = akledger::ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
         let actor = akledger::did::ActorId::service_for_key(&key.verifying_key());
         let at = akledger::time::Timestamp::from_millis(1).unwrap();

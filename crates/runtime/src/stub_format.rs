@@ -1,148 +1,269 @@
 //! The stub connection's record format (the AEA stub connection, `TO,SENDER,PROTOCOL_ID,
-//! MESSAGE,`): finding records in the bytes of a growing file, decoding one, encoding one.
-//! Pure.
+//! MESSAGE,`): finding records in the bytes of a file, decoding one, encoding one. Pure.
 //!
-//! Facts from the reference (`packages/fetchai/connections/stub/connection.py`,
-//! `aea/helpers/file_io.py`): a record is the fields joined by `,` and ended by `,`, with
-//! an optional newline after it. Decoding splits on `,`: at least five parts, the last
+//! Facts from the reference (`aea/helpers/file_io.py` of aea 1.2.5, and its stub
+//! connection): `write_envelope` writes the fields joined by `,` and ended by `,`, with no
+//! newline, under an exclusive `flock`; decoding splits on `,`: at least five parts, the last
 //! empty or a newline; `to` is stripped of white space and leading NULs, `sender` and the
 //! protocol id of white space; the message is everything between the third and the last
-//! comma, commas included (protobuf bytes may hold commas and newlines); a message holding
-//! `\x` is escape-decoded ([`super::escapes`]). A record that does not decode is logged
-//! and skipped.
+//! comma, commas included; a message holding `\x` is escape-decoded ([`super::escapes`]).
+//! The reference's reader cuts what it read at the *last* comma, so records written back
+//! to back (a burst) merge into one.
 //!
-//! Where this differs, and why: the reference reads whatever the file holds, takes it as
-//! *one* record through its last comma, and truncates the file, so two envelopes read in
-//! one go merge into one garbled envelope and a half-written line is lost. Here the file
-//! is followed by offset and never truncated, and a record ends at a comma that is either
-//! the end of the bytes read or followed by a newline and the start of another record
-//! (`to,sender,author/name:version,`, or a beginning that can still become one), possibly
-//! after lines without any comma (garbage before a header, logged and skipped). Several envelopes per read
-//! and partial lines therefore work; a message that itself holds a comma, a newline and a
-//! complete valid header is the one ambiguity, as it is for the reference. Records are written with a newline after the final comma (the reference
-//! writes none) so that an output file of several envelopes stays readable by both.
+//! Here a record ends where its message does, and the message's own framing says where:
+//! - a protobuf message (what every AEA protocol sends) ends at the first field boundary
+//!   followed by `,` ([`super::protobuf::frame`]): `,` can never begin a field, and bytes
+//!   inside a length-delimited field are skipped by their length, so records written back
+//!   to back split exactly, and no payload (newlines, commas, a whole forged record) can end
+//!   a message early;
+//! - a JSON object or array (the exchange bridge's messages) ends where the value does;
+//! - anything else (a line typed with `echo`, literal escapes included) ends at the first
+//!   `,` followed by a newline.
+//!
+//! White space and NULs between records are skipped; a line that is no record's header is
+//! skipped and reported. Every byte is looked at a bounded number of times per call, so a
+//! call is linear in its input. Records are written with a newline after the final comma,
+//! which the reference's reader accepts.
 
 use super::envelope::{Envelope, ProtocolId};
 use super::escapes::{needs_unescape, unescape, EscapeError};
+use super::protobuf::{frame, Frame};
 use crate::limits::{MAX_ENVELOPE_HEADER_FIELD_BYTES, MAX_STUB_RECORD_BYTES};
 
 /// The field separator.
 pub const SEPARATOR: u8 = b',';
 
 /// What [`split_records`] found in a buffer.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
 pub struct Split {
     /// Byte ranges of complete records, in order (each with its trailing newline, if any).
     pub records: Vec<std::ops::Range<usize>>,
-    /// Bytes before this offset are done with: the records, and any oversized garbage
-    /// skipped ([`Split::skipped`]). The rest is an incomplete record.
+    /// Bytes before this offset are done with: the records, the white space between them and
+    /// anything skipped ([`Split::skipped`]). The rest is an incomplete record.
     pub consumed: usize,
-    /// Ranges skipped: lines without a comma before a record, or bytes in which no record
-    /// ended within [`MAX_STUB_RECORD_BYTES`].
+    /// Ranges skipped: lines that are no record's header, or bytes in which no record ended
+    /// within [`MAX_STUB_RECORD_BYTES`].
     pub skipped: Vec<std::ops::Range<usize>>,
 }
 
 /// Finds the complete records in `data` (bytes read from the current input position on).
 pub fn split_records(data: &[u8]) -> Split {
-    let mut split = Split {
-        records: Vec::new(),
-        consumed: 0,
-        skipped: Vec::new(),
-    };
+    let mut split = Split::default();
     let mut start = 0;
-    'records: while start < data.len() {
-        // Lines without a comma before a complete header are not part of any record.
-        if let Some(skip) = data.get(start..).and_then(garbage_lines) {
-            let garbage = data.get(start..start + skip).unwrap_or_default();
-            if garbage.iter().any(|b| !b.is_ascii_whitespace()) {
-                split.skipped.push(start..start + skip);
-            }
-            start += skip;
+    while let Some(&b) = data.get(start) {
+        if b.is_ascii_whitespace() || b == 0 {
+            start += 1;
             split.consumed = start;
+            continue;
         }
-        let mut commas = 0;
-        let mut i = start;
-        while let Some(offset) = data.get(i..).and_then(|rest| memchr(SEPARATOR, rest)) {
-            let comma = i + offset;
-            commas += 1;
-            i = comma + 1;
-            if comma + 1 - start > MAX_STUB_RECORD_BYTES {
-                break;
+        let rest = data.get(start..).unwrap_or_default();
+        let found = match header(rest) {
+            Header::Message(at) => message_end(rest, at),
+            Header::Bad => Found::Bad,
+            Header::Wait => Found::Wait,
+        };
+        match found {
+            Found::Record(len) => {
+                split.records.push(start..start + len);
+                start += len;
             }
-            if commas < 4 {
-                continue;
-            }
-            let end = match (data.get(comma + 1), data.get(comma + 2..)) {
-                (None, _) => Some(comma + 1),
-                (Some(b'\n'), Some(rest)) if rest.is_empty() || header_starts(rest) => {
-                    Some(comma + 2)
+            Found::Bad => {
+                // Not a record: skip the line (one range for lines skipped in a row).
+                let line = memchr(b'\n', rest).map_or(rest.len(), |n| n + 1);
+                match split.skipped.last_mut() {
+                    Some(last) if last.end == start => last.end = start + line,
+                    _ => split.skipped.push(start..start + line),
                 }
-                (Some(b'\n'), Some(rest)) if garbage_lines(rest).is_some() => Some(comma + 2),
-                _ => None,
-            };
-            if let Some(end) = end {
-                split.records.push(start..end);
-                start = end;
-                split.consumed = end;
-                continue 'records;
+                start += line;
             }
+            Found::Wait if rest.len() > MAX_STUB_RECORD_BYTES => {
+                split.skipped.push(start..data.len());
+                start = data.len();
+            }
+            Found::Wait => break,
         }
-        // No record ends here: wait for more bytes, unless the record is already too long.
-        if data.len() - start > MAX_STUB_RECORD_BYTES {
-            split.skipped.push(start..data.len());
-            split.consumed = data.len();
-        }
-        break;
+        split.consumed = start;
     }
     split
 }
 
-/// When `rest` begins with lines that hold no comma and are followed by a complete header,
-/// their length (newlines included).
-fn garbage_lines(rest: &[u8]) -> Option<usize> {
-    let first_comma = memchr(SEPARATOR, rest).unwrap_or(rest.len());
-    let head = rest.get(..first_comma)?;
-    let mut last = None;
-    for (i, &b) in head.iter().enumerate() {
-        if b == b'\n' && rest.get(i + 1..).is_some_and(header_complete) {
-            last = Some(i + 1);
-        }
-    }
-    last
+/// What the front of some bytes holds.
+enum Header {
+    /// Three comma-ended fields on one line within the header bound, the third a protocol
+    /// id; the message starts at this offset.
+    Message(usize),
+    /// No record's header.
+    Bad,
+    /// Too few bytes to tell.
+    Wait,
 }
 
-/// True when `rest` begins with three comma-ended fields on one line (a record's header
-/// in shape; its protocol id may still be invalid, which decoding then reports).
-fn header_complete(rest: &[u8]) -> bool {
-    let mut fields = rest.splitn(4, |&b| b == SEPARATOR);
-    let one_line = |f: &[u8]| f.len() <= MAX_ENVELOPE_HEADER_FIELD_BYTES && !f.contains(&b'\n');
-    matches!(
-        (fields.next(), fields.next(), fields.next(), fields.next()),
-        (Some(a), Some(b), Some(c), Some(_)) if one_line(a) && one_line(b) && one_line(c)
-    )
+fn header(rest: &[u8]) -> Header {
+    let mut at = 0;
+    for field in 0..3 {
+        let window = rest.get(at..).unwrap_or_default();
+        let window = window
+            .get(..=MAX_ENVELOPE_HEADER_FIELD_BYTES)
+            .unwrap_or(window);
+        let Some(len) = window.iter().position(|&b| b == SEPARATOR || b == b'\n') else {
+            return if window.len() > MAX_ENVELOPE_HEADER_FIELD_BYTES {
+                Header::Bad
+            } else {
+                Header::Wait
+            };
+        };
+        let value = window.get(..len).unwrap_or_default();
+        if window.get(len) == Some(&b'\n') {
+            return Header::Bad;
+        }
+        if field == 2 {
+            let id = std::str::from_utf8(value)
+                .ok()
+                .and_then(|p| ProtocolId::parse(p.trim_matches(is_py_space)));
+            if id.is_none() {
+                return Header::Bad;
+            }
+        }
+        at += len + 1;
+    }
+    Header::Message(at)
+}
+
+/// Where a record whose message starts at `at` of `rest` ends.
+enum Found {
+    /// The record is `rest[..n]`.
+    Record(usize),
+    /// No record.
+    Bad,
+    /// Not yet known.
+    Wait,
+}
+
+fn message_end(rest: &[u8], at: usize) -> Found {
+    let message = rest.get(at..).unwrap_or_default();
+    let framed = match frame(message, SEPARATOR, aea_message_field) {
+        Frame::Invalid => json_end(message),
+        other => other,
+    };
+    let comma = match framed {
+        // A message framed by its encoding ends where the next record begins (or the bytes
+        // do); text that merely parses as a prefix of one is not taken for it.
+        Frame::Ends(n) => match next_starts(message.get(n + 1..).unwrap_or_default()) {
+            Some(true) => Some(n),
+            Some(false) => line_end(message),
+            None => return Found::Wait,
+        },
+        // Not (yet) a whole protobuf or JSON message: a line typed by hand.
+        Frame::Incomplete | Frame::Invalid => line_end(message),
+    };
+    match comma {
+        Some(n) => {
+            let end = at + n + 1;
+            Found::Record(end + usize::from(rest.get(end) == Some(&b'\n')))
+        }
+        None if message.len() > MAX_STUB_RECORD_BYTES => Found::Bad,
+        None => Found::Wait,
+    }
+}
+
+/// The top-level fields of an AEA 1.x message (`aea.mail.base_pb2.Message`, which every
+/// protocol's serializer writes): `body` = 1 or `dialogue_message` = 2, length-delimited.
+fn aea_message_field(number: u64, wire_type: u64) -> bool {
+    matches!(number, 1 | 2) && wire_type == 2
+}
+
+/// Whether `after` (what follows a message's closing comma) is a record boundary: the end
+/// of the bytes, or, past white space and lines without a comma (skipped as garbage), the
+/// start of a record's header. `None` while too few bytes tell.
+fn next_starts(after: &[u8]) -> Option<bool> {
+    let mut rest = after;
+    loop {
+        let Some(start) = rest
+            .iter()
+            .position(|&b| !(b.is_ascii_whitespace() || b == 0))
+        else {
+            return Some(true);
+        };
+        rest = rest.get(start..).unwrap_or_default();
+        let line = memchr(b'\n', rest);
+        let text = rest.get(..line.unwrap_or(rest.len())).unwrap_or_default();
+        if memchr(SEPARATOR, text).is_none() {
+            // A line without a comma (garbage before the next record), or the start of one.
+            rest = rest.get(line? + 1..).unwrap_or_default();
+            continue;
+        }
+        return match header(rest) {
+            Header::Message(_) => Some(true),
+            Header::Wait => None,
+            Header::Bad => Some(false),
+        };
+    }
+}
+
+/// Where a line typed by hand ends: at the first `,` that ends the bytes, or that a newline
+/// and then a record's whole header follow (so a comma and a newline inside a message do not
+/// end it). `None` when no comma ends it yet.
+fn line_end(message: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = message
+        .get(from..)
+        .and_then(|m| memchr(SEPARATOR, m))
+        .map(|i| from + i)
+    {
+        match message.get(i + 1) {
+            None => return Some(i),
+            // Only a whole header after the newline makes the comma an end: a line typed by
+            // hand may hold a comma, a newline and more text (the reference's own tests
+            // do), and a record begun after it waits until its header is whole.
+            Some(b'\n') if next_starts(message.get(i + 2..).unwrap_or_default()) == Some(true) => {
+                return Some(i);
+            }
+            Some(_) => {}
+        }
+        from = i + 1;
+    }
+    None
+}
+
+/// The end of a JSON object or array at the front of `message` (strings and escapes
+/// respected) when `,` follows it.
+fn json_end(message: &[u8]) -> Frame {
+    if !matches!(message.first(), Some(b'{' | b'[')) {
+        return Frame::Invalid;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, &b) in message.iter().enumerate() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return match message.get(i + 1) {
+                        Some(&SEPARATOR) => Frame::Ends(i + 1),
+                        Some(_) => Frame::Invalid,
+                        None => Frame::Incomplete,
+                    };
+                }
+            }
+            _ => {}
+        }
+    }
+    Frame::Incomplete
 }
 
 /// The byte offset of the first `needle` in `hay`.
 fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
     hay.iter().position(|&b| b == needle)
-}
-
-/// True when `rest` begins with `to,sender,protocol_id,`: addresses on one line and a
-/// valid protocol id.
-fn header_starts(rest: &[u8]) -> bool {
-    let mut fields = rest.splitn(4, |&b| b == SEPARATOR);
-    let (Some(to), Some(sender), Some(protocol), Some(_)) =
-        (fields.next(), fields.next(), fields.next(), fields.next())
-    else {
-        return false;
-    };
-    let address_ok = |f: &[u8]| f.len() <= MAX_ENVELOPE_HEADER_FIELD_BYTES && !f.contains(&b'\n');
-    address_ok(to)
-        && address_ok(sender)
-        && std::str::from_utf8(protocol)
-            .ok()
-            .and_then(|p| ProtocolId::parse(p.trim_matches(is_py_space)))
-            .is_some()
 }
 
 /// Why a record does not decode (the reference logs these and skips the record).

@@ -4,6 +4,7 @@
 //! and restarted where a test is about crashes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+mod aea;
 mod bounded_input;
 mod cli;
 mod cli_audit;

@@ -39,6 +39,8 @@ impl Sidecar {
             .arg(&self.input)
             .arg("--output-file")
             .arg(&self.output)
+            // These tests read the whole output afterwards: nobody empties it.
+            .args(["--output-mode", "append"])
             .args(args)
             .env_remove(CRASH_AT_ENV);
         c
@@ -138,11 +140,21 @@ fn the_echo_demo_through_files_bootstraps_mirrors_and_audits_clean() {
         ("sender_aea", "my_first_aea")
     );
     assert_eq!(echo.protocol_id.as_str(), "fetchai/default:1.0.0");
-    assert_eq!(bytes_content(echo), ("1".into(), 2, 1, b"hello".to_vec()));
+    // AEA 1.x numbering: the responder's first message is -1, targeting message 1; the
+    // responder reference is 64 hex digits.
+    assert_eq!(bytes_content(echo), ("1".into(), -1, 1, b"hello".to_vec()));
+    let m = DefaultMessage::decode(&echo.message).unwrap();
+    assert_eq!(m.dialogue_reference.1.len(), 64);
+    assert!(m
+        .dialogue_reference
+        .1
+        .bytes()
+        .all(|b| b.is_ascii_hexdigit()));
 
-    // The same message as raw bytes, and a second run that takes in only the new line.
+    // The same message as raw bytes (in a dialogue of its own: reference "2"), and a second
+    // run that takes in only the new line.
     let mut raw = b"my_first_aea,sender_aea,fetchai/default:1.0.0,".to_vec();
-    raw.extend_from_slice(b"\x12\x10\x08\x01\x12\x011*\t*\x07\n\x05hello,\n");
+    raw.extend_from_slice(b"\x12\x10\x08\x01\x12\x012*\t*\x07\n\x05hello,\n");
     s.append(&raw);
     let (status, stderr) = s.once(&["--echo"], None);
     assert!(status.success(), "{stderr}");

@@ -13,7 +13,7 @@ impl<'l, C: Connection> Runtime<'l, C> {
         let at = now.max(self.floor);
         let mut events = Vec::with_capacity(received.len());
         for r in received {
-            let body = inbox_body(&r.envelope, r.start, r.end);
+            let body = inbox_body(&r.envelope, r.start, &r.end);
             events.push(self.controller.message(None, body, &[], at, &mut OsRng)?);
         }
         self.append(&events)
@@ -106,7 +106,7 @@ impl<'l, C: Connection> Runtime<'l, C> {
                     })
                 );
             if !is_error {
-                effects.send(error_reply(envelope, id, &refusal));
+                effects.send(error_reply(envelope, &refusal));
             }
         }
         Ok(())

@@ -34,7 +34,7 @@ pub use effects::Effects;
 pub use stage::Stage;
 use stage::StageObserver;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -44,7 +44,7 @@ use rand_core::OsRng;
 use super::bridge::{self, exchange_protocol_id, projection_message};
 use super::config::RuntimeConfig;
 use super::default_protocol::{DefaultMessage, ErrorCode, Performative};
-use super::envelope::{Connection, Envelope, Received};
+use super::envelope::{Connection, Envelope, InputCursor, Received};
 use super::handlers::{
     default_protocol_id, error_reply, Handler, HandlerRegistry, Inbound, Refusal,
 };
@@ -69,7 +69,7 @@ use akledger::time::Timestamp;
 pub struct StepReport {
     /// Envelopes taken in.
     pub received: usize,
-    /// Envelopes sent.
+    /// Envelopes the connection wrote.
     pub sent: usize,
     /// Controls the decision maker authored.
     pub controls: usize,
@@ -116,6 +116,9 @@ pub struct Runtime<'l, C: Connection> {
     handlers: HandlerRegistry,
     /// Tags of actions in the ledger after the last checkpoint.
     taken: HashSet<Tag>,
+    /// Admission positions of the outbox events queued to the connection and not written
+    /// yet, oldest first.
+    unwritten: VecDeque<u64>,
     decider: Decider,
     /// `created_at` floor of the runtime's events (the sidecar's creation).
     floor: Timestamp,
@@ -167,6 +170,7 @@ impl<'l, C: Connection> Runtime<'l, C> {
             controller,
             handlers: HandlerRegistry::new(),
             taken: HashSet::new(),
+            unwritten: VecDeque::new(),
             decider: Decider {
                 feed,
                 open: BTreeMap::new(),
@@ -207,8 +211,9 @@ impl<'l, C: Connection> Runtime<'l, C> {
         &self.connection
     }
 
-    /// One round: take in what arrived, handle it, send the answers, let the decision
-    /// maker act at `now`, and record the progress.
+    /// One round: take in what arrived, handle it, queue the answers, let the decision
+    /// maker act at `now`, write what the connection's reader can take, and record the
+    /// progress.
     pub fn step(&mut self, now: Timestamp) -> Result<StepReport, Error> {
         if !self.recovered {
             self.recover()?;
@@ -229,26 +234,38 @@ impl<'l, C: Connection> Runtime<'l, C> {
                 self.dispatch(*id, &r.envelope, &mut sends)?;
             }
         }
-        report.sent += sends.len();
         self.send_all(sends)?;
         let (controls, sends) = self.decide(now)?;
         report.controls = controls;
-        report.sent += sends.len();
         self.send_all(sends)?;
+        report.sent = self.deliver()?;
         if !report.is_idle() {
-            self.checkpoint()?;
+            self.checkpoint(false)?;
         }
         Ok(report)
     }
 
     /// Runs until `stop` is set, polling the connection every
-    /// [`STUB_POLL_INTERVAL_MS`] when it had nothing.
+    /// [`STUB_POLL_INTERVAL_MS`] when it had nothing; the marker is written durably when it
+    /// stops.
     pub fn run(&mut self, stop: &AtomicBool) -> Result<(), Error> {
         while !stop.load(Ordering::Acquire) {
             if self.step(Timestamp::now())?.is_idle() {
                 std::thread::sleep(Duration::from_millis(STUB_POLL_INTERVAL_MS));
             }
         }
-        self.checkpoint()
+        self.checkpoint(true)
+    }
+
+    /// Writes the progress marker durably (what [`Runtime::run`] does when it stops); for a
+    /// caller that drives [`Runtime::step`] itself.
+    pub fn finish(&mut self) -> Result<(), Error> {
+        self.checkpoint(true)
+    }
+
+    /// Envelopes queued to the connection and not written yet (their reader has not taken
+    /// the one before).
+    pub fn unwritten(&self) -> usize {
+        self.unwritten.len()
     }
 }

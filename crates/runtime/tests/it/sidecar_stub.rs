@@ -1,10 +1,13 @@
-//! The stub connection on real files: a record written in pieces, several records per
-//! read, resuming at a position, a shrunk input, and cutting a torn output record.
+//! The stub connection on real files: records written in pieces and back to back, the
+//! input followed by identity (rotated, replaced while stopped, truncated, rewritten), the
+//! writer's lock honoured, and the output written as AEA's reader takes it (one record at a
+//! time, each once the file was emptied) or appended.
 
 use std::io::Write;
 
 use akledger_runtime::stub_format::encode_record;
-use akledger_runtime::{Connection, Envelope, ProtocolId, StubConnection};
+use akledger_runtime::{Connection, Envelope, InputCursor, OutputMode, ProtocolId, StubConnection};
+use fs2::FileExt;
 
 fn envelope(n: u8) -> Envelope {
     let protocol = ProtocolId::parse("fetchai/default:1.0.0").unwrap();
@@ -18,6 +21,14 @@ fn append(path: &std::path::Path, bytes: &[u8]) {
         .open(path)
         .unwrap();
     f.write_all(bytes).unwrap();
+}
+
+fn received(stub: &mut StubConnection) -> Vec<Envelope> {
+    stub.receive()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.envelope)
+        .collect()
 }
 
 #[test]
@@ -34,44 +45,155 @@ fn records_written_in_pieces_arrive_whole_and_once() {
     let got = stub.receive().unwrap();
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].envelope, envelope(1));
-    assert_eq!((got[0].start, got[0].end), (0, one.len() as u64));
-    // Three in one read, then nothing more.
+    assert_eq!((got[0].start, got[0].end.offset), (0, one.len() as u64));
+    let after_one = got[0].end;
     for n in 2..5 {
         append(&input, &encode_record(&envelope(n)));
     }
-    let got: Vec<Envelope> = stub
-        .receive()
-        .unwrap()
-        .into_iter()
-        .map(|r| r.envelope)
-        .collect();
-    assert_eq!(got, (2..5).map(envelope).collect::<Vec<_>>());
+    assert_eq!(
+        received(&mut stub),
+        (2..5).map(envelope).collect::<Vec<_>>()
+    );
     assert!(stub.receive().unwrap().is_empty());
     assert_eq!(
-        stub.input_position(),
+        stub.input_cursor().offset,
         std::fs::metadata(&input).unwrap().len()
     );
-
     // Resuming at the second record's start reads it and the rest again.
-    stub.resume_at(one.len() as u64).unwrap();
+    stub.resume_at(&after_one).unwrap();
     assert_eq!(stub.receive().unwrap().len(), 3);
-
-    // An input that shrinks below the position is read again from its start.
-    std::fs::write(&input, encode_record(&envelope(9))).unwrap();
-    let got = stub.receive().unwrap();
-    assert_eq!(got.len(), 1);
-    assert_eq!(got[0].envelope, envelope(9));
 }
 
 #[test]
-fn already_sent_counts_whole_records_and_cuts_a_torn_one() {
+fn the_input_is_followed_by_identity() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, output) = (dir.path().join("in"), dir.path().join("out"));
+    let mut stub = StubConnection::open(&input, &output).unwrap();
+    append(&input, &encode_record(&envelope(1)));
+    assert_eq!(received(&mut stub), [envelope(1)]);
+
+    // Truncated (an agent reopening its output with "wb+") and written again, past the
+    // old position: read from its start.
+    let two = [encode_record(&envelope(2)), encode_record(&envelope(3))].concat();
+    std::fs::write(&input, &two).unwrap();
+    assert_eq!(received(&mut stub), [envelope(2), envelope(3)]);
+
+    // Rotated the way logrotate does (renamed; a new file at the path): what the writer
+    // added to the old file is read first, then the new file from its start.
+    let old = dir.path().join("in.1");
+    std::fs::rename(&input, &old).unwrap();
+    append(&old, &encode_record(&envelope(4)));
+    append(&input, &encode_record(&envelope(5)));
+    assert_eq!(received(&mut stub), [envelope(4), envelope(5)]);
+    let cursor = stub.input_cursor();
+
+    // Replaced while stopped: a cursor into the file that was there is read from the start
+    // of what is there now.
+    drop(stub);
+    std::fs::remove_file(&input).unwrap();
+    append(
+        &input,
+        &[encode_record(&envelope(6)), encode_record(&envelope(7))].concat(),
+    );
+    let mut stub = StubConnection::open(&input, &output).unwrap();
+    stub.resume_at(&cursor).unwrap();
+    assert_eq!(received(&mut stub), [envelope(6), envelope(7)]);
+    // The same file, unchanged: resumed where it was.
+    let cursor = stub.input_cursor();
+    let mut again = StubConnection::open(&input, &output).unwrap();
+    again.resume_at(&cursor).unwrap();
+    assert!(again.receive().unwrap().is_empty());
+    append(&input, &encode_record(&envelope(8)));
+    assert_eq!(received(&mut again), [envelope(8)]);
+    // A cursor naming no file (a record written before files were identified) is trusted
+    // while the file is long enough.
+    let mut legacy = StubConnection::open(&input, &output).unwrap();
+    legacy
+        .resume_at(&InputCursor {
+            offset: cursor.offset,
+            file: None,
+        })
+        .unwrap();
+    assert_eq!(received(&mut legacy), [envelope(8)]);
+}
+
+#[test]
+fn a_writer_holding_the_lock_is_waited_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, output) = (dir.path().join("in"), dir.path().join("out"));
+    let mut stub = StubConnection::open(&input, &output).unwrap();
+    let writer = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&input)
+        .unwrap();
+    writer.lock_exclusive().unwrap();
+    (&writer).write_all(&encode_record(&envelope(1))).unwrap();
+    assert!(
+        stub.receive().unwrap().is_empty(),
+        "not read under the lock"
+    );
+    writer.unlock().unwrap();
+    assert_eq!(received(&mut stub), [envelope(1)]);
+}
+
+#[test]
+fn a_hand_off_writes_one_record_at_a_time_each_once_the_reader_took_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, output) = (dir.path().join("in"), dir.path().join("out"));
+    let mut stub = StubConnection::open(&input, &output).unwrap();
+    assert_eq!(stub.output_mode(), OutputMode::Handoff);
+    for n in 1..=3 {
+        stub.send(&envelope(n)).unwrap();
+    }
+    assert!(stub.deliver().unwrap());
+    assert!(!stub.deliver().unwrap(), "the reader has not taken it");
+    assert_eq!(stub.queued(), 2);
+    assert_eq!(std::fs::read(&output).unwrap(), encode_record(&envelope(1)));
+    // After a restart the record in the file is the one in flight, not to be written
+    // again; a torn start of it is cut.
+    assert_eq!(stub.already_sent(0, &[envelope(1)]).unwrap(), 1);
+    assert_eq!(stub.already_sent(0, &[envelope(2)]).unwrap(), 0);
+    assert_eq!(
+        std::fs::read(&output).unwrap(),
+        encode_record(&envelope(1)),
+        "left alone"
+    );
+    // The reader takes it (reads it whole under the lock and empties the file).
+    let reader = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&output)
+        .unwrap();
+    reader.lock_exclusive().unwrap();
+    assert!(
+        !stub.deliver().unwrap(),
+        "not written under the reader's lock"
+    );
+    reader.set_len(0).unwrap();
+    reader.unlock().unwrap();
+    assert!(stub.deliver().unwrap());
+    assert_eq!(std::fs::read(&output).unwrap(), encode_record(&envelope(2)));
+    reader.set_len(0).unwrap();
+    let torn = encode_record(&envelope(3));
+    std::fs::write(&output, &torn[..5]).unwrap();
+    assert_eq!(stub.already_sent(0, &[envelope(3)]).unwrap(), 0);
+    assert_eq!(
+        std::fs::read(&output).unwrap(),
+        b"",
+        "the torn start is cut"
+    );
+}
+
+#[test]
+fn append_mode_counts_whole_records_and_cuts_a_torn_one() {
     let dir = tempfile::tempdir().unwrap();
     let (input, output) = (dir.path().join("in"), dir.path().join("out"));
     std::fs::write(&output, b"earlier output\n").unwrap();
-    let mut stub = StubConnection::open(&input, &output).unwrap();
+    let mut stub = StubConnection::open_with(&input, &output, OutputMode::Append).unwrap();
     let from = stub.output_position().unwrap();
     let sent = [envelope(1), envelope(2), envelope(3)];
     stub.send(&sent[0]).unwrap();
+    assert!(stub.deliver().unwrap());
     let second = encode_record(&sent[1]);
     append(&output, &second[..second.len() / 2]);
     assert_eq!(stub.already_sent(from, &sent).unwrap(), 1);
@@ -84,9 +206,13 @@ fn already_sent_counts_whole_records_and_cuts_a_torn_one() {
     for e in &sent[1..] {
         stub.send(e).unwrap();
     }
+    assert!(
+        stub.deliver().unwrap() && stub.deliver().unwrap(),
+        "each appended"
+    );
+    assert!(!stub.deliver().unwrap(), "nothing left");
     stub.flush().unwrap();
     assert_eq!(stub.already_sent(from, &sent).unwrap(), 3);
-    // Nothing was sent after `from` when the file ends there.
     let end = stub.output_position().unwrap();
     assert_eq!(stub.already_sent(end, &sent).unwrap(), 0);
 }
