@@ -33,6 +33,7 @@
 //! ```
 #![deny(missing_docs)]
 pub mod error;
+pub mod key_file;
 pub mod layout;
 pub mod ledger;
 pub mod limits;

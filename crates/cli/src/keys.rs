@@ -11,60 +11,30 @@ use std::path::Path;
 use akledger::canonical::{Json, Object};
 use akledger::did::{did_key, key_of_did_key};
 use akledger::ed25519_dalek::SigningKey;
+use akledger::key_file::{self, MAX_KEY_FILE_BYTES};
 use akledger::{DidCoreId, SidecarId, SidecarKey};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use rand_core::{OsRng, RngCore};
 
 use super::output::{
-    json_text, load_keyring_or_new, lock_keyring, parse_id, print_json, print_lines, read_bounded,
+    load_keyring_or_new, lock_keyring, parse_id, print_json, print_lines, read_bounded,
     save_keyring, write_secret, CliError, LedgerArgs, Outcome,
 };
 
-/// The one member of a key file.
-const SECRET_MEMBER: &str = "ed25519_secret_key";
-
-/// Reads a key file, refusing one other users can read (as ssh does).
+/// Reads a key file ([`akledger::key_file`]), refusing one other users can read (as ssh
+/// does).
 pub fn load_signing_key(path: &Path) -> Result<SigningKey, CliError> {
-    refuse_open_permissions(path)?;
-    let bytes = read_bounded(path, MAX_KEY_FILE_BYTES)?;
-    let bad = |why: &str| {
-        CliError::Usage(format!(
-            "{}: not a key file ({why}); expected {{\"{SECRET_MEMBER}\": \"<base64url of 32 bytes>\"}}",
-            path.display()
-        ))
-    };
-    let doc: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| bad("not JSON"))?;
-    let text = doc
-        .get(SECRET_MEMBER)
-        .and_then(|v| v.as_str())
-        .ok_or_else(|| bad("member missing"))?;
-    let raw = URL_SAFE_NO_PAD
-        .decode(text)
-        .ok()
-        .and_then(|k| <[u8; 32]>::try_from(k).ok())
-        .ok_or_else(|| bad("the key is not 32 bytes of base64url"))?;
-    Ok(SigningKey::from_bytes(&raw))
+    key_file::read(path).map_err(key_file_error)
 }
 
-/// Largest key file read: the one member is 80 bytes; anything far larger is not a key.
-const MAX_KEY_FILE_BYTES: u64 = 4096;
-
-fn refuse_open_permissions(path: &Path) -> Result<(), CliError> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(path)
-        .map_err(|e| CliError::Io(path.to_owned(), e))?
-        .permissions()
-        .mode();
-    if mode & 0o077 != 0 {
-        return Err(CliError::Usage(format!(
-            "{}: the key file is readable by other users (mode {:04o}); run `chmod 600 {}` first",
-            path.display(),
-            mode & 0o7777,
-            path.display()
-        )));
+/// A key file's error as the CLI says it: a bad file is a usage error.
+fn key_file_error(e: akledger::Error) -> CliError {
+    match e {
+        akledger::Error::Misuse(why) => CliError::Usage(why),
+        akledger::Error::Io { path, source } => CliError::Io(path, source),
+        other => CliError::Ledger(other),
     }
-    Ok(())
 }
 
 /// The text of a sidecar key given in a file (or stdin for `-`), surrounding space trimmed.
@@ -78,7 +48,7 @@ pub fn read_key_text(path: &Path) -> Result<String, CliError> {
         .map_err(|e| CliError::Io(path.to_owned(), e))?;
         buf
     } else {
-        refuse_open_permissions(path)?;
+        key_file::check_permissions(path).map_err(key_file_error)?;
         read_bounded(path, MAX_KEY_FILE_BYTES)?
     };
     String::from_utf8(bytes)
@@ -125,10 +95,7 @@ pub fn init(args: InitArgs) -> Result<Outcome, CliError> {
 
 /// Writes `key` as a key file (mode 0600).
 pub fn write_key_file(out: &Path, key: &SigningKey) -> Result<(), CliError> {
-    let doc = Object::new().with(SECRET_MEMBER, URL_SAFE_NO_PAD.encode(key.to_bytes()).into());
-    let mut bytes = json_text(&doc.into()).into_bytes();
-    bytes.push(b'\n');
-    write_secret(out, &bytes)
+    write_secret(out, &akledger::key_file::to_bytes(key))
 }
 
 /// Generate an Ed25519 signing key file.

@@ -1,22 +1,18 @@
-//! `akledger sidecar run`: the sidecar runtime ([`akledger_runtime`]) on two files until
-//! SIGINT or SIGTERM (a clean stop, exit 0), or once over what the input holds (`--once`).
+//! `akledger sidecar run`: the sidecar runtime ([`akledger_runtime`]) over its
+//! connections until SIGINT or SIGTERM (a clean stop, exit 0), or once over what the inputs
+//! hold (`--once`).
 //!
-//! The identities come from `--config F`, else from `DIR/sidecar-runtime.json`; a
-//! directory that holds no ledger yet is bootstrapped (a controller key file
-//! `DIR/controller.key` with mode 0600, a realm, the sidecar with its private strand, the
-//! sidecar key in `DIR/keyring.json`) and that configuration file is written for the next
-//! run. The configuration file (paths relative to it):
-//!
-//! ```json
-//! {"address": "sidecar", "sidecar_id": "ak:sidecar:…", "epoch": 1,
-//!  "controller": {"address": "controller", "key_file": "controller.key"},
-//!  "agents": [{"address": "agent_a", "key_file": "agent_a.key"}],
-//!  "address_book": {"agent_c": "ak:did_core:key:…"},
-//!  "timeout_secs": 3600, "timeout_code": "exchange_timeout"}
-//! ```
+//! The identities, connections, routes and skills come from `--config F`, else from
+//! `DIR/sidecar-runtime.json` (its format: [`akledger_runtime::config_file`]); a directory
+//! that holds no ledger yet is bootstrapped (a controller key file `DIR/controller.key`
+//! with mode 0600, a realm, the sidecar with its private strand, the sidecar key in
+//! `DIR/keyring.json`) and that configuration file is written for the next run.
+//! `--input-file`/`--output-file` add a stub connection named `stub` before the configured
+//! ones (so it is the default), `--tcp-listen` an AEA TCP connection named `tcp`, and
+//! `--echo` the echo skill.
 
 use clap::Args;
-use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -24,25 +20,27 @@ use std::sync::Arc;
 use akledger::canonical::{Json, Object};
 use akledger::ed25519_dalek::SigningKey;
 use akledger::layout::{Layout, CONTROLLER_KEY, RUNTIME_CONFIG};
-use akledger::{Config, DidCoreId, Ledger, Timestamp};
-use akledger_runtime::limits::MAX_RUNTIME_CONFIG_BYTES;
+use akledger::{Config, Ledger, Timestamp};
+use akledger_runtime::config_file::ConfigFile;
+use akledger_runtime::skills::{SkillCatalog, SkillDeclaration};
 use akledger_runtime::{
-    bootstrap, EchoHandler, Identity, OutputMode, Policy, Runtime, RuntimeConfig, Stage,
-    StubConnection,
+    bootstrap, Connection, OutputMode, Runtime, RuntimeConfig, Stage, StubConnection, TcpConnection,
 };
 use rand_core::OsRng;
 
-use super::keys::{load_signing_key, write_key_file};
-use super::output::{json_text, parse_id, read_bounded, CliError, Outcome};
+use super::keys::write_key_file;
+use super::output::{json_text, CliError, Outcome};
 
-/// Run the sidecar runtime on two files: envelopes appended to the input file (AEA stub
-/// line format `TO,SENDER,PROTOCOL_ID,MESSAGE,`) become encrypted events of the sidecar,
-/// handlers answer them, and every answer becomes an event before it is appended to the
-/// output file. Exchange envelopes (`akledger/exchange:1.0.0`) open and answer
-/// exchanges; the decision maker closes, fails on timeout and reassigns as the
-/// controller. Runs until SIGINT or SIGTERM (exit 0). A directory without a ledger is
-/// bootstrapped (controller key DIR/controller.key, realm, sidecar, private strand,
-/// sidecar key in DIR/keyring.json, DIR/sidecar-runtime.json) and the command says so.
+/// Run the sidecar runtime over its connections: envelopes that arrive (AEA's stub files,
+/// AEA's TCP connection, links to other sidecars) become encrypted events of the sidecar,
+/// skills answer them, and every answer becomes an event before it is written. Exchange
+/// envelopes (`akledger/exchange:1.0.0`) open and answer exchanges; the decision maker
+/// closes, fails on timeout and reassigns as the controller. Connections, routes and skills
+/// come from the configuration file; --input-file/--output-file add AEA's stub connection,
+/// --tcp-listen AEA's TCP connection. Runs until SIGINT or SIGTERM (exit 0). A directory
+/// without a ledger is bootstrapped (controller key DIR/controller.key, realm, sidecar,
+/// private strand, sidecar key in DIR/keyring.json, DIR/sidecar-runtime.json) and the
+/// command says so.
 ///
 /// Example: akledger sidecar run --dir ./sc --input-file in.txt --output-file out.txt --echo
 #[derive(Args, Debug)]
@@ -50,22 +48,28 @@ pub struct RunArgs {
     /// The ledger directory (bootstrapped when it holds no ledger).
     #[arg(long, value_name = "DIR", default_value = "./akledger-data")]
     pub dir: PathBuf,
-    /// The file envelopes arrive in (followed as it grows; created when missing).
-    #[arg(long, value_name = "FILE")]
-    pub input_file: PathBuf,
+    /// The file envelopes arrive in (followed as it grows; created when missing): the stub
+    /// connection `stub`, the default.
+    #[arg(long, value_name = "FILE", requires = "output_file")]
+    pub input_file: Option<PathBuf>,
     /// The file envelopes are written to (the agent's input file).
-    #[arg(long, value_name = "FILE")]
-    pub output_file: PathBuf,
+    #[arg(long, value_name = "FILE", requires = "input_file")]
+    pub output_file: Option<PathBuf>,
     /// How the output file is written: `handoff` (AEA's stub connection, which reads its
     /// input whole and empties it: one record at a time, each once the agent emptied the
     /// file) or `append` (every record appended, for a file nobody empties).
     #[arg(long, value_name = "MODE", default_value = "handoff")]
     pub output_mode: OutputModeArg,
-    /// Identities, address book and policy (default DIR/sidecar-runtime.json).
+    /// Listen for AEA agents' TCP connections (fetchai/tcp) on ADDR:PORT: the connection
+    /// `tcp`.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub tcp_listen: Option<SocketAddr>,
+    /// Identities, address book, policy, connections, routes and skills (default
+    /// DIR/sidecar-runtime.json).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Install the echo handler: default-protocol bytes messages are answered with the
-    /// same content.
+    /// Add the echo skill: default-protocol bytes messages are answered with the same
+    /// content.
     #[arg(long)]
     pub echo: bool,
     /// Handle what the input holds now and exit instead of following it.
@@ -101,10 +105,13 @@ pub fn run(args: RunArgs) -> Result<Outcome, CliError> {
         eprintln!("akledger: recovery: {action}");
     }
     let default_config = args.dir.join(RUNTIME_CONFIG);
-    let config = match args.config.as_deref() {
-        Some(file) => read_config(file)?,
-        None if default_config.exists() => read_config(&default_config)?,
-        None if fresh || ledger.is_empty() => bootstrap_dir(&ledger, &args.dir)?,
+    let config_path = match args.config.as_deref() {
+        Some(file) => file.to_path_buf(),
+        None if default_config.exists() => default_config,
+        None if fresh || ledger.is_empty() => {
+            bootstrap_dir(&ledger, &args.dir)?;
+            default_config
+        }
         None => {
             return Err(CliError::Usage(format!(
                 "{}: the ledger exists but has no {RUNTIME_CONFIG}; pass --config FILE naming the sidecar and its identities",
@@ -112,21 +119,63 @@ pub fn run(args: RunArgs) -> Result<Outcome, CliError> {
             )))
         }
     };
-    let connection =
-        StubConnection::open_with(&args.input_file, &args.output_file, args.output_mode.into())
-            .map_err(|e| CliError::Io(args.input_file.clone(), e))?;
-    let sidecar = config.sidecar;
-    let mut runtime = Runtime::new(&ledger, connection, config)?;
+    let mut file = ConfigFile::read(&config_path).map_err(usage)?;
+    if args.echo && !file.skills.iter().any(|s| s.kind == "echo") {
+        file.skills.push(SkillDeclaration {
+            name: "echo".into(),
+            kind: "echo".into(),
+            settings: akledger::canonical::Object::new().into(),
+        });
+    }
+    // What the file declares but cannot be built is the file's fault: say which file.
+    let in_file = |e| match usage(e) {
+        CliError::Usage(why) if !why.starts_with(&config_path.display().to_string()) => {
+            CliError::Usage(format!("{}: {why}", config_path.display()))
+        }
+        other => other,
+    };
+    let skills = file
+        .build_skills(&SkillCatalog::builtin())
+        .map_err(in_file)?;
+    let stub: Option<Box<dyn Connection>> = match (&args.input_file, &args.output_file) {
+        (Some(input), Some(output)) => Some(Box::new(
+            StubConnection::open_with(input, output, args.output_mode.into())
+                .map_err(|e| CliError::Io(input.clone(), e))?,
+        )),
+        _ => None,
+    };
+    let mut connections = file
+        .multiplexer(stub.map(|c| ("stub", c)))
+        .map_err(in_file)?;
+    if let Some(address) = args.tcp_listen {
+        let tcp = TcpConnection::listen(address)
+            .map_err(|e| CliError::Io(address.to_string().into(), e))?;
+        connections.add("tcp", tcp).map_err(usage)?;
+    }
+    if connections.is_empty() {
+        return Err(CliError::Usage(format!(
+            "no connection: pass --input-file and --output-file, or --tcp-listen, or declare connections in {}",
+            config_path.display()
+        )));
+    }
+    let described = describe(&connections);
+    let sidecar = file.runtime.sidecar;
+    let mut runtime = Runtime::new(&ledger, connections, file.runtime)?;
     if let Some(crash) = crash_hook()? {
         runtime.on_stage(crash);
     }
-    if args.echo {
-        runtime.register(Box::new(EchoHandler::default()));
+    let mut names = Vec::new();
+    for skill in skills {
+        names.push(skill.name().to_string());
+        runtime.add_skill(skill).map_err(usage)?;
     }
     eprintln!(
-        "akledger: sidecar {sidecar}: following {}, writing {}{}",
-        args.input_file.display(),
-        args.output_file.display(),
+        "akledger: sidecar {sidecar}: {described}; skills: {}{}",
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        },
         if args.once {
             " (once)"
         } else {
@@ -142,9 +191,8 @@ pub fn run(args: RunArgs) -> Result<Outcome, CliError> {
         runtime.finish()?;
         if runtime.unwritten() > 0 {
             eprintln!(
-                "akledger: sidecar: {} envelopes wait for the reader of {} to take the one before; the next run writes them",
+                "akledger: sidecar: {} envelopes wait for their readers to take the ones before; the next run writes them",
                 runtime.unwritten(),
-                args.output_file.display()
             );
         }
     } else {
@@ -226,75 +274,23 @@ fn bootstrap_dir(ledger: &Ledger, dir: &Path) -> Result<RuntimeConfig, CliError>
     Ok(config)
 }
 
-/// Reads a configuration file.
-fn read_config(path: &Path) -> Result<RuntimeConfig, CliError> {
-    let bytes = read_bounded(path, MAX_RUNTIME_CONFIG_BYTES)?;
-    let bad = |why: String| CliError::Usage(format!("{}: {why}", path.display()));
-    let doc: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| bad(format!("not JSON ({e})")))?;
-    let base = path.parent().unwrap_or(Path::new("."));
-    let text = |v: &serde_json::Value, k: &str| -> Result<String, CliError> {
-        v.get(k)
-            .and_then(|x| x.as_str())
-            .map(str::to_string)
-            .ok_or_else(|| bad(format!("{k} is missing or not a string")))
-    };
-    let identity = |v: &serde_json::Value| -> Result<Identity, CliError> {
-        let file = PathBuf::from(text(v, "key_file")?);
-        Ok(Identity {
-            address: text(v, "address")?,
-            key: load_signing_key(&base.join(file))?,
+/// A configuration error as the CLI says it.
+fn usage(e: akledger::Error) -> CliError {
+    match e {
+        akledger::Error::Misuse(why) => CliError::Usage(why),
+        akledger::Error::Io { path, source } => CliError::Io(path, source),
+        other => CliError::Ledger(other),
+    }
+}
+
+/// `NAME: what it does` for each connection, for the start line.
+fn describe(connections: &akledger_runtime::Multiplexer) -> String {
+    connections
+        .names()
+        .map(|name| match connections.get(name) {
+            Some(c) => format!("{name}: {}", c.describe()),
+            None => name.to_string(),
         })
-    };
-    let controller = identity(
-        doc.get("controller")
-            .ok_or_else(|| bad("controller is missing".into()))?,
-    )?;
-    let sidecar = parse_id(&text(&doc, "sidecar_id")?)?;
-    let mut config = RuntimeConfig::new(sidecar, controller);
-    if let Some(a) = doc.get("address").and_then(|x| x.as_str()) {
-        config.address = a.to_string();
-    }
-    if let Some(e) = doc.get("epoch") {
-        config.epoch = e
-            .as_u64()
-            .ok_or_else(|| bad("epoch is not a positive integer".into()))?;
-    }
-    for agent in doc
-        .get("agents")
-        .and_then(|x| x.as_array())
-        .into_iter()
-        .flatten()
-    {
-        config.agents.push(identity(agent)?);
-    }
-    let mut book = BTreeMap::new();
-    for (address, did) in doc
-        .get("address_book")
-        .and_then(|x| x.as_object())
-        .into_iter()
-        .flatten()
-    {
-        let did = did
-            .as_str()
-            .and_then(|d| DidCoreId::parse(d).ok())
-            .ok_or_else(|| bad(format!("address_book.{address} is not a did_core_id")))?;
-        book.insert(address.clone(), did);
-    }
-    config.address_book = book;
-    let mut policy = Policy::default();
-    if let Some(t) = doc.get("timeout_secs") {
-        let secs = t
-            .as_u64()
-            .ok_or_else(|| bad("timeout_secs is not a positive integer".into()))?;
-        policy.timeout_ms = Some(secs.saturating_mul(1000));
-    }
-    if let Some(c) = doc.get("timeout_code") {
-        policy.timeout_code = c
-            .as_str()
-            .ok_or_else(|| bad("timeout_code is not a string".into()))?
-            .to_string();
-    }
-    config.policy = policy;
-    Ok(config)
+        .collect::<Vec<_>>()
+        .join("; ")
 }

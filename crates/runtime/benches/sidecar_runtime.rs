@@ -17,6 +17,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 
 use akledger::log_format::{write_item, LogFormat};
 use akledger::prelude::*;
+use akledger_runtime::skills::Skill;
 use akledger_runtime::{
     bootstrap, DefaultMessage, EchoHandler, OutputMode, Runtime, StubConnection,
 };
@@ -59,7 +60,8 @@ fn run(p: &Prepared) -> usize {
     )
     .expect("stub");
     let mut runtime = Runtime::new(&ledger, connection, p.config.clone()).expect("runtime");
-    runtime.register(Box::new(EchoHandler::default()));
+    let echo = Skill::new("echo").and_then(|s| s.handler(EchoHandler::default()));
+    runtime.add_skill(echo.expect("skill")).expect("add skill");
     while !runtime.step(Timestamp::now()).expect("step").is_idle() {}
     ledger.len()
 }

@@ -111,6 +111,53 @@ impl Envelope {
         }
         out
     }
+
+    /// Reads an envelope as AEA 1.x serializes it ([`Envelope::encode_protobuf`]): `to`,
+    /// `sender` and `protocol_id` present and at most
+    /// [`MAX_ENVELOPE_HEADER_FIELD_BYTES`] each, the protocol id of the `author/name:version`
+    /// form; a field given twice counts once, its last value (proto3); unknown fields are
+    /// skipped.
+    pub fn decode_protobuf(bytes: &[u8]) -> Result<Envelope, String> {
+        use super::protobuf::{fields, string, Value};
+        let (mut to, mut sender, mut protocol, mut message, mut uri) =
+            (None, None, None, Vec::new(), None);
+        for (number, value) in fields(bytes).map_err(|e| e.to_string())? {
+            let Value::Bytes(b) = value else {
+                if (1..=5).contains(&number) {
+                    return Err(format!("field {number} is not length-delimited"));
+                }
+                continue;
+            };
+            let text = || string(b).map_err(|e| e.to_string());
+            match number {
+                1 => to = Some(text()?),
+                2 => sender = Some(text()?),
+                3 => protocol = Some(text()?),
+                4 => message = b.to_vec(),
+                5 => uri = Some(text()?),
+                _ => {}
+            }
+        }
+        let header = |field: Option<String>, name: &str| match field {
+            Some(v) if !v.is_empty() && v.len() <= MAX_ENVELOPE_HEADER_FIELD_BYTES => Ok(v),
+            Some(v) if !v.is_empty() => Err(format!(
+                "{name} is longer than {MAX_ENVELOPE_HEADER_FIELD_BYTES} bytes"
+            )),
+            _ => Err(format!("{name} is missing")),
+        };
+        let to = header(to, "to")?;
+        let sender = header(sender, "sender")?;
+        let protocol = header(protocol, "protocol_id")?;
+        let protocol_id = ProtocolId::parse(&protocol)
+            .ok_or_else(|| format!("protocol_id {protocol:?} is not author/name:version"))?;
+        Ok(Envelope {
+            to,
+            sender,
+            protocol_id,
+            message,
+            context: uri.filter(|u| !u.is_empty()),
+        })
+    }
 }
 
 /// Which file, and which content of it, a position in a connection's input belongs to: a
@@ -153,9 +200,23 @@ pub struct Received {
 /// The interface between the runtime and the outside world (seed 002): it receives
 /// envelopes and sends envelopes. The runtime decides *when* each envelope is durable (the
 /// ledger) and tells the connection where to resume after a restart.
-pub trait Connection {
+///
+/// A connection never blocks for long: the runtime's main loop polls every connection of
+/// its [`Multiplexer`](crate::Multiplexer) in turn.
+pub trait Connection: Send {
+    /// What kind of connection it is (`stub`, `tcp`, `link`): the name a multiplexer gives
+    /// it when it is the only one.
+    fn kind(&self) -> &'static str;
+
+    /// A line for people: what it reads and writes (files, addresses).
+    fn describe(&self) -> String {
+        self.kind().to_string()
+    }
+
     /// The envelopes that arrived since the last call (possibly none), oldest first; never
-    /// blocks for long. Malformed input is logged and skipped, never an error.
+    /// blocks for long. Malformed input is logged and skipped, never an error. Calling it
+    /// again says that everything the previous call returned is in the ledger (a connection
+    /// whose peer waits for acknowledgements sends them then).
     fn receive(&mut self) -> std::io::Result<Vec<Received>>;
 
     /// The input position after everything received so far (malformed records included).
@@ -165,12 +226,21 @@ pub trait Connection {
     /// of what the input holds now when it is no longer the input `cursor` names.
     fn resume_at(&mut self, cursor: &InputCursor) -> std::io::Result<()>;
 
-    /// Queues `envelope` to be written.
-    fn send(&mut self, envelope: &Envelope) -> std::io::Result<()>;
+    /// The lane of `envelope`: envelopes of one lane are written in the order they were
+    /// queued, and different lanes independently (the TCP connection: one lane per
+    /// destination address, so an agent that is away holds up nobody else). One lane by
+    /// default.
+    fn lane(&self, _envelope: &Envelope) -> String {
+        String::new()
+    }
 
-    /// Writes the next queued envelope if its reader can take it now, without waiting;
-    /// whether it did.
-    fn deliver(&mut self) -> std::io::Result<bool>;
+    /// Queues `envelope` to be written; [`Connection::deliver`] names it by `token`.
+    fn send(&mut self, envelope: &Envelope, token: u64) -> std::io::Result<()>;
+
+    /// Writes what its readers can take now, without waiting, and returns the token of one
+    /// queued envelope that is now written (for a connection with acknowledgements: taken
+    /// in by the peer), or `None` when there is none. The runtime calls it until `None`.
+    fn deliver(&mut self) -> std::io::Result<Option<u64>>;
 
     /// Makes what was written durable, where the output is kept.
     fn flush(&mut self) -> std::io::Result<()>;
@@ -178,13 +248,15 @@ pub trait Connection {
     /// Envelopes queued and not written yet.
     fn queued(&self) -> usize;
 
-    /// The output position now (for the stub connection in append mode: the output file's
-    /// length; 0 where the reader empties the output).
+    /// The output position now: what the runtime's progress marker keeps for
+    /// [`Connection::already_sent`] (for the stub connection in append mode: the output
+    /// file's length; for the link: the sequence number of the oldest envelope the peer has
+    /// not acknowledged; 0 where nothing can be compared).
     fn output_position(&mut self) -> std::io::Result<u64>;
 
-    /// After a restart: how many of `expected` (in order: envelopes the ledger holds as
-    /// sent but the marker does not record as written) the output already holds after
-    /// position `from`. Anything after those (a write torn by a crash) is discarded, so
-    /// queueing the rest writes each envelope once.
+    /// After a restart: how many of `expected` (in order: the envelopes of this connection
+    /// the ledger holds as sent that the marker does not record as written) the output
+    /// already holds after position `from`. Anything after those (a write torn by a crash)
+    /// is discarded, so queueing the rest writes each envelope once.
     fn already_sent(&mut self, from: u64, expected: &[Envelope]) -> std::io::Result<usize>;
 }

@@ -1,18 +1,19 @@
-//! Skills' handlers (seed 002): a [`Handler`] reacts to the envelopes of one protocol, a
-//! [`HandlerRegistry`] finds it by `protocol_id`, the [`EchoHandler`] mirrors
-//! default-protocol `bytes` messages in their dialogues (as AEA's echo skill does), and
-//! [`error_reply`] is the error skill: what an envelope that cannot be handled gets back.
+//! Skills' handlers (seed 002): a [`Handler`] reacts to the envelopes of one protocol, the
+//! [`EchoHandler`] mirrors default-protocol `bytes` messages in their dialogues (as AEA's
+//! echo skill does), and [`error_reply`] is the error skill: what an envelope that cannot
+//! be handled gets back.
 //!
 //! Handlers are pure reactions: an envelope in, envelopes to send out. The runtime has
 //! already made the inbound envelope an event, and makes each outbound one an event before
 //! it is written (the ledger is the InBox and the OutBox).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use super::base85;
 use super::default_protocol::{DefaultMessage, ErrorCode, Performative, DEFAULT_PROTOCOL_ID};
 use super::dialogue::Dialogues;
 use super::envelope::{Envelope, ProtocolId};
+use super::skills::SkillContext;
 use akledger::id::EventId;
 
 /// Why a handler could not handle an envelope: the error skill answers with this code.
@@ -49,49 +50,15 @@ pub trait Handler: Send {
     fn protocol_id(&self) -> &ProtocolId;
 
     /// The envelopes to send in answer to `inbound` (possibly none), or why it cannot be
-    /// handled. Must depend only on the envelopes handled before it, in order: when the
-    /// runtime starts it hands every envelope the ledger holds to the handler again (their
-    /// answers, already sent, are dropped), so that a handler's state (dialogues) is what
-    /// it was, and a handler run again after a crash answers the same.
-    fn handle(&mut self, inbound: Inbound<'_>) -> Result<Vec<Envelope>, Refusal>;
-}
-
-/// Handlers by protocol id.
-#[derive(Default)]
-pub struct HandlerRegistry {
-    handlers: HashMap<ProtocolId, Box<dyn Handler>>,
-}
-
-impl std::fmt::Debug for HandlerRegistry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut ids: Vec<&str> = self.handlers.keys().map(ProtocolId::as_str).collect();
-        ids.sort_unstable();
-        f.debug_struct("HandlerRegistry")
-            .field("protocols", &ids)
-            .finish()
-    }
-}
-
-impl HandlerRegistry {
-    /// An empty registry.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Registers `handler` for its protocol, replacing any earlier one.
-    pub fn register(&mut self, handler: Box<dyn Handler>) {
-        self.handlers.insert(handler.protocol_id().clone(), handler);
-    }
-
-    /// True when no handler is registered.
-    pub fn is_empty(&self) -> bool {
-        self.handlers.is_empty()
-    }
-
-    /// The handler of `protocol`.
-    pub fn get_mut(&mut self, protocol: &ProtocolId) -> Option<&mut (dyn Handler + 'static)> {
-        self.handlers.get_mut(protocol).map(|h| &mut **h)
-    }
+    /// handled. Must depend only on the inputs its skill had before it, in order: when the
+    /// runtime starts it hands every input the ledger holds to the skills again (their
+    /// answers, already sent, are dropped), so that a handler's state (dialogues, models)
+    /// is what it was, and a handler run again after a crash answers the same.
+    fn handle(
+        &mut self,
+        inbound: Inbound<'_>,
+        context: &mut SkillContext<'_>,
+    ) -> Result<Vec<Envelope>, Refusal>;
 }
 
 /// `fetchai/default:1.0.0`.
@@ -195,7 +162,11 @@ impl Handler for EchoHandler {
         &self.protocol
     }
 
-    fn handle(&mut self, inbound: Inbound<'_>) -> Result<Vec<Envelope>, Refusal> {
+    fn handle(
+        &mut self,
+        inbound: Inbound<'_>,
+        _context: &mut SkillContext<'_>,
+    ) -> Result<Vec<Envelope>, Refusal> {
         let message = decode_default(inbound.envelope)?;
         let sender = &inbound.envelope.sender;
         let nonce = dialogue_nonce(inbound.event_id);

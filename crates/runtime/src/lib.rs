@@ -1,53 +1,67 @@
 //! The sidecar runtime of seed 002 (IO shell): envelopes in, events out.
 //!
-//! Agents talk by [`Envelope`]s; a [`Connection`] (here the file-based
-//! [`StubConnection`], in the AEA line format) brings them in and takes them out; the
-//! [`Runtime`] is the multiplexer and main loop, with the ledger as its InBox and OutBox
-//! (each envelope an encrypted `ak.message.create` event of the sidecar, appended before
-//! it is handled or written); [`Handler`]s react per protocol ([`EchoHandler`] for the
-//! default protocol, the error skill for what nobody handles); the exchange
-//! [`bridge`] turns envelopes into exchange requests and responses; and the
+//! Agents talk by [`Envelope`]s; [`Connection`]s bring them in and take them out (the
+//! file-based [`StubConnection`] in the AEA line format, AEA's TCP server
+//! [`TcpConnection`], and the [`LinkConnection`] between two sidecars); the [`Runtime`] is
+//! the main loop over a [`Multiplexer`] of named connections, with the ledger as its InBox
+//! and OutBox (each envelope an encrypted `ak.message.create` event of the sidecar,
+//! appended before it is handled or written); [`skills`] hold the handlers (per protocol:
+//! [`EchoHandler`] for the default protocol; the error skill answers what nobody handles),
+//! behaviours (one-shot, cyclic, state machines) and models of the agent's logic; the
+//! exchange [`bridge`] turns envelopes into exchange requests and responses; and the
 //! decision maker's pure [`policy`] proposes the controller's controls.
 //!
 //! - [`envelope`]: `Envelope`, `ProtocolId`, the `Connection` trait.
 //! - [`stub_format`], [`escapes`]: the stub line format (pure); [`stub`]: the stub
 //!   connection over two files.
+//! - [`tcp`]: AEA's TCP connection, the server side; [`link`]: two sidecars over TCP,
+//!   authenticated and acknowledged, its frames and handshake in [`link_protocol`] (pure).
 //! - [`protobuf`], [`default_protocol`]: the default protocol's messages (pure).
-//! - [`handlers`]: handler trait and registry, echo, the error skill; [`dialogue`]: AEA
-//!   1.x dialogues (pure); [`base85`]: how the error skill quotes (pure).
+//! - [`handlers`]: the handler trait, echo, the error skill; [`dialogue`]: AEA 1.x
+//!   dialogues (pure); [`base85`]: how the error skill quotes (pure).
+//! - [`skills`]: skills, behaviours, models, the built-in kinds and their catalog.
 //! - [`records`]: the runtime's event bodies (pure); [`progress`]: its progress marker.
 //! - [`bridge`]: the exchange bridge; [`policy`]: the decision maker (pure).
-//! - [`config`]: identities, address book, policy; [`bootstrap()`]: a sidecar from
+//! - [`config`]: identities, address book, policy; [`config_file`]: the configuration
+//!   file with its connections, routes and skills; [`bootstrap()`]: a sidecar from
 //!   nothing.
-//! - [`multiplexer`]: the `Runtime` (multiplexer and main loop) and recovery.
+//! - [`multiplexer`]: the `Runtime` (main loop, multiplexer, recovery).
 //! - [`limits`]: every bound of the runtime.
 #![deny(missing_docs)]
 
 pub mod base85;
 pub mod bridge;
 pub mod config;
+pub mod config_file;
 pub mod default_protocol;
 pub mod dialogue;
 pub mod envelope;
 pub mod escapes;
 pub mod handlers;
 pub mod limits;
+pub mod link;
+pub mod link_protocol;
 pub mod multiplexer;
 pub mod policy;
 pub mod progress;
 pub mod protobuf;
 pub mod records;
+pub mod skills;
+mod socket;
 pub mod stub;
 pub mod stub_format;
+pub mod tcp;
 
 pub use bridge::EXCHANGE_PROTOCOL_ID;
 pub use config::{Identity, RuntimeConfig};
 pub use default_protocol::{DefaultMessage, ErrorCode, Performative, DEFAULT_PROTOCOL_ID};
 pub use envelope::{Connection, Envelope, FileIdentity, InputCursor, ProtocolId, Received};
-pub use handlers::{EchoHandler, Handler, HandlerRegistry, Inbound, Refusal};
-pub use multiplexer::{Runtime, Stage, StepReport};
+pub use handlers::{EchoHandler, Handler, Inbound, Refusal};
+pub use link::LinkConnection;
+pub use multiplexer::{Multiplexer, Runtime, Stage, StepReport};
 pub use policy::{Decision, OpenExchange, Policy};
 pub use stub::{OutputMode, StubConnection};
+pub use tcp::TcpConnection;
 
 use akledger::ed25519_dalek::SigningKey;
 use rand_core::OsRng;

@@ -41,3 +41,29 @@ pub const MAX_PROGRESS_BYTES: u64 = 1 << 20;
 /// references of each). A dialogue costs a few hundred bytes; past this the oldest is
 /// dropped, and a late message of it is answered `INVALID_DIALOGUE` as one never seen.
 pub const MAX_DIALOGUES: usize = 65_536;
+
+/// Largest frame of AEA's TCP connection, and of the link between sidecars, in bytes: an
+/// envelope becomes one event, as a stub record does ([`MAX_STUB_RECORD_BYTES`]); a longer
+/// frame closes the client that sent it.
+pub const MAX_TCP_FRAME_BYTES: usize = MAX_STUB_RECORD_BYTES;
+
+/// Agents connected to the TCP connection at once: each costs a socket and its buffers; a
+/// connection past this is closed as it is accepted.
+pub const MAX_TCP_CLIENTS: usize = 256;
+
+/// Most bytes read from one TCP client (or the link) in one poll: bounds the memory and the
+/// time one busy peer takes from the others; the rest is read at the next poll.
+pub const MAX_TCP_READ_BYTES: usize = 4 << 20;
+
+/// Bytes handed to one TCP client's (or the link's) socket and not yet taken by it: past
+/// this, frames wait in their queue, so a slow reader holds memory of one buffer only.
+pub const MAX_TCP_BUFFERED_BYTES: usize = 1 << 20;
+
+/// Milliseconds between attempts to reach a link's peer: a peer that is down costs one
+/// connection attempt (on a thread of its own) this often.
+pub const LINK_RETRY_MS: u64 = 500;
+
+/// Connections to a link's listening side still proving who they are: each must prove it
+/// holds the peer's key before it replaces the established one, so a stranger cannot cut
+/// the link; past this, newcomers are closed.
+pub const MAX_LINK_HANDSHAKES: usize = 4;

@@ -4,19 +4,24 @@
 //!
 //! Every body is an object with `"akledger_runtime"` naming the record:
 //!
-//! - `inbox`: an envelope taken in, `{"akledger_runtime":"inbox","envelope":E,
-//!   "input":{"start":n,"end":n,"file"?:F}}` (its record's byte range in the input, and
-//!   which input file, `F` = `{"device","inode","guard"}`: see [`crate::envelope::FileIdentity`]).
+//! - `inbox`: an envelope taken in, `{"akledger_runtime":"inbox","connection"?:C,
+//!   "envelope":E,"input":{"start":n,"end":n,"file"?:F}}` (the connection it came in by, its
+//!   record's range in that connection's input, and which input file, `F` =
+//!   `{"device","inode","guard"}`: see [`crate::envelope::FileIdentity`]).
 //! - `outbox`: an envelope to send, `{"akledger_runtime":"outbox","cause":ID,"effect":i,
-//!   "envelope":E}`.
+//!   "connection"?:C,"envelope":E}` (the connection it is written to).
 //! - `bridge`: the body of a request or response the exchange bridge authored,
 //!   `{"akledger_runtime":"bridge","cause":ID,"effect":i,"content":any}`.
+//! - `tick`: a behaviour acted, `{"akledger_runtime":"tick","skill":S,"behaviour":B,
+//!   "state"?:T}` (its state after the tick, for a state machine); the tick's time is the
+//!   event's `created_at`.
 //!
-//! `E` = `{"to","sender","protocol_id","message":<unpadded base64url>,"context"?}`.
-//! `cause` is the event that made the runtime act (an inbox event, or a control the
-//! decision maker authored) and `effect` the action's index among that cause's actions:
-//! the pair is what makes handling exactly-once across a crash (an action whose
-//! `(cause, effect)` is already in the ledger is not taken again).
+//! `E` = `{"to","sender","protocol_id","message":<unpadded base64url>,"context"?}`; `C` a
+//! connection name, absent in records written before there were several (the runtime's
+//! first connection). `cause` is the event that made the runtime act (an inbox event, a
+//! tick, or a control the decision maker authored) and `effect` the action's index among
+//! that cause's actions: the pair is what makes handling exactly-once across a crash (an
+//! action whose `(cause, effect)` is already in the ledger is not taken again).
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -43,6 +48,8 @@ pub struct Tag {
 pub enum Record {
     /// An envelope taken in, with its input byte range.
     Inbox {
+        /// The connection it came in by (`None`: the first).
+        connection: Option<String>,
         /// The envelope.
         envelope: Envelope,
         /// Where its record starts in the input.
@@ -54,6 +61,8 @@ pub enum Record {
     Outbox {
         /// Which action.
         tag: Tag,
+        /// The connection it is written to (`None`: the first).
+        connection: Option<String>,
         /// The envelope.
         envelope: Envelope,
     },
@@ -61,6 +70,13 @@ pub enum Record {
     Bridge {
         /// Which action.
         tag: Tag,
+    },
+    /// A behaviour acted.
+    Tick {
+        /// Its skill.
+        skill: String,
+        /// The behaviour.
+        behaviour: String,
     },
 }
 
@@ -89,7 +105,7 @@ fn tagged(kind: &str, tag: Tag) -> Object {
 }
 
 /// An inbox body.
-pub fn inbox_body(envelope: &Envelope, start: u64, end: &InputCursor) -> Json {
+pub fn inbox_body(connection: &str, envelope: &Envelope, start: u64, end: &InputCursor) -> Json {
     let input = Object::new()
         .with("start", int(start))
         .with("end", int(end.offset));
@@ -99,16 +115,30 @@ pub fn inbox_body(envelope: &Envelope, start: u64, end: &InputCursor) -> Json {
     };
     Object::new()
         .with(RECORD_MEMBER, "inbox".into())
+        .with("connection", connection.into())
         .with("envelope", envelope_json(envelope))
         .with("input", input.into())
         .into()
 }
 
 /// An outbox body.
-pub fn outbox_body(tag: Tag, envelope: &Envelope) -> Json {
+pub fn outbox_body(tag: Tag, connection: &str, envelope: &Envelope) -> Json {
     tagged("outbox", tag)
+        .with("connection", connection.into())
         .with("envelope", envelope_json(envelope))
         .into()
+}
+
+/// A tick body.
+pub fn tick_body(skill: &str, behaviour: &str, state: Option<&str>) -> Json {
+    let body = Object::new()
+        .with(RECORD_MEMBER, "tick".into())
+        .with("skill", skill.into())
+        .with("behaviour", behaviour.into());
+    match state {
+        Some(state) => body.with("state", state.into()).into(),
+        None => body.into(),
+    }
 }
 
 /// A bridge body wrapping the user's `content`.
@@ -142,13 +172,22 @@ fn tag_of(obj: &Object) -> Option<Tag> {
     })
 }
 
+fn connection_of(obj: &Object) -> Option<Option<String>> {
+    match obj.get("connection") {
+        None => Some(None),
+        Some(c) => Some(Some(c.as_str()?.to_string())),
+    }
+}
+
 /// The runtime record a message body holds, if it is one.
 pub fn read_record(body: &Json) -> Option<Record> {
     let obj = body.as_object()?;
+    let text = |k: &str| obj.get(k).and_then(Json::as_str).map(str::to_string);
     match obj.get(RECORD_MEMBER)?.as_str()? {
         "inbox" => {
             let input = obj.get("input")?.as_object()?;
             Some(Record::Inbox {
+                connection: connection_of(obj)?,
                 envelope: envelope_of(obj.get("envelope"))?,
                 start: u64_of(input.get("start"))?,
                 end: InputCursor {
@@ -162,9 +201,14 @@ pub fn read_record(body: &Json) -> Option<Record> {
         }
         "outbox" => Some(Record::Outbox {
             tag: tag_of(obj)?,
+            connection: connection_of(obj)?,
             envelope: envelope_of(obj.get("envelope"))?,
         }),
         "bridge" => Some(Record::Bridge { tag: tag_of(obj)? }),
+        "tick" => Some(Record::Tick {
+            skill: text("skill")?,
+            behaviour: text("behaviour")?,
+        }),
         _ => None,
     }
 }
@@ -190,10 +234,11 @@ mod tests {
             }),
         ] {
             let end = InputCursor { offset: 90, file };
-            let inbox = inbox_body(&e, 3, &end);
+            let inbox = inbox_body("stub", &e, 3, &end);
             assert_eq!(
                 read_record(&inbox),
                 Some(Record::Inbox {
+                    connection: Some("stub".into()),
                     envelope: e.clone(),
                     start: 3,
                     end
@@ -209,8 +254,32 @@ mod tests {
             effect: 2,
         };
         assert_eq!(
-            read_record(&outbox_body(tag, &e)),
-            Some(Record::Outbox { tag, envelope: e })
+            read_record(&outbox_body(tag, "tcp", &e)),
+            Some(Record::Outbox {
+                tag,
+                connection: Some("tcp".into()),
+                envelope: e.clone()
+            })
+        );
+        // Records of a runtime with one connection, before connections were named.
+        let mut old = outbox_body(tag, "tcp", &e);
+        if let Json::Object(obj) = &mut old {
+            obj.remove("connection");
+        }
+        assert_eq!(
+            read_record(&old),
+            Some(Record::Outbox {
+                tag,
+                connection: None,
+                envelope: e
+            })
+        );
+        assert_eq!(
+            read_record(&tick_body("probe", "fsm", Some("waiting"))),
+            Some(Record::Tick {
+                skill: "probe".into(),
+                behaviour: "fsm".into()
+            })
         );
         assert_eq!(
             read_record(&bridge_body(tag, Json::from("x"))),

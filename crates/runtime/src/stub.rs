@@ -54,8 +54,8 @@ pub struct StubConnection {
     output_path: PathBuf,
     output: File,
     mode: OutputMode,
-    /// Records queued and not written yet.
-    queue: VecDeque<Vec<u8>>,
+    /// Records queued and not written yet, with their tokens.
+    queue: VecDeque<(u64, Vec<u8>)>,
 }
 
 /// The input file, followed by identity.
@@ -274,6 +274,22 @@ impl StubConnection {
 }
 
 impl Connection for StubConnection {
+    fn kind(&self) -> &'static str {
+        "stub"
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "following {}, writing {} ({})",
+            self.input.path.display(),
+            self.output_path.display(),
+            match self.mode {
+                OutputMode::Handoff => "handoff",
+                OutputMode::Append => "append",
+            }
+        )
+    }
+
     fn receive(&mut self) -> std::io::Result<Vec<Received>> {
         let mut received = Vec::new();
         if let Some(newer) = self.input.replaced() {
@@ -325,14 +341,14 @@ impl Connection for StubConnection {
         Ok(())
     }
 
-    fn send(&mut self, envelope: &Envelope) -> std::io::Result<()> {
-        self.queue.push_back(encode_record(envelope));
+    fn send(&mut self, envelope: &Envelope, token: u64) -> std::io::Result<()> {
+        self.queue.push_back((token, encode_record(envelope)));
         Ok(())
     }
 
-    fn deliver(&mut self) -> std::io::Result<bool> {
+    fn deliver(&mut self) -> std::io::Result<Option<u64>> {
         if self.queue.is_empty() || fs2::FileExt::try_lock_exclusive(&self.output).is_err() {
-            return Ok(false);
+            return Ok(None);
         }
         let written = self.write_next();
         let unlocked = fs2::FileExt::unlock(&self.output);
@@ -427,17 +443,18 @@ impl StubConnection {
     }
 
     /// Writes the next queued record under the exclusive lock: when appending, always; in a
-    /// hand-off, when the reader has emptied the file.
-    fn write_next(&mut self) -> std::io::Result<bool> {
-        let Some(record) = self.queue.front() else {
-            return Ok(false);
+    /// hand-off, when the reader has emptied the file. Returns its token.
+    fn write_next(&mut self) -> std::io::Result<Option<u64>> {
+        let Some((token, record)) = self.queue.front() else {
+            return Ok(None);
         };
         if self.mode == OutputMode::Handoff && self.output.metadata()?.len() > 0 {
-            return Ok(false);
+            return Ok(None);
         }
+        let token = *token;
         self.output.write_all(record)?;
         self.output.flush()?;
         self.queue.pop_front();
-        Ok(true)
+        Ok(Some(token))
     }
 }

@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--second", action="store_true", help="answer each echo once more")
     parser.add_argument("--hold-lock-ms", type=int, default=0, help="write each record in two halves under one held lock")
     parser.add_argument("--raw", action="append", default=[], help="hex bytes appended as they are, under the lock")
-    parser.add_argument("--expect", type=int, default=None, help="replies to wait for (default: count, twice with --second)")
+    parser.add_argument("--expect", type=int, default=None, help="replies to wait for: echoes, errors and rejected ones (default: count, twice with --second)")
     parser.add_argument("--patience", type=float, default=120.0)
     args = parser.parse_args()
 
@@ -81,7 +81,11 @@ def main() -> None:
         expect = args.expect if args.expect is not None else args.count * (2 if args.second else 1)
         deadline = time.time() + args.patience
         with open(args.output, "ab+") as source:
-            while time.time() < deadline and report["echoes"] + report["second_echoes"] + report["rejected"] < expect:
+            def replies() -> int:
+                return (report["echoes"] + report["second_echoes"] + report["rejected"]
+                        + sum(report["errors"].values()))
+
+            while time.time() < deadline and replies() < expect:
                 with lock_file(source):
                     source.seek(0)
                     data = source.read()

@@ -25,15 +25,18 @@ use crate::support::bin;
 /// timed here.
 const PATIENCE: Duration = Duration::from_secs(180);
 
-/// What setup.sh left: the Python that runs aea, its HOME, the agent project.
-struct Partner {
-    python: PathBuf,
-    home: PathBuf,
-    project: PathBuf,
+/// What setup.sh left: the Python that runs aea, its HOME, the agent projects.
+pub(crate) struct Partner {
+    pub(crate) python: PathBuf,
+    pub(crate) home: PathBuf,
+    /// The agent on the stub connection.
+    pub(crate) project: PathBuf,
+    /// The agent on the tcp client connection.
+    pub(crate) project_tcp: PathBuf,
     here: PathBuf,
 }
 
-fn partner(test: &str) -> Option<Partner> {
+pub(crate) fn partner(test: &str) -> Option<Partner> {
     let root = akledger_testkit::workspace_root();
     let dir = std::env::var_os("AKLEDGER_AEA_DIR").map_or(root.join("target/aea"), PathBuf::from);
     let Ok(ready) = std::fs::read_to_string(dir.join("ready")) else {
@@ -52,40 +55,68 @@ fn partner(test: &str) -> Option<Partner> {
         python: field("python")?,
         home: field("home")?,
         project: field("project")?,
+        project_tcp: field("project_tcp")?,
         here: root.join("crates/cli/tests/aea"),
     })
 }
 
-/// A running `akledger sidecar run` on two files, stopped with SIGTERM when dropped.
-struct Sidecar {
-    dir: PathBuf,
+/// A running `akledger sidecar run`, killed when dropped; what it says goes to `DIR.log`.
+pub(crate) struct Sidecar {
+    pub(crate) dir: PathBuf,
     input: PathBuf,
     output: PathBuf,
+    args: Vec<std::ffi::OsString>,
     child: Option<Child>,
 }
 
 impl Sidecar {
+    /// On two files (its input, its output), with the echo skill.
     fn start(dir: &Path, input: &Path, output: &Path) -> Sidecar {
+        let args = [
+            "--echo".as_ref(),
+            "--input-file".as_ref(),
+            input.as_os_str(),
+        ]
+        .into_iter()
+        .chain(["--output-file".as_ref(), output.as_os_str()])
+        .map(std::ffi::OsStr::to_os_string)
+        .collect();
+        let mut s = Sidecar::with_args(dir, args);
+        s.input = input.to_path_buf();
+        s.output = output.to_path_buf();
+        s
+    }
+
+    /// With `args` after `--dir DIR`.
+    pub(crate) fn with_args(dir: &Path, args: Vec<std::ffi::OsString>) -> Sidecar {
         let mut s = Sidecar {
             dir: dir.to_path_buf(),
-            input: input.to_path_buf(),
-            output: output.to_path_buf(),
+            input: PathBuf::new(),
+            output: PathBuf::new(),
+            args,
             child: None,
         };
         s.restart();
         s
     }
 
-    fn restart(&mut self) {
+    /// What it said so far.
+    pub(crate) fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.with_extension("log")).unwrap_or_default()
+    }
+
+    pub(crate) fn restart(&mut self) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.with_extension("log"))
+            .unwrap();
         let child = bin()
-            .args(["sidecar", "run", "--echo", "--dir"])
+            .args(["sidecar", "run", "--dir"])
             .arg(&self.dir)
-            .arg("--input-file")
-            .arg(&self.input)
-            .arg("--output-file")
-            .arg(&self.output)
+            .args(&self.args)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .unwrap();
         self.child = Some(child);
@@ -94,14 +125,14 @@ impl Sidecar {
         });
     }
 
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             child.kill().unwrap();
             child.wait().unwrap();
         }
     }
 
-    fn stop(&mut self) -> i32 {
+    pub(crate) fn stop(&mut self) -> i32 {
         let Some(child) = self.child.take() else {
             return 0;
         };
@@ -125,7 +156,7 @@ impl Drop for Sidecar {
     }
 }
 
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let started = Instant::now();
     while !done() {
         assert!(started.elapsed() < PATIENCE, "gave up waiting for {what}");
@@ -157,7 +188,7 @@ fn drive(p: &Partner, sidecar: &Sidecar, args: &[&str]) -> Value {
 }
 
 /// A report without its list of round trips, which is summed up as its median and maximum.
-fn summary(report: &Value) -> Value {
+pub(crate) fn summary(report: &Value) -> Value {
     let mut report = report.clone();
     if let Some(trips) = report
         .as_object_mut()
@@ -176,7 +207,7 @@ fn summary(report: &Value) -> Value {
     report
 }
 
-fn n(report: &Value, key: &str) -> u64 {
+pub(crate) fn n(report: &Value, key: &str) -> u64 {
     report[key].as_u64().unwrap_or(0)
 }
 
@@ -355,19 +386,34 @@ fn a_writer_holding_the_lock_is_never_read_half_written() {
 
 /// A copy of the partner agent project in `dir`, planned by `plan` (partner.json).
 fn agent(p: &Partner, dir: &Path, plan: &Value) -> PathBuf {
-    let project = dir.join("partner");
+    copy_agent(&p.project, dir, "partner", plan)
+}
+
+/// A copy of the agent project `template` in `dir`, named `name` (its `agent_name`, the
+/// address its dialogues use unless the plan says `by_address`) and planned by `plan`.
+pub(crate) fn copy_agent(template: &Path, dir: &Path, name: &str, plan: &Value) -> PathBuf {
+    let project = dir.join(name);
     let copied = Command::new("cp")
         .arg("-r")
-        .arg(&p.project)
+        .arg(template)
         .arg(&project)
         .status()
         .unwrap();
     assert!(copied.success());
+    let config = project.join("aea-config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let old = text.lines().next().unwrap().to_string();
+    assert!(old.starts_with("agent_name: "), "{old}");
+    std::fs::write(
+        &config,
+        text.replacen(&old, &format!("agent_name: {name}"), 1),
+    )
+    .unwrap();
     std::fs::write(project.join("partner.json"), plan.to_string()).unwrap();
     project
 }
 
-fn run_agent(p: &Partner, project: &Path) -> Child {
+pub(crate) fn run_agent(p: &Partner, project: &Path) -> Child {
     let aea = p.python.parent().unwrap().join("aea");
     Command::new(aea)
         .args(["-s", "run"])
@@ -379,14 +425,14 @@ fn run_agent(p: &Partner, project: &Path) -> Child {
         .unwrap()
 }
 
-fn report(project: &Path) -> Value {
+pub(crate) fn report(project: &Path) -> Value {
     std::fs::read(project.join("report.json"))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or(Value::Null)
 }
 
-fn stop_agent(mut agent: Child) {
+pub(crate) fn stop_agent(mut agent: Child) {
     let _ = Command::new("kill")
         .args(["-INT", &agent.id().to_string()])
         .status();
@@ -399,7 +445,7 @@ fn stop_agent(mut agent: Child) {
     }
 }
 
-fn pings(n: usize) -> Vec<String> {
+pub(crate) fn pings(n: usize) -> Vec<String> {
     (0..n)
         .map(|i| {
             format!("ping {i}")

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod aea;
+mod aea_network;
 mod bounded_input;
 mod cli;
 mod cli_audit;

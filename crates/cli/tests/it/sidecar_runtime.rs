@@ -525,3 +525,89 @@ fn a_scripted_exchange_runs_through_files_and_the_decision_maker_closes_it() {
         .collect();
     assert_eq!(errors, vec![2, 2], "INVALID_MESSAGE twice");
 }
+
+#[test]
+fn a_configuration_that_cannot_run_is_refused_by_name_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ledger");
+    let (input, output) = (tmp.path().join("in"), tmp.path().join("out"));
+    run_ok(
+        &[
+            "sidecar",
+            "run",
+            "--once",
+            "--dir",
+            p(&dir),
+            "--input-file",
+            p(&input),
+            "--output-file",
+            p(&output),
+        ],
+        0,
+    );
+    let path = dir.join("sidecar-runtime.json");
+    let good: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let events = crate::support::len(&dir);
+    let cases = [
+        (
+            serde_json::json!({"connections": [{"name": "x", "kind": "carrier-pigeon"}]}),
+            "kind \"carrier-pigeon\" is not stub, tcp or link",
+        ),
+        (
+            serde_json::json!({"connections": [{"name": "x", "kind": "link", "connect": "127.0.0.1:1"}]}),
+            "peer is missing",
+        ),
+        (
+            serde_json::json!({"connections": [{"name": "x", "kind": "link", "listen": "127.0.0.1:1", "connect": "127.0.0.1:2", "peer": "x"}]}),
+            "either listen or connect",
+        ),
+        (
+            serde_json::json!({"connections": [{"name": "x", "kind": "tcp", "listen": "nowhere"}]}),
+            "listen",
+        ),
+        (
+            serde_json::json!({"routes": {"agent_b": "nosuch"}}),
+            "no connection named \"nosuch\"",
+        ),
+        (
+            serde_json::json!({"skills": [{"name": "s", "kind": "telepathy"}]}),
+            "telepathy",
+        ),
+        (
+            serde_json::json!({"timeout_secs": -1}),
+            "timeout_secs is not a non-negative integer",
+        ),
+    ];
+    for (change, expected) in cases {
+        let mut config = good.clone();
+        for (k, v) in change.as_object().unwrap() {
+            config[k] = v.clone();
+        }
+        std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
+        let out = run_ok(
+            &[
+                "sidecar",
+                "run",
+                "--once",
+                "--dir",
+                p(&dir),
+                "--input-file",
+                p(&input),
+                "--output-file",
+                p(&output),
+            ],
+            2,
+        );
+        let said = crate::support::stderr(&out);
+        assert!(said.contains(expected), "{change}: {said}");
+        assert!(
+            said.contains("sidecar-runtime.json"),
+            "names the file: {said}"
+        );
+        assert_eq!(
+            crate::support::len(&dir),
+            events,
+            "{change}: nothing written"
+        );
+    }
+}

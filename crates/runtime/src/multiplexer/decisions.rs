@@ -1,7 +1,11 @@
-//! The decision maker: the open exchanges it watches, the controls it authors through
-//! the checked sidecar author, and the reports it sends about them.
+//! `update()`: the decision maker follows the open exchanges, authors the controls its
+//! policy calls for through the checked sidecar author, reports each to the controller,
+//! and hands each to the skills as an internal message ([`DECISION_PROTOCOL_ID`](crate::skills::DECISION_PROTOCOL_ID)).
 
 use super::*;
+use crate::skills::{decision_protocol_id, DECISION_MAKER_ADDRESS};
+use akledger::canonical::{to_canonical, Object};
+use akledger::exchange::ControlPlaintext;
 
 /// The decision maker's view: the open exchanges and the agents declared gone.
 #[derive(Debug)]
@@ -14,13 +18,98 @@ pub(super) struct Decider {
     pub(super) refused: BTreeMap<ExchangeId, String>,
 }
 
-impl<'l, C: Connection> Runtime<'l, C> {
-    /// Follows the exchange feed, then authors the policy's controls; returns how many
-    /// were authored and the reports to send.
-    pub(super) fn decide(
+impl Runtime<'_> {
+    /// The decision maker's part of a step: its controls, and their effects (the report to
+    /// the controller, the skills' answers to its internal message). How many controls.
+    pub(super) fn update(&mut self, now: Timestamp) -> Result<usize, Error> {
+        let controls = self.decide(now)?;
+        let mut sends = Vec::new();
+        for id in &controls {
+            self.control_effects(*id, &mut sends)?;
+        }
+        self.send_all(sends)?;
+        Ok(controls.len())
+    }
+
+    /// The effects of control `id`: its report to the controller (effect 0), then what the
+    /// skills handling [`DECISION_PROTOCOL_ID`](crate::skills::DECISION_PROTOCOL_ID) answer to it.
+    pub(super) fn control_effects(
         &mut self,
-        now: Timestamp,
-    ) -> Result<(usize, Vec<(Tag, Envelope)>), Error> {
+        id: EventId,
+        sends: &mut Vec<Outgoing>,
+    ) -> Result<(), Error> {
+        let report = self.control_report(id)?;
+        let internal = self.internal_message(id)?;
+        let mut effects = Effects {
+            cause: id,
+            next: 0,
+            origin: None,
+            taken: &self.taken,
+            sends,
+            stage: &mut self.stage,
+        };
+        match report {
+            Some(report) => effects.send(report),
+            None => {
+                effects.next();
+            }
+        }
+        if let Some(message) = internal {
+            let inbound = Inbound {
+                envelope: &message,
+                event_id: id,
+            };
+            let reaction = self.skills.react(inbound, &self.config.address);
+            for (skill, refusal) in &reaction.refusals {
+                eprintln!(
+                    "akledger: sidecar: skill {skill} refused the decision maker's message about {id}: {}: {}",
+                    refusal.code.name(),
+                    refusal.message
+                );
+            }
+            for e in reaction.sends {
+                effects.send(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands control `id`, authored before the marker, to the skills again, dropping their
+    /// answers: a skill's state is a function of its inputs.
+    pub(super) fn rehearse_control(&mut self, id: EventId) -> Result<(), Error> {
+        if let Some(message) = self.internal_message(id)? {
+            let inbound = Inbound {
+                envelope: &message,
+                event_id: id,
+            };
+            let _ = self.skills.react(inbound, &self.config.address);
+        }
+        Ok(())
+    }
+
+    /// The decision maker's internal message about control `id`, when a skill takes
+    /// [`DECISION_PROTOCOL_ID`](crate::skills::DECISION_PROTOCOL_ID) messages.
+    fn internal_message(&self, id: EventId) -> Result<Option<Envelope>, Error> {
+        if !self.skills.handles(&decision_protocol_id()) {
+            return Ok(None);
+        }
+        let Some(control) = self.control_plaintext(id)? else {
+            return Ok(None);
+        };
+        let doc = Object::new()
+            .with("performative", "control".into())
+            .with("control_event_id", id.to_string().into())
+            .with("control", control.to_json());
+        Ok(Some(Envelope::new(
+            &self.config.address,
+            DECISION_MAKER_ADDRESS,
+            decision_protocol_id(),
+            to_canonical(&doc.into()),
+        )))
+    }
+
+    /// Follows the exchange feed, then authors the policy's controls; returns their ids.
+    fn decide(&mut self, now: Timestamp) -> Result<Vec<EventId>, Error> {
         for change in self.decider.feed.drain() {
             match change {
                 ExchangeChange::Changed { projection, .. } => self.track(*projection)?,
@@ -34,7 +123,7 @@ impl<'l, C: Connection> Runtime<'l, C> {
         let open: Vec<OpenExchange> = self.decider.open.values().cloned().collect();
         let decisions = decide(&open, now, &self.decider.gone, &self.config.policy);
         let handle = self.ledger.sidecar(&self.controller);
-        let mut sends = Vec::new();
+        let mut authored_ids = Vec::new();
         for d in decisions {
             let Some(current) = self.decider.open.get(&d.exchange_id) else {
                 continue;
@@ -57,15 +146,7 @@ impl<'l, C: Connection> Runtime<'l, C> {
             match authored {
                 Ok(id) => {
                     self.passed(Stage::Decided);
-                    if let Some(envelope) = self.control_report(id)? {
-                        sends.push((
-                            Tag {
-                                cause: id,
-                                effect: 0,
-                            },
-                            envelope,
-                        ));
-                    }
+                    authored_ids.push(id);
                 }
                 Err(e @ (Error::WouldNotFold { .. } | Error::Rejected(_) | Error::Misuse(_))) => {
                     eprintln!("akledger: sidecar: decision maker: {e}");
@@ -74,13 +155,12 @@ impl<'l, C: Connection> Runtime<'l, C> {
                 Err(e) => return Err(e),
             }
         }
-        Ok((sends.len(), sends))
+        Ok(authored_ids)
     }
 
-    /// The report of a control the controller authored: the exchange's projection, to
-    /// the controller's address.
-    pub(super) fn control_report(&self, control: EventId) -> Result<Option<Envelope>, Error> {
-        let Some(event) = self.ledger.get(&control)? else {
+    /// The plaintext of control `id` (decrypted with the ledger's keyring).
+    fn control_plaintext(&self, id: EventId) -> Result<Option<ControlPlaintext>, Error> {
+        let Some(event) = self.ledger.get(&id)? else {
             return Ok(None);
         };
         let Body::ExchangeControl { encrypted, .. } = event.body() else {
@@ -90,7 +170,13 @@ impl<'l, C: Connection> Runtime<'l, C> {
         let Ok(bytes) = decrypt(&self.config.sidecar, &event, &keyring, encrypted) else {
             return Ok(None);
         };
-        let Ok(plaintext) = akledger::exchange::ControlPlaintext::parse(&bytes) else {
+        Ok(ControlPlaintext::parse(&bytes).ok())
+    }
+
+    /// The report of a control the controller authored: the exchange's projection, to
+    /// the controller's address.
+    fn control_report(&self, control: EventId) -> Result<Option<Envelope>, Error> {
+        let Some(plaintext) = self.control_plaintext(control)? else {
             return Ok(None);
         };
         let Some(p) = self

@@ -3,15 +3,25 @@
 
 use super::*;
 
-/// The actions one cause (an inbox event, a control) takes, numbered in order; a handler
-/// run again after a crash gets the same numbers, and actions already in the ledger are
-/// skipped.
+/// An envelope to send: which action it is, and the connection its cause came in by (an
+/// answer goes back that way unless its address is routed elsewhere).
+#[derive(Debug)]
+pub(super) struct Outgoing {
+    pub(super) tag: Tag,
+    pub(super) envelope: Envelope,
+    pub(super) origin: Option<usize>,
+}
+
+/// The actions one cause (an inbox event, a tick, a control) takes, numbered in order; a
+/// handler run again after a crash gets the same numbers, and actions already in the
+/// ledger are skipped.
 #[derive(Debug)]
 pub struct Effects<'r> {
     pub(super) cause: EventId,
     pub(super) next: u32,
+    pub(super) origin: Option<usize>,
     pub(super) taken: &'r HashSet<Tag>,
-    pub(super) sends: &'r mut Vec<(Tag, Envelope)>,
+    pub(super) sends: &'r mut Vec<Outgoing>,
     pub(super) stage: &'r mut Option<StageObserver>,
 }
 
@@ -36,7 +46,11 @@ impl Effects<'_> {
     pub(crate) fn send(&mut self, envelope: Envelope) {
         let tag = self.next();
         if !self.taken(tag) {
-            self.sends.push((tag, envelope));
+            self.sends.push(Outgoing {
+                tag,
+                envelope,
+                origin: self.origin,
+            });
         }
     }
 

@@ -1,19 +1,23 @@
 //! The InBox: envelopes taken in become events of the sidecar before any handler sees
-//! them, then go to the handler of their protocol.
+//! them, then go to the exchange bridge, on to the connection their address is routed to,
+//! or to the skills handling their protocol (`react()`).
 
 use super::*;
 
-impl<'l, C: Connection> Runtime<'l, C> {
-    /// Makes each received envelope an inbox event, in one batch.
+impl Runtime<'_> {
+    /// Makes each envelope received by the connection at `slot` an inbox event, in one
+    /// batch.
     pub(super) fn append_inbox(
         &self,
+        slot: usize,
         received: &[Received],
         now: Timestamp,
     ) -> Result<Vec<EventId>, Error> {
         let at = now.max(self.floor);
+        let connection = self.connections.name(slot);
         let mut events = Vec::with_capacity(received.len());
         for r in received {
-            let body = inbox_body(&r.envelope, r.start, &r.end);
+            let body = inbox_body(connection, &r.envelope, r.start, &r.end);
             events.push(self.controller.message(None, body, &[], at, &mut OsRng)?);
         }
         self.append(&events)
@@ -45,20 +49,33 @@ impl<'l, C: Connection> Runtime<'l, C> {
         Ok(ids)
     }
 
-    /// Hands one inbox event to its handler; the answers go to `sends`.
+    /// True when `envelope`, which came in by the connection at `origin`, is for an address
+    /// routed to another connection: it is relayed there, not handled.
+    pub(super) fn relays(&self, envelope: &Envelope, origin: Option<usize>) -> bool {
+        match (origin, self.connections.routed(&envelope.to)) {
+            (Some(from), Some(to)) => from != to,
+            _ => false,
+        }
+    }
+
+    /// Hands one inbox event (which came in by the connection at `origin`) to the bridge,
+    /// relays it, or hands it to the skills; the answers go to `sends`.
     pub(super) fn dispatch(
         &mut self,
         id: EventId,
         envelope: &Envelope,
-        sends: &mut Vec<(Tag, Envelope)>,
+        origin: Option<usize>,
+        sends: &mut Vec<Outgoing>,
     ) -> Result<(), Error> {
         let inbound = Inbound {
             envelope,
             event_id: id,
         };
+        let relayed = self.relays(envelope, origin);
         let mut effects = Effects {
             cause: id,
             next: 0,
+            origin,
             taken: &self.taken,
             sends,
             stage: &mut self.stage,
@@ -71,31 +88,37 @@ impl<'l, C: Connection> Runtime<'l, C> {
                 inbound,
                 &mut effects,
             )?
+        } else if relayed {
+            effects.send(envelope.clone());
+            Ok(())
         } else {
-            match self.handlers.get_mut(&envelope.protocol_id) {
-                Some(handler) => handler.handle(inbound).map(|out| {
-                    for e in out {
-                        effects.send(e);
-                    }
-                }),
-                None if envelope.protocol_id == default_protocol_id() => Err(Refusal::new(
+            let reaction = self.skills.react(inbound, &self.config.address);
+            for (skill, refusal) in &reaction.refusals {
+                if reaction.handlers > 0 {
+                    log_refusal(envelope, Some(skill), refusal);
+                }
+            }
+            if reaction.handlers > 0 {
+                for e in reaction.sends {
+                    effects.send(e);
+                }
+                Ok(())
+            } else if let Some((_, refusal)) = reaction.refusals.into_iter().next() {
+                Err(refusal)
+            } else if envelope.protocol_id == default_protocol_id() {
+                Err(Refusal::new(
                     ErrorCode::UnsupportedSkill,
-                    "no handler for the default protocol",
-                )),
-                None => Err(Refusal::new(
+                    "no skill handles the default protocol",
+                ))
+            } else {
+                Err(Refusal::new(
                     ErrorCode::UnsupportedProtocol,
                     format!("unsupported protocol {}", envelope.protocol_id),
-                )),
+                ))
             }
         };
         if let Err(refusal) = outcome {
-            eprintln!(
-                "akledger: sidecar: envelope from {:?} ({}): {}: {}",
-                envelope.sender,
-                envelope.protocol_id,
-                refusal.code.name(),
-                refusal.message
-            );
+            log_refusal(envelope, None, &refusal);
             // Errors are not answered with errors (two runtimes would never stop).
             let is_error = envelope.protocol_id == default_protocol_id()
                 && matches!(
@@ -111,4 +134,16 @@ impl<'l, C: Connection> Runtime<'l, C> {
         }
         Ok(())
     }
+}
+
+/// Says on stderr why an envelope was refused (by one skill, or by all).
+fn log_refusal(envelope: &Envelope, skill: Option<&str>, refusal: &Refusal) {
+    let by = skill.map_or(String::new(), |s| format!(" skill {s}:"));
+    eprintln!(
+        "akledger: sidecar: envelope from {:?} ({}):{by} {}: {}",
+        envelope.sender,
+        envelope.protocol_id,
+        refusal.code.name(),
+        refusal.message
+    );
 }

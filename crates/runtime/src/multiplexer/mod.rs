@@ -1,20 +1,25 @@
 //! The multiplexer and main loop (seed 002) with the ledger as InBox and OutBox: a
-//! [`Runtime`] takes envelopes from a [`Connection`], makes each an `ak.message.create`
-//! event of the sidecar (sealed, PROFILE §6–§7) *before* any handler sees it, dispatches
-//! it to the handler of its protocol (the exchange bridge, a registered handler, or the
-//! error skill), makes every outbound envelope an event *before* writing it to the
-//! connection, lets the decision maker author its controls, and records its progress.
+//! [`Runtime`] polls the named connections of its [`Multiplexer`], makes each envelope
+//! taken in an `ak.message.create` event of the sidecar (sealed, PROFILE §6–§7) *before*
+//! any handler sees it, and each step runs seed 002's main loop: `act()` (the skills'
+//! behaviours that are due, each tick recorded before its envelopes are sent), `react()`
+//! (each envelope to the exchange bridge, relayed to the connection its address is routed
+//! to, or to every skill handling its protocol, else the error skill), `update()` (the
+//! decision maker authors its controls and hands each to the skills as an internal
+//! message). Every outbound envelope is an event *before* it is written to its
+//! connection, and the progress marker is written last.
 //!
 //! **Exactly once across crashes.** Each step is durable before the next starts: the
 //! inbox batch is in the ledger before handling, each action carries its `(cause,
 //! effect)` tag ([`super::records`]), outbox events are in the ledger before they are
 //! written, and the progress marker ([`super::progress`]) is written last. On start the
-//! runtime scans the ledger after the marker's position: inbox records give the input
-//! position to resume at; outbox records are compared with what the output holds after the
-//! marker's length, so the ones already written are not written again and a torn one is
-//! cut and rewritten; every inbox event is handled again with the tags already present
-//! skipped, so an action taken before the crash is not taken twice and one not taken yet
-//! is taken now.
+//! runtime scans the ledger after the marker's position: inbox records give each
+//! connection's input position to resume at; outbox records not written at the checkpoint
+//! (per lane) or written after it are compared with what their connection's output holds,
+//! so the ones already written are not written again and a torn one is cut and rewritten;
+//! every recorded input (envelope, tick, control) is handed to the skills again in ledger
+//! order with the tags already present skipped, so an action taken before the crash is not
+//! taken twice and one not taken yet is taken now.
 //!
 //! **Stages.** [`Runtime::on_stage`] installs an observer called at each [`Stage`] a step
 //! passes (envelopes received, inbox appended, bridged, outbox appended, sent, decided,
@@ -22,6 +27,8 @@
 //! `akledger` binary's crash test hook (`AKLEDGER_RUNTIME_CRASH_AT`) is such an observer;
 //! the library itself never reads the environment.
 
+mod behaviours;
+mod connections;
 mod decisions;
 mod effects;
 mod inbox;
@@ -29,12 +36,14 @@ mod outbox;
 mod recovery;
 mod stage;
 
+pub use connections::Multiplexer;
 use decisions::Decider;
 pub use effects::Effects;
+use effects::Outgoing;
 pub use stage::Stage;
 use stage::StageObserver;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -44,13 +53,13 @@ use rand_core::OsRng;
 use super::bridge::{self, exchange_protocol_id, projection_message};
 use super::config::RuntimeConfig;
 use super::default_protocol::{DefaultMessage, ErrorCode, Performative};
-use super::envelope::{Connection, Envelope, InputCursor, Received};
-use super::handlers::{
-    default_protocol_id, error_reply, Handler, HandlerRegistry, Inbound, Refusal,
-};
+use super::envelope::{Envelope, InputCursor, Received};
+use super::handlers::{default_protocol_id, error_reply, Inbound, Refusal};
 use super::policy::{decide, Completing, OpenExchange};
 use super::progress::Progress;
-use super::records::{inbox_body, outbox_body, read_record, Record, Tag};
+use super::records::{inbox_body, outbox_body, read_record, tick_body, Record, Tag};
+use super::skills::registry::Skills;
+use super::skills::Skill;
 use crate::limits::{MAX_INBOX_BATCH, STUB_POLL_INTERVAL_MS};
 use akledger::did::DidCoreId;
 use akledger::envelope::{Body, MESSAGE_CREATE};
@@ -73,6 +82,8 @@ pub struct StepReport {
     pub sent: usize,
     /// Controls the decision maker authored.
     pub controls: usize,
+    /// Behaviour ticks recorded.
+    pub ticks: usize,
 }
 
 impl StepReport {
@@ -82,13 +93,13 @@ impl StepReport {
     }
 }
 
-/// A sidecar runtime over one ledger and one connection.
+/// A sidecar runtime over one ledger and the connections of a [`Multiplexer`].
 ///
 /// # Examples
 ///
 /// ```
 /// use akledger::prelude::*;
-/// use akledger_runtime::{bootstrap, EchoHandler, Runtime, StubConnection};
+/// use akledger_runtime::{bootstrap, skills::Skill, EchoHandler, Runtime, StubConnection};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let ledger = Ledger::open(dir.path().join("ledger"))?;
@@ -98,7 +109,7 @@ impl StepReport {
 /// std::fs::write(&input, b"my_first_aea,sender_aea,fetchai/default:1.0.0,\\x12\\x10\\x08\\x01\\x12\\x011*\\t*\\x07\\n\\x05hello,\n")?;
 ///
 /// let mut runtime = Runtime::new(&ledger, StubConnection::open(&input, &output)?, config)?;
-/// runtime.register(Box::new(EchoHandler::default()));
+/// runtime.add_skill(Skill::new("echo")?.handler(EchoHandler::default())?)?;
 /// runtime.step(Timestamp::now())?;
 ///
 /// // The echo went back to the sender, and both envelopes are events of the sidecar.
@@ -107,18 +118,18 @@ impl StepReport {
 /// assert_eq!(ledger.len(), 4 + 2);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct Runtime<'l, C: Connection> {
+pub struct Runtime<'l> {
     ledger: &'l Ledger,
     dir: PathBuf,
-    connection: C,
+    connections: Multiplexer,
     config: RuntimeConfig,
     controller: SidecarAuthor,
-    handlers: HandlerRegistry,
+    skills: Skills,
     /// Tags of actions in the ledger after the last checkpoint.
     taken: HashSet<Tag>,
-    /// Admission positions of the outbox events queued to the connection and not written
-    /// yet, oldest first.
-    unwritten: VecDeque<u64>,
+    /// The outbox events queued to a connection and not written yet: admission position
+    /// (the token the connection was given) to connection and lane.
+    unwritten: BTreeMap<u64, (usize, String)>,
     decider: Decider,
     /// `created_at` floor of the runtime's events (the sidecar's creation).
     floor: Timestamp,
@@ -127,12 +138,13 @@ pub struct Runtime<'l, C: Connection> {
     recovered: bool,
 }
 
-impl<C: Connection> std::fmt::Debug for Runtime<'_, C> {
+impl std::fmt::Debug for Runtime<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Runtime")
             .field("dir", &self.dir)
             .field("sidecar", &self.config.sidecar)
-            .field("handlers", &self.handlers)
+            .field("connections", &self.connections)
+            .field("skills", &self.skills)
             .finish_non_exhaustive()
     }
 }
@@ -144,16 +156,26 @@ fn io_error(what: &str) -> impl Fn(std::io::Error) -> Error + '_ {
     }
 }
 
-impl<'l, C: Connection> Runtime<'l, C> {
-    /// A runtime for `config.sidecar` of `ledger`. Its first [`Runtime::step`] (after the
-    /// handlers are registered) recovers from the ledger and the progress marker in the
-    /// ledger's directory (see the module doc): anything taken in but not handled is
-    /// handled, anything handled but not sent is sent, and the connection resumes where the
-    /// input was last taken in.
-    pub fn new(ledger: &'l Ledger, connection: C, config: RuntimeConfig) -> Result<Self, Error> {
+impl<'l> Runtime<'l> {
+    /// A runtime for `config.sidecar` of `ledger` over `connections` (one connection, or a
+    /// [`Multiplexer`] of several). Its first [`Runtime::step`] (after the skills are
+    /// added) recovers from the ledger and the progress marker in the ledger's directory
+    /// (see the module doc): anything taken in but not handled is handled, anything handled
+    /// but not sent is sent, and each connection resumes where its input was last taken in.
+    pub fn new(
+        ledger: &'l Ledger,
+        connections: impl Into<Multiplexer>,
+        config: RuntimeConfig,
+    ) -> Result<Self, Error> {
         if ledger.config().is_in_memory() {
             return Err(Error::Misuse(
                 "the sidecar runtime needs a ledger on disk, to keep its progress marker".into(),
+            ));
+        }
+        let connections = connections.into();
+        if connections.is_empty() {
+            return Err(Error::Misuse(
+                "the sidecar runtime needs a connection".into(),
             ));
         }
         let controller =
@@ -165,12 +187,12 @@ impl<'l, C: Connection> Runtime<'l, C> {
         let mut runtime = Runtime {
             ledger,
             dir: ledger.config().dir().to_path_buf(),
-            connection,
+            connections,
             config,
             controller,
-            handlers: HandlerRegistry::new(),
+            skills: Skills::default(),
             taken: HashSet::new(),
-            unwritten: VecDeque::new(),
+            unwritten: BTreeMap::new(),
             decider: Decider {
                 feed,
                 open: BTreeMap::new(),
@@ -200,44 +222,54 @@ impl<'l, C: Connection> Runtime<'l, C> {
         }
     }
 
-    /// Registers a handler for its protocol (the exchange bridge's protocol stays the
-    /// bridge's).
-    pub fn register(&mut self, handler: Box<dyn Handler>) {
-        self.handlers.register(handler);
+    /// Adds a skill (its name unique among the runtime's skills). Skills are added before
+    /// the first [`Runtime::step`], which hands them every input the ledger holds.
+    pub fn add_skill(&mut self, skill: Skill) -> Result<(), Error> {
+        if self.recovered {
+            return Err(Error::Misuse(format!(
+                "skill {}: skills are added before the first step",
+                skill.name()
+            )));
+        }
+        self.skills.add(skill)
     }
 
-    /// The connection.
-    pub fn connection(&self) -> &C {
-        &self.connection
+    /// The connections.
+    pub fn connections(&self) -> &Multiplexer {
+        &self.connections
     }
 
-    /// One round: take in what arrived, handle it, queue the answers, let the decision
-    /// maker act at `now`, write what the connection's reader can take, and record the
-    /// progress.
+    /// One round of seed 002's main loop at `now`: `act()` (the behaviours that are due),
+    /// `react()` (take in what every connection has, handle it, queue the answers),
+    /// `update()` (the decision maker's controls, and its messages to the skills); then
+    /// write what the connections' readers can take, and record the progress.
     pub fn step(&mut self, now: Timestamp) -> Result<StepReport, Error> {
         if !self.recovered {
             self.recover()?;
             self.recovered = true;
         }
-        let mut report = StepReport::default();
-        let received = self
-            .connection
-            .receive()
-            .map_err(io_error("the connection's input"))?;
-        let mut sends = Vec::new();
-        for chunk in received.chunks(MAX_INBOX_BATCH) {
-            report.received += chunk.len();
-            self.passed(Stage::Received);
-            let ids = self.append_inbox(chunk, now)?;
-            self.passed(Stage::Inbox);
-            for (id, r) in ids.iter().zip(chunk) {
-                self.dispatch(*id, &r.envelope, &mut sends)?;
+        let mut report = StepReport {
+            ticks: self.act(now)?,
+            ..StepReport::default()
+        };
+        for slot in 0..self.connections.len() {
+            let received = match self.connections.at(slot) {
+                Some(c) => c.receive().map_err(io_error("a connection's input"))?,
+                None => continue,
+            };
+            let mut sends = Vec::new();
+            for chunk in received.chunks(MAX_INBOX_BATCH) {
+                report.received += chunk.len();
+                self.passed(Stage::Received);
+                let ids = self.append_inbox(slot, chunk, now)?;
+                self.passed(Stage::Inbox);
+                for (id, r) in ids.iter().zip(chunk) {
+                    self.dispatch(*id, &r.envelope, Some(slot), &mut sends)?;
+                }
             }
+            self.send_all(sends)?;
         }
-        self.send_all(sends)?;
-        let (controls, sends) = self.decide(now)?;
-        report.controls = controls;
-        self.send_all(sends)?;
+        report.controls = self.update(now)?;
         report.sent = self.deliver()?;
         if !report.is_idle() {
             self.checkpoint(false)?;
@@ -245,9 +277,8 @@ impl<'l, C: Connection> Runtime<'l, C> {
         Ok(report)
     }
 
-    /// Runs until `stop` is set, polling the connection every
-    /// [`STUB_POLL_INTERVAL_MS`] when it had nothing; the marker is written durably when it
-    /// stops.
+    /// Runs until `stop` is set, polling the connections every [`STUB_POLL_INTERVAL_MS`]
+    /// when they had nothing; the marker is written durably when it stops.
     pub fn run(&mut self, stop: &AtomicBool) -> Result<(), Error> {
         while !stop.load(Ordering::Acquire) {
             if self.step(Timestamp::now())?.is_idle() {
@@ -263,7 +294,7 @@ impl<'l, C: Connection> Runtime<'l, C> {
         self.checkpoint(true)
     }
 
-    /// Envelopes queued to the connection and not written yet (their reader has not taken
+    /// Envelopes queued to a connection and not written yet (their reader has not taken
     /// the one before).
     pub fn unwritten(&self) -> usize {
         self.unwritten.len()

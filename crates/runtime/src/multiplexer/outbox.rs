@@ -1,85 +1,117 @@
-//! The OutBox: outbound envelopes become events before they are queued to the connection;
-//! the connection writes them when its reader can take them; the progress marker is
-//! written after every step that did something, never past an outbox event not written
-//! yet.
+//! The OutBox: outbound envelopes become events before they are queued to their
+//! connection; each connection writes them when its reader can take them; the progress
+//! marker is written after every step that did something, never past an outbox event not
+//! written yet.
 
 use super::*;
+use crate::progress::ConnectionProgress;
 
-impl<'l, C: Connection> Runtime<'l, C> {
-    /// Makes each queued envelope an outbox event (one batch), then queues them to the
-    /// connection.
-    pub(super) fn send_all(&mut self, sends: Vec<(Tag, Envelope)>) -> Result<(), Error> {
+impl Runtime<'_> {
+    /// Makes each queued envelope an outbox event of the connection it is routed to (one
+    /// batch per [`MAX_INBOX_BATCH`]), then queues them to their connections.
+    pub(super) fn send_all(&mut self, sends: Vec<Outgoing>) -> Result<(), Error> {
         for chunk in sends.chunks(MAX_INBOX_BATCH) {
             let at = Timestamp::now().max(self.floor);
             let mut events = Vec::with_capacity(chunk.len());
-            for (tag, envelope) in chunk {
-                let at = at.max(self.ledger.now_after(&[tag.cause])?);
+            let mut slots = Vec::with_capacity(chunk.len());
+            for out in chunk {
+                let slot = self.connections.route_for(&out.envelope.to, out.origin);
+                let at = at.max(self.ledger.now_after(&[out.tag.cause])?);
+                let body = outbox_body(out.tag, self.connections.name(slot), &out.envelope);
                 events.push(self.controller.message(
                     None,
-                    outbox_body(*tag, envelope),
-                    &[tag.cause],
+                    body,
+                    &[out.tag.cause],
                     at,
                     &mut OsRng,
                 )?);
+                slots.push(slot);
             }
             let ids = self.append(&events)?;
-            for (tag, _) in chunk {
-                self.taken.insert(*tag);
+            for out in chunk {
+                self.taken.insert(out.tag);
             }
             self.passed(Stage::Outbox);
-            for (id, (_, envelope)) in ids.iter().zip(chunk) {
-                self.queue(*id, envelope)?;
+            for ((id, slot), out) in ids.iter().zip(slots).zip(chunk) {
+                self.queue(*id, slot, &out.envelope)?;
             }
         }
         Ok(())
     }
 
-    /// Queues the envelope of outbox event `id` to the connection.
-    pub(super) fn queue(&mut self, id: EventId, envelope: &Envelope) -> Result<(), Error> {
+    /// Queues the envelope of outbox event `id` to the connection at `slot`.
+    pub(super) fn queue(
+        &mut self,
+        id: EventId,
+        slot: usize,
+        envelope: &Envelope,
+    ) -> Result<(), Error> {
         let position = self
             .ledger
             .position(&id)
             .ok_or_else(|| Error::Misuse(format!("the outbox event {id} is not admitted")))?;
-        self.unwritten.push_back(position);
-        self.connection
-            .send(envelope)
-            .map_err(io_error("the connection's output"))
+        let Some(connection) = self.connections.at(slot) else {
+            return Err(Error::Misuse(format!("no connection {slot}")));
+        };
+        let lane = connection.lane(envelope);
+        connection
+            .send(envelope, position)
+            .map_err(io_error("a connection's output"))?;
+        self.unwritten.insert(position, (slot, lane));
+        Ok(())
     }
 
-    /// Lets the connection write what its reader can take now; how many it wrote.
+    /// Lets every connection write what its readers can take now; how many were written.
     pub(super) fn deliver(&mut self) -> Result<usize, Error> {
         let mut written = 0;
-        while self
-            .connection
-            .deliver()
-            .map_err(io_error("the connection's output"))?
-        {
-            self.unwritten.pop_front();
-            written += 1;
-            self.passed(Stage::Sent);
-        }
-        if written > 0 {
-            self.connection
-                .flush()
-                .map_err(io_error("the connection's output"))?;
+        for slot in 0..self.connections.len() {
+            let mut here = 0;
+            while let Some(token) = match self.connections.at(slot) {
+                Some(c) => c.deliver().map_err(io_error("a connection's output"))?,
+                None => None,
+            } {
+                self.unwritten.remove(&token);
+                here += 1;
+                self.passed(Stage::Sent);
+            }
+            if here > 0 {
+                if let Some(c) = self.connections.at(slot) {
+                    c.flush().map_err(io_error("a connection's output"))?;
+                }
+            }
+            written += here;
         }
         Ok(written)
     }
 
     /// Records the progress (after a step that did something): durably when `durable`.
     pub(super) fn checkpoint(&mut self, durable: bool) -> Result<(), Error> {
-        let ledger_position = self
-            .unwritten
-            .front()
-            .copied()
-            .unwrap_or(self.ledger.len() as u64);
+        let length = self.ledger.len() as u64;
+        let mut connections = BTreeMap::new();
+        for slot in 0..self.connections.len() {
+            let name = self.connections.name(slot).to_string();
+            let Some(c) = self.connections.at(slot) else {
+                continue;
+            };
+            let progress = ConnectionProgress {
+                input: c.input_cursor(),
+                output_position: c
+                    .output_position()
+                    .map_err(io_error("a connection's output"))?,
+                unwritten: BTreeMap::new(),
+            };
+            connections.insert(name, progress);
+        }
+        // The first unwritten position of each lane (positions ascend).
+        for (&position, (slot, lane)) in &self.unwritten {
+            if let Some(c) = connections.get_mut(self.connections.name(*slot)) {
+                c.unwritten.entry(lane.clone()).or_insert(position);
+            }
+        }
         let progress = Progress {
-            input: self.connection.input_cursor(),
-            output_length: self
-                .connection
-                .output_position()
-                .map_err(io_error("the connection's output"))?,
-            ledger_position,
+            ledger_position: self.unwritten.keys().next().copied().unwrap_or(length),
+            ledger_length: length,
+            connections,
             gone: self.decider.gone.clone(),
         };
         progress.save(&self.dir, durable)?;

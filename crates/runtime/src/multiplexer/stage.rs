@@ -5,7 +5,9 @@
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 #[non_exhaustive]
 pub enum Stage {
-    /// Envelopes read from the connection; nothing appended yet.
+    /// A behaviour's tick recorded; its envelopes not yet.
+    Ticked,
+    /// Envelopes read from a connection; nothing appended yet.
     Received,
     /// The inbox batch appended; nothing handled yet.
     Inbox,
@@ -23,7 +25,8 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in the order a step passes them.
-    pub const ALL: [Stage; 7] = [
+    pub const ALL: [Stage; 8] = [
+        Stage::Ticked,
         Stage::Received,
         Stage::Inbox,
         Stage::Bridged,
@@ -33,10 +36,11 @@ impl Stage {
         Stage::Marker,
     ];
 
-    /// The stage's name: `received`, `inbox`, `bridged`, `outbox`, `sent`, `decided`,
-    /// `marker`.
+    /// The stage's name: `ticked`, `received`, `inbox`, `bridged`, `outbox`, `sent`,
+    /// `decided`, `marker`.
     pub const fn name(self) -> &'static str {
         match self {
+            Stage::Ticked => "ticked",
             Stage::Received => "received",
             Stage::Inbox => "inbox",
             Stage::Bridged => "bridged",

@@ -143,10 +143,10 @@ fn a_hand_off_writes_one_record_at_a_time_each_once_the_reader_took_it() {
     let mut stub = StubConnection::open(&input, &output).unwrap();
     assert_eq!(stub.output_mode(), OutputMode::Handoff);
     for n in 1..=3 {
-        stub.send(&envelope(n)).unwrap();
+        stub.send(&envelope(n), 10 + u64::from(n)).unwrap();
     }
-    assert!(stub.deliver().unwrap());
-    assert!(!stub.deliver().unwrap(), "the reader has not taken it");
+    assert_eq!(stub.deliver().unwrap(), Some(11));
+    assert_eq!(stub.deliver().unwrap(), None, "the reader has not taken it");
     assert_eq!(stub.queued(), 2);
     assert_eq!(std::fs::read(&output).unwrap(), encode_record(&envelope(1)));
     // After a restart the record in the file is the one in flight, not to be written
@@ -165,13 +165,14 @@ fn a_hand_off_writes_one_record_at_a_time_each_once_the_reader_took_it() {
         .open(&output)
         .unwrap();
     reader.lock_exclusive().unwrap();
-    assert!(
-        !stub.deliver().unwrap(),
+    assert_eq!(
+        stub.deliver().unwrap(),
+        None,
         "not written under the reader's lock"
     );
     reader.set_len(0).unwrap();
     reader.unlock().unwrap();
-    assert!(stub.deliver().unwrap());
+    assert_eq!(stub.deliver().unwrap(), Some(12));
     assert_eq!(std::fs::read(&output).unwrap(), encode_record(&envelope(2)));
     reader.set_len(0).unwrap();
     let torn = encode_record(&envelope(3));
@@ -192,8 +193,8 @@ fn append_mode_counts_whole_records_and_cuts_a_torn_one() {
     let mut stub = StubConnection::open_with(&input, &output, OutputMode::Append).unwrap();
     let from = stub.output_position().unwrap();
     let sent = [envelope(1), envelope(2), envelope(3)];
-    stub.send(&sent[0]).unwrap();
-    assert!(stub.deliver().unwrap());
+    stub.send(&sent[0], 1).unwrap();
+    assert_eq!(stub.deliver().unwrap(), Some(1));
     let second = encode_record(&sent[1]);
     append(&output, &second[..second.len() / 2]);
     assert_eq!(stub.already_sent(from, &sent).unwrap(), 1);
@@ -203,14 +204,15 @@ fn append_mode_counts_whole_records_and_cuts_a_torn_one() {
         expected,
         "the torn record is cut"
     );
-    for e in &sent[1..] {
-        stub.send(e).unwrap();
+    for (token, e) in (2..).zip(&sent[1..]) {
+        stub.send(e, token).unwrap();
     }
-    assert!(
-        stub.deliver().unwrap() && stub.deliver().unwrap(),
+    assert_eq!(
+        (stub.deliver().unwrap(), stub.deliver().unwrap()),
+        (Some(2), Some(3)),
         "each appended"
     );
-    assert!(!stub.deliver().unwrap(), "nothing left");
+    assert_eq!(stub.deliver().unwrap(), None, "nothing left");
     stub.flush().unwrap();
     assert_eq!(stub.already_sent(from, &sent).unwrap(), 3);
     let end = stub.output_position().unwrap();

@@ -22,13 +22,16 @@ def role(message: Message, receiver_address: Address) -> Dialogue.Role:
 
 
 class DefaultDialogues(Model, BaseDialogues):
-    """The agent's dialogues (its address in them is its name), plus the test's plan and
+    """The agent's dialogues (its address in them is its name, or its address when the plan
+    says `by_address`), plus the test's plan and
     report."""
 
     def __init__(self, **kwargs: Any) -> None:
         Model.__init__(self, **kwargs)
-        BaseDialogues.__init__(self, self_address=self.context.agent_name, role_from_first_message=role)
         self.plan: Dict[str, Any] = json.loads(Path("partner.json").read_text())
+        # Its name, unless the plan says its address (what fetchai/tcp announces).
+        me = self.context.agent_address if self.plan.get("by_address") else self.context.agent_name
+        BaseDialogues.__init__(self, self_address=me, role_from_first_message=role)
         self.report: Dict[str, Any] = {
             "sent": 0,
             "echoes": 0,
