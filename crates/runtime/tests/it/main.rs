@@ -3,6 +3,7 @@
 //! (The runtime as a process, `akledger sidecar run`, is tested by the CLI's tests.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+mod builtin_skills;
 mod connections;
 mod fuzz_stub_envelope;
 mod in_memory;
