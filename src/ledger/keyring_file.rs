@@ -23,14 +23,33 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 }
 
 /// Reads the keyring file at `path`. A file over [`MAX_KEYRING_BYTES`] is refused without
-/// being read whole; a malformed one is rejected with its PROFILE code.
+/// being read whole; a malformed one is rejected with its PROFILE code; one that holds
+/// sidecar keys (secrets) while other users may read or write it is refused, as OpenSSH
+/// refuses such a private key ([`Error::Misuse`], saying what to run).
 pub fn load(path: &Path) -> Result<Keyring, Error> {
     let file = File::open(path).map_err(io(path))?;
+    let mode = file.metadata().map_err(io(path))?.permissions();
     let mut bytes = Vec::new();
     file.take(MAX_KEYRING_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(io(path))?;
-    Ok(Keyring::from_json_bytes(&bytes)?)
+    let keyring = Keyring::from_json_bytes(&bytes)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = mode.mode();
+        if mode & 0o077 != 0 && keyring.holds_secrets() {
+            return Err(Error::Misuse(format!(
+                "{}: the keyring holds secret sidecar keys and other users can read it (mode {:04o}); run `chmod 600 {}` first",
+                path.display(),
+                mode & 0o7777,
+                path.display()
+            )));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    Ok(keyring)
 }
 
 /// [`load`] when the file exists, else an empty keyring.

@@ -18,7 +18,7 @@ use indicatif::ProgressBar;
 
 use super::io::{claimed_id, feed, rejected_id, who_text, Position};
 use super::output::{
-    count, emit, emit_raw, ids_json, json_text, load_keyring, stdout_result, CliError, Outcome,
+    count, emit_raw, emit_text, ids_json, json_text, load_keyring, stdout_result, CliError, Outcome,
 };
 use super::query::{decrypt_hint, fold_all, reasons_text, status_text};
 
@@ -477,8 +477,8 @@ impl Report {
         let causes = self.root_causes()?;
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());
-        emit(&mut out, &format!("audit of {}", log.display()))?;
-        emit(
+        emit_text(&mut out, &format!("audit of {}", log.display()))?;
+        emit_text(
             &mut out,
             &format!(
                 "events {}: {} admitted, {} duplicates, {} pending, {} rejected",
@@ -494,10 +494,10 @@ impl Report {
         tail.push(format!("exchanges {}", status_text(&self.exchanges)));
         tail.push(format!("not folded {}", reasons_text(&self.not_folded)));
         for item in self.rejected.merged(&self.released)? {
-            emit(&mut out, &item?.1)?;
+            emit_text(&mut out, &item?.1)?;
         }
         for line in tail {
-            emit(&mut out, &line)?;
+            emit_text(&mut out, &line)?;
         }
         stdout_result(out.flush())
     }

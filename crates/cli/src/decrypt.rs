@@ -8,7 +8,7 @@ use akledger::exchange::plaintext::{ControlPlaintext, MessagePlaintext};
 use akledger::exchange::{Action, Role};
 use akledger::{Body, EncryptedEnvelope, Event, Json, SidecarId};
 
-use super::output::{json_text, print_json, print_lines, CliError};
+use super::output::{json_text, print_json, print_text_lines, CliError};
 
 /// Prints `event` with its plaintext (text or `{"event_id","kind","epoch","plaintext"}`).
 pub fn show(event: &Event, keyring: &akledger::Keyring, json: bool) -> Result<(), CliError> {
@@ -66,7 +66,7 @@ pub fn show(event: &Event, keyring: &akledger::Keyring, json: bool) -> Result<()
             "plaintext    (not a valid plaintext of its kind) {raw}"
         )),
     }
-    print_lines(lines)
+    print_text_lines(lines)
 }
 
 /// The plaintext as JSON and the summary lines, or the raw text when it does not read.

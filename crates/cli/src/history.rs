@@ -5,7 +5,7 @@
 use akledger::exchange::ExchangeHistory;
 use akledger::{ExchangeId, Ledger, SidecarId};
 
-use super::output::{parse_id, print_json, print_lines, CliError, Outcome};
+use super::output::{parse_id, print_json, print_text_lines, CliError, Outcome};
 
 /// The sidecar a command means: the one given, else the ledger's only sidecar; a clear
 /// error naming the choices when there are none or several.
@@ -44,7 +44,7 @@ pub fn show(
     if json {
         print_json(&history.to_json())?;
     } else {
-        print_lines(lines(&history))?;
+        print_text_lines(lines(&history))?;
     }
     Ok(Outcome::Clean)
 }

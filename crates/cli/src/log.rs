@@ -10,7 +10,7 @@ use akledger::canonical::Object;
 use akledger::layout::Layout;
 use akledger::{Event, Ledger};
 
-use super::output::{json_text, print_lines, CliError, LedgerArgs, Outcome};
+use super::output::{json_text, print_text_lines, CliError, LedgerArgs, Outcome};
 
 /// How often `--follow` looks for newly admitted events. Each look opens the ledger
 /// read-only (a shared lock, held only while reading) and closes it again, so a writer is
@@ -69,10 +69,10 @@ pub fn run(args: LogArgs) -> Result<Outcome, CliError> {
         newest.push_back(line);
     }
     if !args.follow {
-        print_lines(newest.into_iter().rev())?;
+        print_text_lines(newest.into_iter().rev())?;
         return Ok(Outcome::Clean);
     }
-    print_lines(newest)?;
+    print_text_lines(newest)?;
     let seen = opened.len();
     drop(opened);
     follow(ledger, &args, seen)
@@ -128,7 +128,7 @@ fn follow(ledger: &LedgerArgs, args: &LogArgs, mut seen: usize) -> Result<Outcom
             seen += 1;
         }
         drop(opened);
-        print_lines(lines)?;
+        print_text_lines(lines)?;
         if super::output::stdout_closed() {
             return Ok(Outcome::Clean);
         }

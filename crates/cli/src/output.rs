@@ -278,6 +278,44 @@ where
     stdout_result(out.flush())
 }
 
+/// Prints lines of a text view to stdout as [`print_lines`] does, each made
+/// [`terminal_safe`]: a view shows strings from the log, which anyone who wrote to it chose.
+pub fn print_text_lines<I, S>(lines: I) -> Result<(), CliError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    print_lines(
+        lines
+            .into_iter()
+            .map(|line| terminal_safe(line.as_ref()).into_owned()),
+    )
+}
+
+/// Writes one line of a text view, made [`terminal_safe`], as [`emit`] does.
+pub fn emit_text(out: &mut impl Write, line: &str) -> Result<(), CliError> {
+    emit(out, &terminal_safe(line))
+}
+
+/// `text` safe to show on a terminal: every control character (C0, DEL and C1: what moves
+/// the cursor, erases lines, rings the bell or retitles the window) written as its Rust
+/// escape (`\u{1b}`, `\u{7}`, `\n`, `\t`), everything else as it is. JSON output needs
+/// none of this: canonical JSON escapes C0 itself, and its bytes must stay exact.
+pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut safe = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if c.is_control() {
+            safe.extend(c.escape_default());
+        } else {
+            safe.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(safe)
+}
+
 /// Prints one JSON value as a line on stdout.
 pub fn print_json(value: &Json) -> Result<(), CliError> {
     print_lines([json_text(value)])

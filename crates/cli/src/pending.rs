@@ -8,7 +8,8 @@ use akledger::canonical::Object;
 use akledger::{EventId, Json, PendingCause, Rejection};
 
 use super::output::{
-    ids_json, json_text, parse_id, print_lines, rejection_line, CliError, LedgerArgs, Outcome,
+    ids_json, json_text, parse_id, print_lines, print_text_lines, rejection_line, CliError,
+    LedgerArgs, Outcome,
 };
 
 /// List the pending events (waiting for dependencies), or explain one.
@@ -51,7 +52,7 @@ pub fn run(args: PendingArgs) -> Result<Outcome, CliError> {
                 )
             }
         });
-        print_lines(lines)?;
+        print_text_lines(lines)?;
         return Ok(Outcome::Clean);
     };
     let id: EventId = parse_id(why)?;
@@ -82,7 +83,7 @@ pub fn run(args: PendingArgs) -> Result<Outcome, CliError> {
             fate(root, &rejected)
         ));
     }
-    print_lines(lines)?;
+    print_text_lines(lines)?;
     Ok(Outcome::Clean)
 }
 

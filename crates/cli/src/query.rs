@@ -10,7 +10,8 @@ use akledger::{EventId, ExchangeId, GraphView, Json, Ledger, NotFolded, Projecti
 use super::author::ExchangeCmd;
 use super::io::by_kind;
 use super::output::{
-    count, ids_json, parse_id, parse_ids, print_json, print_lines, CliError, LedgerArgs, Outcome,
+    count, ids_json, parse_id, parse_ids, print_json, print_lines, print_text_lines, CliError,
+    LedgerArgs, Outcome,
 };
 
 /// Print one admitted event's canonical JSON.
@@ -278,7 +279,7 @@ pub fn exchanges(args: ExchangesArgs) -> Result<Outcome, CliError> {
             );
         print_json(&doc.into())?;
     } else {
-        print_lines(projections.iter().map(projection_line))?;
+        print_text_lines(projections.iter().map(projection_line))?;
         if status.is_none() && !not_folded.is_empty() {
             eprintln!(
                 "{} exchange events did not fold: {}",
@@ -395,7 +396,7 @@ fn exchange(
             lines.push(format!("failure      {code}"));
         }
         lines.push(format!("checkpoint   {}", p.event_set_digest()));
-        print_lines(lines)?;
+        print_text_lines(lines)?;
     }
     Ok(Outcome::Clean)
 }
@@ -476,7 +477,7 @@ pub fn check(args: CheckArgs) -> Result<Outcome, CliError> {
                 .iter()
                 .map(|d| format!("difference: {d}")),
         );
-        print_lines(lines)?;
+        print_text_lines(lines)?;
     }
     Ok(if report.is_clean() {
         Outcome::Clean

@@ -85,6 +85,11 @@ impl Keyring {
         }
     }
 
+    /// True when it holds a sidecar key: a secret, so the file it lives in must be private.
+    pub fn holds_secrets(&self) -> bool {
+        self.sidecar_keys.values().any(|epochs| !epochs.is_empty())
+    }
+
     /// The key of `sidecar` at `epoch`.
     pub fn sidecar_key(&self, sidecar: &SidecarId, epoch: u64) -> Option<&SidecarKey> {
         self.sidecar_keys

@@ -238,6 +238,8 @@ fn audit_reports_forgeries_and_tampering_at_their_indexes() {
     std::fs::write(&log, text).unwrap();
     let keyring = tmp.path().join("keyring.json");
     std::fs::write(&keyring, w.keyring.to_json_bytes()).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&keyring, std::fs::Permissions::from_mode(0o600)).unwrap();
 
     let out = run_ok(&["audit", p(&log), "--keyring", p(&keyring), "--json"], 1);
     let report = json(&out);

@@ -741,3 +741,62 @@ fn audit_html_is_self_contained_and_renders_in_a_browser() {
     assert!(dom.contains("<h2>Timelines</h2>") && dom.contains("<svg"));
     assert!(!dom.contains("http://") && !dom.contains("https://"));
 }
+
+#[test]
+fn text_views_escape_the_control_characters_a_log_carries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let d = p(&dir);
+    let boss = tmp.path().join("boss.json");
+    run_ok(&["init", "--dir", d], 0);
+    run_ok(&["keygen", "--out", p(&boss)], 0);
+    let s = realm_with_sidecar(&boss, &dir);
+    // A principal may hold any character but white space, '/', '?' and '#' (PROFILE §2):
+    // this one erases the line, retitles the terminal and rings the bell.
+    let agent = "ak:did_core:web:x\u{1b}[2K\u{1b}]0;pwned\u{7}";
+    let x = "exchange-with-escapes-00001";
+    run_ok(
+        &[
+            "exchange",
+            "request",
+            "--key",
+            p(&boss),
+            "--dir",
+            d,
+            "--sidecar",
+            &s,
+            "--exchange-id",
+            x,
+            "--agent",
+            agent,
+            "--body",
+            "hello",
+        ],
+        0,
+    );
+    let views: [&[&str]; 4] = [
+        &["exchanges", "--dir", d],
+        &["exchange", "--dir", d, "--sidecar", &s, x],
+        &["exchange", "--dir", d, "--sidecar", &s, x, "--history"],
+        &["log", "--dir", d],
+    ];
+    for args in views {
+        let out = stdout(&run_ok(args, 0));
+        assert!(
+            !out.chars().any(|c| c.is_control() && c != '\n'),
+            "{args:?} printed a control character: {out:?}"
+        );
+        if args[0] == "exchanges" || !args.contains(&"--history") && args[0] == "exchange" {
+            assert!(
+                out.contains(r"x\u{1b}[2K\u{1b}]0;pwned\u{7}"),
+                "{args:?}: {out}"
+            );
+        }
+    }
+    // JSON keeps the principal exact (its own escapes).
+    let json_out = json(&run_ok(&["exchanges", "--dir", d, "--json"], 0));
+    assert_eq!(
+        json_out["exchanges"][0]["coordinator_agent_id"].as_str(),
+        Some(agent)
+    );
+}

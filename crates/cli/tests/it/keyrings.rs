@@ -78,6 +78,8 @@ fn keys_add_refuses_to_write_a_keyring_readers_would_refuse() {
     );
     let path = tmp.path().join("keyring.json");
     std::fs::write(&path, &body).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     assert!(Keyring::from_json_bytes(body.as_bytes()).is_ok());
     let out = bin()
         .args(["keys", "add", "--dir"])
@@ -175,4 +177,50 @@ fn key_files_readable_by_others_are_refused_and_keys_come_from_stdin() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!text(&out.stdout).contains(&secret));
     assert!(ring(&tmp.path().join("data")).sidecar_key(&sc, 4).is_some());
+}
+
+#[test]
+fn a_symlinked_keyring_is_written_through_and_a_readable_one_with_secrets_refused() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, shared) = (tmp.path().join("ledger"), tmp.path().join("shared"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&shared).unwrap();
+    let target = shared.join("team-keyring.json");
+    std::os::unix::fs::symlink("../shared/team-keyring.json", dir.join("keyring.json")).unwrap();
+    let sc = sidecar(5).to_string();
+    let add = |epoch: &str| {
+        bin()
+            .args(["keys", "add", "--dir"])
+            .arg(&dir)
+            .args(["--sidecar", &sc, "--epoch", epoch, "--generate"])
+            .output()
+            .unwrap()
+    };
+    // Twice: once creating the link's target, once rewriting it.
+    for epoch in ["1", "2"] {
+        let out = add(epoch);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let link = std::fs::symlink_metadata(dir.join("keyring.json")).unwrap();
+        assert!(link.file_type().is_symlink(), "the link was replaced");
+    }
+    let written = Keyring::from_json_bytes(&std::fs::read(&target).unwrap()).unwrap();
+    let sc: SidecarId = sc.parse().unwrap();
+    assert!(written.sidecar_key(&sc, 1).is_some() && written.sidecar_key(&sc, 2).is_some());
+    assert_eq!(
+        std::fs::metadata(&target).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+
+    // Readable by others, it is refused, with what to run.
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let before = std::fs::read(&target).unwrap();
+    let out = add("3");
+    assert_eq!(out.status.code(), Some(2));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("other users can read it (mode 0644)") && said.contains("chmod 600"),
+        "{said}"
+    );
+    assert_eq!(std::fs::read(&target).unwrap(), before, "nothing written");
 }

@@ -611,3 +611,40 @@ fn a_configuration_that_cannot_run_is_refused_by_name_and_nothing_is_written() {
         );
     }
 }
+
+#[test]
+fn no_input_stops_the_pipeline_a_giant_exchange_envelope_or_megabytes_of_blank_lines() {
+    let s = Sidecar::new();
+    assert!(s.once(&[], None).0.success(), "bootstrap");
+    let key = s.dir.join("agent_a.key");
+    run_ok(&["keygen", "--out", p(&key)], 0);
+    let config_path = s.dir.join("sidecar-runtime.json");
+    let mut config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&config_path).unwrap()).unwrap();
+    config["agents"] = serde_json::json!([{"address": "agent_a", "key_file": "agent_a.key"}]);
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    // A 300 KB exchange request (within the record bound; it once made every run exit 2),
+    // then 4 MB of blank lines (once quadratic: hours), then the echo demo: the request is
+    // delivered, the blank lines skipped in one linear pass, the echo answered, and a
+    // later run goes on.
+    let body = "x".repeat(300 << 10);
+    s.append(&exchange_line(
+        "controller",
+        serde_json::json!({"performative": "request", "exchange_id": "order-000000000000000009",
+                           "agents": ["agent_a"], "body": body}),
+    ));
+    s.append(&b"\n".repeat(4 << 20));
+    s.append(ECHO_DEMO);
+    let (status, stderr) = s.once(&["--echo"], None);
+    assert!(status.success(), "{stderr}");
+    let sent = s.sent();
+    let echoes: Vec<_> = sent.iter().filter(|e| e.to == "sender_aea").collect();
+    assert_eq!(echoes.len(), 1, "{stderr}");
+    assert_eq!(bytes_content(echoes[0]).3, b"hello");
+    let delivered: Vec<_> = sent.iter().filter(|e| e.to == "agent_a").collect();
+    assert_eq!(delivered.len(), 1, "the request delivered: {stderr}");
+    assert!(delivered[0].message.len() > 300 << 10);
+    let (status, stderr) = s.once(&["--echo"], None);
+    assert!(status.success(), "a restart goes on too: {stderr}");
+    assert_eq!(s.sent().len(), sent.len(), "nothing taken in twice");
+}
