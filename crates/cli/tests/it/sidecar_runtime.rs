@@ -377,22 +377,27 @@ fn row(to: &str, what: &str, status: &str, extra: &str) -> (String, String, Stri
 /// The controller requests, two agents reply, the decision maker closes; a coordinator
 /// declared gone is replaced; an exchange left open past the timeout is failed — all
 /// through the two files, with crashes at the bridge and decision steps on the way.
-#[test]
-fn a_scripted_exchange_runs_through_files_and_the_decision_maker_closes_it() {
-    let s = Sidecar::new();
+/// Bootstraps the sidecar and gives it `agents`, each with a key of its own (the addresses
+/// whose exchange replies it signs).
+fn with_agents(s: &Sidecar, agents: &[&str]) {
     assert!(s.once(&[], None).0.success(), "bootstrap");
-    for agent in ["agent_a", "agent_b"] {
+    let mut declared = Vec::new();
+    for agent in agents {
         let key = s.dir.join(format!("{agent}.key"));
         run_ok(&["keygen", "--out", p(&key)], 0);
+        declared.push(serde_json::json!({"address": agent, "key_file": format!("{agent}.key")}));
     }
     let config_path = s.dir.join("sidecar-runtime.json");
     let mut config: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&config_path).unwrap()).unwrap();
-    config["agents"] = serde_json::json!([
-        {"address": "agent_a", "key_file": "agent_a.key"},
-        {"address": "agent_b", "key_file": "agent_b.key"},
-    ]);
+    config["agents"] = declared.into();
     std::fs::write(&config_path, config.to_string()).unwrap();
+}
+
+#[test]
+fn a_scripted_exchange_runs_through_files_and_the_decision_maker_closes_it() {
+    let s = Sidecar::new();
+    with_agents(&s, &["agent_a", "agent_b"]);
 
     // 1. A request to both agents (agent_a coordinates), agent_b's partial answer, and
     // agent_a's completing answer; the run crashes right after the request is in the
@@ -477,6 +482,9 @@ fn a_scripted_exchange_runs_through_files_and_the_decision_maker_closes_it() {
     assert_eq!(p2["status"], "complete");
 
     // 3. With a timeout of zero, an exchange nobody answers is failed at once.
+    let config_path = s.dir.join("sidecar-runtime.json");
+    let mut config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&config_path).unwrap()).unwrap();
     config["timeout_secs"] = serde_json::json!(0);
     config["timeout_code"] = serde_json::json!("nobody_answered");
     std::fs::write(&config_path, config.to_string()).unwrap();
@@ -531,20 +539,18 @@ fn a_configuration_that_cannot_run_is_refused_by_name_and_nothing_is_written() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("ledger");
     let (input, output) = (tmp.path().join("in"), tmp.path().join("out"));
-    run_ok(
-        &[
-            "sidecar",
-            "run",
-            "--once",
-            "--dir",
-            p(&dir),
-            "--input-file",
-            p(&input),
-            "--output-file",
-            p(&output),
-        ],
-        0,
-    );
+    let once = [
+        "sidecar",
+        "run",
+        "--once",
+        "--dir",
+        p(&dir),
+        "--input-file",
+        p(&input),
+        "--output-file",
+        p(&output),
+    ];
+    run_ok(&once, 0);
     let path = dir.join("sidecar-runtime.json");
     let good: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let events = crate::support::len(&dir);
@@ -584,20 +590,7 @@ fn a_configuration_that_cannot_run_is_refused_by_name_and_nothing_is_written() {
             config[k] = v.clone();
         }
         std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
-        let out = run_ok(
-            &[
-                "sidecar",
-                "run",
-                "--once",
-                "--dir",
-                p(&dir),
-                "--input-file",
-                p(&input),
-                "--output-file",
-                p(&output),
-            ],
-            2,
-        );
+        let out = run_ok(&once, 2);
         let said = crate::support::stderr(&out);
         assert!(said.contains(expected), "{change}: {said}");
         assert!(
@@ -615,14 +608,7 @@ fn a_configuration_that_cannot_run_is_refused_by_name_and_nothing_is_written() {
 #[test]
 fn no_input_stops_the_pipeline_a_giant_exchange_envelope_or_megabytes_of_blank_lines() {
     let s = Sidecar::new();
-    assert!(s.once(&[], None).0.success(), "bootstrap");
-    let key = s.dir.join("agent_a.key");
-    run_ok(&["keygen", "--out", p(&key)], 0);
-    let config_path = s.dir.join("sidecar-runtime.json");
-    let mut config: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&config_path).unwrap()).unwrap();
-    config["agents"] = serde_json::json!([{"address": "agent_a", "key_file": "agent_a.key"}]);
-    std::fs::write(&config_path, config.to_string()).unwrap();
+    with_agents(&s, &["agent_a"]);
     // A 300 KB exchange request (within the record bound; it once made every run exit 2),
     // then 4 MB of blank lines (once quadratic: hours), then the echo demo: the request is
     // delivered, the blank lines skipped in one linear pass, the echo answered, and a

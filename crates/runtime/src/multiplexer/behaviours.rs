@@ -38,14 +38,7 @@ impl Runtime<'_> {
         envelopes: Vec<Envelope>,
         sends: &mut Vec<Outgoing>,
     ) {
-        let mut effects = Effects {
-            cause: id,
-            next: 0,
-            origin: None,
-            taken: &self.taken,
-            sends,
-            stage: &mut self.stage,
-        };
+        let mut effects = Effects::of(id, None, &self.taken, sends, &mut self.stage);
         for envelope in envelopes {
             effects.send(envelope);
         }

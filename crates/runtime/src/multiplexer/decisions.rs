@@ -40,14 +40,7 @@ impl Runtime<'_> {
     ) -> Result<(), Error> {
         let report = self.control_report(id)?;
         let internal = self.internal_message(id)?;
-        let mut effects = Effects {
-            cause: id,
-            next: 0,
-            origin: None,
-            taken: &self.taken,
-            sends,
-            stage: &mut self.stage,
-        };
+        let mut effects = Effects::of(id, None, &self.taken, sends, &mut self.stage);
         match report {
             Some(report) => effects.send(report),
             None => {

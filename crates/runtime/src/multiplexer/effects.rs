@@ -25,7 +25,26 @@ pub struct Effects<'r> {
     pub(super) stage: &'r mut Option<StageObserver>,
 }
 
-impl Effects<'_> {
+impl<'r> Effects<'r> {
+    /// The actions of `cause` (which came in by the connection at `origin`, if any), none
+    /// taken yet; `taken` holds the tags already in the ledger.
+    pub(super) fn of(
+        cause: EventId,
+        origin: Option<usize>,
+        taken: &'r HashSet<Tag>,
+        sends: &'r mut Vec<Outgoing>,
+        stage: &'r mut Option<StageObserver>,
+    ) -> Effects<'r> {
+        Effects {
+            cause,
+            next: 0,
+            origin,
+            taken,
+            sends,
+            stage,
+        }
+    }
+
     /// The next action's tag.
     pub(crate) fn next(&mut self) -> Tag {
         let tag = Tag {

@@ -72,14 +72,7 @@ impl Runtime<'_> {
             event_id: id,
         };
         let relayed = self.relays(envelope, origin);
-        let mut effects = Effects {
-            cause: id,
-            next: 0,
-            origin,
-            taken: &self.taken,
-            sends,
-            stage: &mut self.stage,
-        };
+        let mut effects = Effects::of(id, origin, &self.taken, sends, &mut self.stage);
         let outcome = if envelope.protocol_id == exchange_protocol_id() {
             bridge::handle(
                 self.ledger,

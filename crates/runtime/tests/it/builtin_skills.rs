@@ -2,6 +2,7 @@
 //! unanswered (its pings counted in the output), and `notices`, which the decision maker's
 //! internal messages reach through `update()` when it closes an exchange.
 
+use crate::support::written;
 use std::path::Path;
 
 use akledger::canonical::{parse_value, Json};
@@ -10,7 +11,7 @@ use akledger::ledger::Ledger;
 use akledger::time::Timestamp;
 use akledger_runtime::dialogue::Dialogues;
 use akledger_runtime::skills::{SkillCatalog, SkillDeclaration};
-use akledger_runtime::stub_format::{decode_record, encode_record, split_records};
+use akledger_runtime::stub_format::encode_record;
 use akledger_runtime::{
     bootstrap, DefaultMessage, Envelope, Identity, OutputMode, Performative, ProtocolId, Runtime,
     RuntimeConfig, StubConnection,
@@ -30,15 +31,6 @@ fn runtime_of<'l>(ledger: &'l Ledger, config: RuntimeConfig, dir: &Path) -> Runt
     let stub =
         StubConnection::open_with(&dir.join("in"), &dir.join("out"), OutputMode::Append).unwrap();
     Runtime::new(ledger, stub, config).unwrap()
-}
-
-fn written(path: &Path) -> Vec<Envelope> {
-    let data = std::fs::read(path).unwrap_or_default();
-    split_records(&data)
-        .records
-        .into_iter()
-        .map(|r| decode_record(&data[r]).unwrap())
-        .collect()
 }
 
 fn at(t0: Timestamp, ms: u64) -> Timestamp {

@@ -3,10 +3,10 @@
 //! anyone else), and two runtimes linked, relaying between their stub files exactly once
 //! while either side fails at every stage of a step and reconnects.
 
+use crate::support::{append, written};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use akledger::ed25519_dalek::SigningKey;
@@ -14,7 +14,7 @@ use akledger::ledger::Ledger;
 use akledger::time::Timestamp;
 use akledger_runtime::handlers::default_protocol_id;
 use akledger_runtime::skills::Skill;
-use akledger_runtime::stub_format::{decode_record, encode_record, split_records};
+use akledger_runtime::stub_format::encode_record;
 use akledger_runtime::{
     bootstrap, DefaultMessage, EchoHandler, Envelope, LinkConnection, Multiplexer, OutputMode,
     Performative, Runtime, RuntimeConfig, Stage, StubConnection, TcpConnection,
@@ -191,24 +191,6 @@ impl Side {
             .unwrap();
         Runtime::new(&self.ledger, connections, self.config.clone()).unwrap()
     }
-}
-
-fn append(path: &Path, bytes: &[u8]) {
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)
-        .unwrap();
-    f.write_all(bytes).unwrap();
-}
-
-fn written(path: &Path) -> Vec<Envelope> {
-    let data = std::fs::read(path).unwrap_or_default();
-    split_records(&data)
-        .records
-        .into_iter()
-        .map(|r| decode_record(&data[r]).unwrap())
-        .collect()
 }
 
 #[test]

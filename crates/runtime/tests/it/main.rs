@@ -9,3 +9,4 @@ mod fuzz_stub_envelope;
 mod in_memory;
 mod sidecar_stub;
 mod skills;
+mod support;

@@ -3,6 +3,7 @@
 //! writer's lock honoured, and the output written as AEA's reader takes it (one record at a
 //! time, each once the file was emptied) or appended.
 
+use crate::support::append;
 use std::io::Write;
 
 use akledger_runtime::stub_format::encode_record;
@@ -12,15 +13,6 @@ use fs2::FileExt;
 fn envelope(n: u8) -> Envelope {
     let protocol = ProtocolId::parse("fetchai/default:1.0.0").unwrap();
     Envelope::new("to", "from", protocol, vec![n, b',', b'\n', n])
-}
-
-fn append(path: &std::path::Path, bytes: &[u8]) {
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)
-        .unwrap();
-    f.write_all(bytes).unwrap();
 }
 
 fn received(stub: &mut StubConnection) -> Vec<Envelope> {

@@ -9,7 +9,9 @@ use akledger::ledger::Ledger;
 use akledger::time::Timestamp;
 use akledger_runtime::handlers::reply;
 use akledger_runtime::skills::{Acted, CyclicBehaviour, OneShotBehaviour, Skill, SkillContext};
-use akledger_runtime::stub_format::{decode_record, encode_record, split_records};
+use akledger_runtime::stub_format::encode_record;
+
+use crate::support::written;
 use akledger_runtime::{
     bootstrap, Envelope, Handler, Inbound, OutputMode, ProtocolId, Refusal, Runtime, RuntimeConfig,
     StubConnection,
@@ -99,11 +101,9 @@ fn runtime<'l>(ledger: &'l Ledger, config: &RuntimeConfig, dir: &Path) -> Runtim
 }
 
 fn texts(path: &Path) -> Vec<String> {
-    let data = std::fs::read(path).unwrap_or_default();
-    split_records(&data)
-        .records
+    written(path)
         .into_iter()
-        .map(|r| String::from_utf8(decode_record(&data[r]).unwrap().message).unwrap())
+        .map(|e| String::from_utf8(e.message).unwrap())
         .collect()
 }
 
