@@ -1,6 +1,6 @@
 //! `Ledger::check`: re-verify every stored event from the log, rebuild every index in
-//! memory by replay, and compare with the live state and with sled. Differences are
-//! reported, never silently fixed.
+//! memory by replay, and compare with the live state, with sled and with the graph file
+//! that `heads-of` answers from. Differences are reported, never silently fixed.
 
 use crate::error::Error;
 use crate::store::log::HighWater;
@@ -71,8 +71,36 @@ impl Ledger {
             index.compare(&records, &fresh, high, &mut report.differences)?;
         }
         self.compare_exchanges(&fresh, &mut report.differences)?;
+        self.compare_graph_file(&fresh, high, &mut report.differences);
         drop(writer);
         Ok(report)
+    }
+
+    /// The graph file, when it claims to describe the log as it is (the one state in which
+    /// a query trusts it), must be byte for byte the file a rebuild writes: its checksums
+    /// prove it undamaged, not true. A file for another log is refused by every query and is
+    /// not a difference; neither is none.
+    fn compare_graph_file(&self, fresh: &State, high: HighWater, diffs: &mut Vec<String>) {
+        if self.config.is_in_memory() {
+            return;
+        }
+        let path = crate::layout::Layout::new(self.config.dir()).graph();
+        let Ok(on_disk) = std::fs::read(&path) else {
+            return;
+        };
+        let rebuilt = fresh.encode_graph(high);
+        let claims_this_log = [
+            super::graph_file::MAGIC_BYTES,
+            super::graph_file::HIGH_WATER_BYTES,
+        ]
+        .into_iter()
+        .all(|bytes| on_disk.get(bytes.clone()) == rebuilt.get(bytes));
+        if claims_this_log && on_disk != rebuilt {
+            diffs.push(format!(
+                "the graph file {} describes this log but differs from a rebuild from it (heads-of would answer from it); remove it and a close writes it anew",
+                path.display()
+            ));
+        }
     }
 }
 

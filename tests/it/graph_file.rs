@@ -140,3 +140,58 @@ fn checkpoints_skip_the_graph_file_and_the_close_writes_it() {
     let view = GraphView::open(tmp.path()).unwrap();
     assert_eq!(view.len(), all.len());
 }
+
+/// Rewrites the page table and the header checksum of the graph file `bytes` after a
+/// change to its body, as `docs/format.md` lays them out (what a forger would do).
+fn reseal(bytes: &mut [u8]) {
+    let pages = u64::from_le_bytes(bytes[121..129].try_into().unwrap()) as usize;
+    let body = 129 + pages * 16;
+    for page in 0..pages {
+        let end = (body + (page + 1) * 4096).min(bytes.len());
+        let sum = blake3::hash(&bytes[body + page * 4096..end]);
+        bytes[129 + page * 16..129 + (page + 1) * 16].copy_from_slice(&sum.as_bytes()[..16]);
+    }
+    let header = blake3::hash(&bytes[40..body]);
+    bytes[8..40].copy_from_slice(header.as_bytes());
+}
+
+#[test]
+fn check_finds_a_graph_file_changed_and_resealed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ids = closed_ledger(tmp.path(), 9, 300);
+    let path = tmp.path().join("graph");
+    let mut bytes = std::fs::read(&path).unwrap();
+    // Every parent edge pointed at the first event, and the file sealed again.
+    let n = u64::from_le_bytes(bytes[60..68].try_into().unwrap()) as usize;
+    let m = u64::from_le_bytes(bytes[68..76].try_into().unwrap()) as usize;
+    let pages = u64::from_le_bytes(bytes[121..129].try_into().unwrap()) as usize;
+    let parents = 129 + pages * 16 + 16_384 + 53 * n + 4;
+    bytes[parents..parents + 4 * m].fill(0);
+    reseal(&mut bytes);
+    std::fs::write(&path, &bytes).unwrap();
+
+    // The checksums pass, and a query believes it: an event and its ancestor are both heads.
+    let query = [ids[ids.len() - 1], ids[ids.len() / 2]];
+    let truth = read_only(tmp.path()).heads_of(&query).unwrap();
+    let told = GraphView::open(tmp.path())
+        .unwrap()
+        .heads_of(&query)
+        .unwrap();
+    assert_ne!(told, Some(truth), "the forgery changed no answer");
+    // `check` compares the file with a rebuild and says so.
+    let ledger = Ledger::open(tmp.path()).unwrap();
+    let report = ledger.check().unwrap();
+    assert!(
+        report.differences.iter().any(|d| d.contains("graph file")),
+        "{report:?}"
+    );
+    // An untouched file is no difference.
+    drop(ledger);
+    let clean = tempfile::tempdir().unwrap();
+    closed_ledger(clean.path(), 9, 300);
+    assert!(Ledger::open(clean.path())
+        .unwrap()
+        .check()
+        .unwrap()
+        .is_clean());
+}

@@ -23,6 +23,10 @@ use super::state::State;
 
 /// File magic and format version.
 const MAGIC: [u8; 8] = *b"AKGRAPH\x01";
+/// Where the magic is.
+pub(crate) const MAGIC_BYTES: std::ops::Range<usize> = 0..8;
+/// Where the header holds the log batch the file was taken after (seq, segment, offset).
+pub(crate) const HIGH_WATER_BYTES: std::ops::Range<usize> = 40..60;
 /// Bytes of the fixed header (magic, checksum, fields).
 const HEADER_BYTES: u64 = 129;
 /// Bytes of the header covered by its checksum, which also covers the page table.
