@@ -69,8 +69,15 @@ pub const MAX_SYNC_ROUNDS: usize = 4_096;
 /// off as a flood: an honest peer sends only events its own ledger admitted.
 pub const MAX_SYNC_REJECTED: usize = 1_000;
 
-/// Sessions one `serve` runs at once; further connections wait in the accept backlog.
+/// Sessions one `serve` runs at once; a connection beyond them is told the server is busy.
 pub const MAX_SYNC_SESSIONS: usize = 64;
+
+/// Busy answers one `serve` writes at once (each on a short-lived thread); a connection
+/// beyond them is closed without one, so a flood costs at most this many threads.
+pub const MAX_SYNC_REFUSALS: usize = 16;
+
+/// Seconds a busy answer may take to write and to see the peer close.
+pub const BUSY_ANSWER_SECS: u64 = 2;
 
 /// Default seconds a sync peer may stay silent (or refuse our bytes) before the session
 /// fails with a timeout.

@@ -33,6 +33,12 @@ mod timed;
 
 pub use timed::{Duplex, TimedReader, TimedWriter};
 
+/// Refuses a session before it starts: writes the protocol's error frame with `why`, which
+/// the peer's client reports as [`SyncError::Refused`] (a server that is busy says so).
+pub fn refuse(stream: &mut impl std::io::Write, why: &str) -> Result<(), SyncError> {
+    frame::write_frame(stream, &frame::Frame::Error(why.to_string())).map(|_| ())
+}
+
 use std::time::Duration;
 
 use crate::error::{Error, Fault};

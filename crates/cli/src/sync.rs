@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use akledger::limits::MAX_SYNC_SESSIONS;
+use akledger::limits::{BUSY_ANSWER_SECS, MAX_SYNC_REFUSALS, MAX_SYNC_SESSIONS};
 use akledger::limits::{SYNC_SESSION_LIMIT_SECS, SYNC_TIMEOUT_SECS};
 use akledger::sync::{Direction, Duplex, SyncOptions, SyncReport};
 
@@ -95,11 +95,12 @@ fn serve_tcp(ledger: &LedgerArgs, addr: &str, options: &SyncOptions) -> Result<O
     emit(&mut out, &bound.to_string())?;
     stdout_result(out.flush())?;
     let active = Arc::new(AtomicUsize::new(0));
+    let refusing = Arc::new(AtomicUsize::new(0));
     let options = *options;
     for conn in listener.incoming() {
         let Ok(mut stream) = conn else { continue };
         if active.load(Ordering::SeqCst) >= MAX_SYNC_SESSIONS {
-            eprintln!("akledger: serve: {MAX_SYNC_SESSIONS} sessions running; connection refused");
+            refuse_busy(stream, &refusing);
             continue;
         }
         let peer = stream
@@ -123,6 +124,46 @@ fn serve_tcp(ledger: &LedgerArgs, addr: &str, options: &SyncOptions) -> Result<O
         });
     }
     Ok(Outcome::Clean)
+}
+
+/// Tells a peer that came while every session is taken that the server is busy (a sync
+/// error frame, which its `sync` prints), on a thread of its own with a short deadline, so
+/// that the accept loop never waits on a peer; beyond [`MAX_SYNC_REFUSALS`] at once, the
+/// connection is only closed.
+fn refuse_busy(mut stream: TcpStream, refusing: &Arc<AtomicUsize>) {
+    let peer = stream
+        .peer_addr()
+        .map_or_else(|_| "peer".to_owned(), |a| a.to_string());
+    eprintln!("akledger: serve: {peer}: refused, {MAX_SYNC_SESSIONS} sessions running");
+    if refusing.fetch_add(1, Ordering::SeqCst) >= MAX_SYNC_REFUSALS {
+        refusing.fetch_sub(1, Ordering::SeqCst);
+        return;
+    }
+    let refusing_again = Arc::clone(refusing);
+    let refusing = Arc::clone(refusing);
+    let spawned = std::thread::Builder::new()
+        .name("akledger-serve-busy".into())
+        .spawn(move || {
+            let deadline = Some(Duration::from_secs(BUSY_ANSWER_SECS));
+            if stream.set_write_timeout(deadline).is_ok()
+                && stream.set_read_timeout(deadline).is_ok()
+            {
+                let why = format!(
+                    "busy: this server runs {MAX_SYNC_SESSIONS} sessions, its most; try again later"
+                );
+                let _ = akledger::sync::refuse(&mut stream, &why);
+                // Closing with the peer's hello unread would reset the connection and could
+                // discard the answer before it is read: stop writing, then take what the peer
+                // sends until it closes or the deadline passes.
+                let _ = stream.shutdown(std::net::Shutdown::Write);
+                let _ = io::copy(&mut io::Read::take(&mut stream, 1 << 20), &mut io::sink());
+            }
+            refusing.fetch_sub(1, Ordering::SeqCst);
+        });
+    if spawned.is_err() {
+        // No thread to answer on: the connection just closes.
+        refusing_again.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// `akledger serve --stdio`: one session over stdin/stdout.

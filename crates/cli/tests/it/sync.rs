@@ -417,3 +417,34 @@ proptest! {
         prop_assert_eq!(a.heads(), b.heads());
     }
 }
+
+#[test]
+fn a_peer_beyond_the_session_limit_is_told_the_server_is_busy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (served, mine) = (tmp.path().join("served"), tmp.path().join("mine"));
+    run_ok(&["init", "--dir", p(&served)], 0);
+    run_ok(&["init", "--dir", p(&mine)], 0);
+    let server = Server::start(&served);
+    // Every session taken by a peer that says nothing.
+    let silent: Vec<TcpStream> = (0..akledger::limits::MAX_SYNC_SESSIONS)
+        .map(|_| TcpStream::connect(&server.addr).unwrap())
+        .collect();
+    let out = run(&["sync", "--dir", p(&mine), "--peer", &server.addr]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("sync peer refused: busy"),
+        "{}",
+        stderr(&out)
+    );
+    // Once they leave, a session is served again.
+    drop(silent);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let out = run(&["sync", "--dir", p(&mine), "--peer", &server.addr]);
+        if out.status.success() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{}", stderr(&out));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
