@@ -381,6 +381,12 @@ impl Ledger {
         if self.config.in_memory || !(snapshot_due || graph_due) {
             return Ok(());
         }
+        // A snapshot never describes more than the durable log (Buffered appends are not
+        // synced yet): an open that finds the log behind a snapshot knows the log lost
+        // acknowledged events, and says so.
+        if snapshot_due && writer.log.durability() == Durability::Buffered {
+            writer.log.sync().map_err(log_error)?;
+        }
         let high = writer.log.high_water();
         let (snapshot, graph) = {
             let state = self.read_state()?;

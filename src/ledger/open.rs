@@ -126,6 +126,15 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
         let found = snapshot
             .join()
             .unwrap_or_else(|_| Err("reading it failed (its thread panicked)".into()));
+        if let Ok(Some(snap)) = &found {
+            if let Some(reason) = snap.outlived_by(&reader, log.high_water()) {
+                return Err(Error::Corrupt {
+                    path: dir.join(layout::SNAPSHOT),
+                    offset: 0,
+                    reason,
+                });
+            }
+        }
         let mut report = OpenReport {
             log: recovery,
             read_only: config.read_only,

@@ -104,6 +104,31 @@ impl Snapshot {
         decoded.ok_or("damaged contents")
     }
 
+    /// Why the log `reader` reads (ending at `log_high`) lost events this snapshot saw
+    /// admitted, if it did: the snapshot was taken after a later batch than the log holds,
+    /// yet the log holds its first event where the snapshot says (it is this ledger's
+    /// snapshot, not a stranger's). Snapshots are written only once the log they describe is
+    /// durable, so a log behind one was rolled back or cut after the fact.
+    pub fn outlived_by(&self, reader: &SegmentReader, log_high: HighWater) -> Option<String> {
+        if self.high.seq <= log_high.seq {
+            return None;
+        }
+        let first = Pos::new(0);
+        let (Some(id), Some(at)) = (self.state.id_at(first), self.state.at.get(0)) else {
+            return None;
+        };
+        if !log_holds(reader, at, &id) {
+            return None;
+        }
+        Some(format!(
+            "the log ends at batch {} but this ledger's state snapshot was taken after batch {}, when {} events were admitted: the log lost acknowledged events. Nothing was cut, rebuilt or changed; restore the log from a backup (or move `{}` away to open what the log still holds)",
+            log_high.seq,
+            self.high.seq,
+            self.state.len(),
+            crate::layout::SNAPSHOT
+        ))
+    }
+
     /// Whether this snapshot describes a prefix of the log `reader` reads, whose end is
     /// `log_high`: it ends at or before the log, and the last event it admitted is at its
     /// recorded position with bytes that hash to its id.

@@ -220,3 +220,34 @@ fn snapshots_taken_while_appending_agree_with_the_live_state() {
     assert!(reopened.open_report().rebuilt.is_none());
     assert_consistent(&reopened, all.len());
 }
+
+#[test]
+fn a_log_rolled_back_behind_its_snapshot_is_refused_even_with_the_acked_marker_emptied() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ledger");
+    let events = common::realm_dag_bytes(61, 1_000, 6, 16);
+    let ledger = Ledger::open(&dir).unwrap();
+    ledger.append_batch(&events[..500]).unwrap();
+    let first_batch_only = tmp.path().join("log-after-the-first-batch");
+    copy_dir(&dir.join("log"), &first_batch_only);
+    ledger.append_batch(&events[500..]).unwrap();
+    ledger.close().unwrap();
+
+    // The log rolled back one batch, and the marker that would have said so emptied.
+    std::fs::remove_dir_all(dir.join("log")).unwrap();
+    copy_dir(&first_batch_only, &dir.join("log"));
+    std::fs::write(dir.join("acked"), b"").unwrap();
+    for read_only in [false, true] {
+        let err = Ledger::open_with(Config::new(&dir).read_only(read_only)).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(err, akledger::Error::Corrupt { .. })
+                && text.contains("lost acknowledged events")
+                && text.contains(&format!("{} events were admitted", events.len())),
+            "{text}"
+        );
+    }
+    // Moving the snapshot away opens what the log still holds, as the message says.
+    std::fs::rename(dir.join("snapshot"), tmp.path().join("snapshot.kept")).unwrap();
+    assert_eq!(Ledger::open(&dir).unwrap().len(), 500);
+}
