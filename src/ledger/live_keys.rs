@@ -67,6 +67,33 @@ impl Ledger {
             .update_keyring(|k| k.authorize(principal, key))?)
     }
 
+    /// Reads the keyring file at `path` (a long-running server's keyring, changed by `keys
+    /// add` beside it) and adds what it holds that this ledger lacks: authorizations count
+    /// from now on, and each sidecar given a key it lacked is refolded. Keys are only added,
+    /// never dropped. Returns how many sidecar keys were new. A file that cannot be read
+    /// changes nothing ([`Error`] says why); a missing one holds nothing.
+    pub fn merge_keyring_file(&self, path: &std::path::Path) -> Result<usize, Error> {
+        let stored = keyring_file::load_or_new(path)?;
+        let pairs = |k: &Keyring| -> std::collections::BTreeSet<(SidecarId, u64)> {
+            k.sidecar_epochs()
+                .into_iter()
+                .flat_map(|(s, epochs)| epochs.into_iter().map(move |e| (s, e)))
+                .collect()
+        };
+        let had = pairs(&self.verifier.keyring());
+        let fresh: Vec<(SidecarId, u64)> = pairs(&stored)
+            .into_iter()
+            .filter(|e| !had.contains(e))
+            .collect();
+        self.verifier.update_keyring(|k| k.merge(stored));
+        let mut sidecars: Vec<SidecarId> = fresh.iter().map(|(s, _)| *s).collect();
+        sidecars.dedup();
+        for sidecar in &sidecars {
+            self.refold_sidecar(sidecar)?;
+        }
+        Ok(fresh.len())
+    }
+
     /// Applies `change` to the keyring file, when there is one and the ledger may write.
     fn save_keys(
         &self,

@@ -85,6 +85,7 @@ pub fn serve(args: ServeArgs) -> Result<Outcome, CliError> {
 
 /// `akledger serve --listen ADDR`: one ledger shared by concurrent sessions.
 fn serve_tcp(ledger: &LedgerArgs, addr: &str, options: &SyncOptions) -> Result<Outcome, CliError> {
+    let keyring = ledger.keyring_target();
     let ledger = Arc::new(ledger.open_or_create()?);
     let listener =
         TcpListener::bind(addr).map_err(|e| CliError::Usage(format!("listen on {addr}: {e}")))?;
@@ -97,11 +98,23 @@ fn serve_tcp(ledger: &LedgerArgs, addr: &str, options: &SyncOptions) -> Result<O
     let active = Arc::new(AtomicUsize::new(0));
     let refusing = Arc::new(AtomicUsize::new(0));
     let options = *options;
+    let mut keyring_seen = keyring_stamp(&keyring);
     for conn in listener.incoming() {
         let Ok(mut stream) = conn else { continue };
         if active.load(Ordering::SeqCst) >= MAX_SYNC_SESSIONS {
             refuse_busy(stream, &refusing);
             continue;
+        }
+        // `keys add` beside a running server: each session starts with what the file holds.
+        let stamp = keyring_stamp(&keyring);
+        if stamp != keyring_seen {
+            keyring_seen = stamp;
+            match ledger.merge_keyring_file(&keyring) {
+                Ok(n) => eprintln!("akledger: serve: keyring reloaded ({n} new sidecar keys)"),
+                Err(e) => {
+                    eprintln!("akledger: serve: keyring not reloaded, keeping the keys held: {e}")
+                }
+            }
         }
         let peer = stream
             .peer_addr()
@@ -124,6 +137,14 @@ fn serve_tcp(ledger: &LedgerArgs, addr: &str, options: &SyncOptions) -> Result<O
         });
     }
     Ok(Outcome::Clean)
+}
+
+/// What identifies the keyring file's version: its inode, length and modification time
+/// (`None` without a file).
+fn keyring_stamp(path: &std::path::Path) -> Option<(u64, u64, std::time::SystemTime)> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.ino(), meta.len(), meta.modified().ok()?))
 }
 
 /// Tells a peer that came while every session is taken that the server is busy (a sync

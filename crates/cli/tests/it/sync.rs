@@ -448,3 +448,65 @@ fn a_peer_beyond_the_session_limit_is_told_the_server_is_busy() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+#[test]
+fn serve_takes_keys_added_to_its_keyring_while_it_runs() {
+    use akledger::{ActorId, DidCoreId, EventBuilder, ScopeRef, Timestamp};
+    let tmp = tempfile::tempdir().unwrap();
+    let (served, mine) = (tmp.path().join("served"), tmp.path().join("mine"));
+    run_ok(&["init", "--dir", p(&served)], 0);
+    // A realm created by a web principal, signed by a key only a keyring can vouch for.
+    let key_file = tmp.path().join("writer.key");
+    let did_key = json(&run_ok(&["keygen", "--out", p(&key_file), "--json"], 0))["did_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let key = akledger::key_file::read(&key_file).unwrap();
+    let principal = "ak:did_core:web:example.org";
+    let actor = ActorId::Service {
+        service_id: DidCoreId::parse(principal).unwrap(),
+    };
+    let at = Timestamp::from_millis(akledger::workload::EPOCH_MILLIS).unwrap();
+    let realm = EventBuilder::new("ak.realm.create", ScopeRef::RealmGenesis, actor, at)
+        .sign(&key)
+        .unwrap();
+    let log = tmp.path().join("realm.jsonl");
+    std::fs::write(&log, [realm.bytes(), b"\n"].concat()).unwrap();
+    let authorize = |dir: &Path| {
+        run_ok(
+            &[
+                "keys",
+                "add",
+                "--dir",
+                p(dir),
+                "--principal",
+                principal,
+                "--did-key",
+                &did_key,
+            ],
+            0,
+        );
+    };
+    authorize(&mine);
+    run_ok(&["import", "--dir", p(&mine), p(&log)], 0);
+
+    // The server starts without the authorization; it is added beside it, then pushed to.
+    let said = tmp.path().join("serve.log");
+    let mut child = bin()
+        .args(["serve", "--dir", p(&served), "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&said).unwrap())
+        .spawn()
+        .unwrap();
+    let mut addr = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut addr)
+        .unwrap();
+    authorize(&served);
+    let out = run_ok(&["sync", "--dir", p(&mine), "--peer", addr.trim()], 0);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let said = std::fs::read_to_string(&said).unwrap();
+    assert!(said.contains("keyring reloaded"), "{said}");
+    assert_eq!(len(&served), 1, "{said} {}", stderr(&out));
+}
