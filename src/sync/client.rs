@@ -8,7 +8,7 @@ use crate::ledger::Ledger;
 use super::frame::Frame;
 use super::negotiate::common_heads;
 use super::stream::{unexpected, Wire};
-use super::{Direction, SyncError, SyncOptions, SyncReport};
+use super::{Direction, PeerRefusal, SyncError, SyncOptions, SyncReport};
 use crate::limits::MAX_SYNC_ROUNDS;
 
 impl Ledger {
@@ -78,10 +78,34 @@ fn drive<S: Read + Write>(
             }
             wire.send_events(ledger, &missing)?;
             wire.report.rounds += 1;
-            let released = match wire.recv(0)? {
-                Frame::Done(released) => released,
-                other => return Err(unexpected(&other, "done")),
+            let released = loop {
+                match wire.recv(0)? {
+                    Frame::Refused(list) => {
+                        for (index, code, message) in list {
+                            let id = usize::try_from(index).ok().and_then(|i| missing.get(i));
+                            let Some(id) = id else {
+                                return Err(SyncError::Protocol(format!(
+                                    "the peer refused event {index} of a stream of {}",
+                                    missing.len()
+                                )));
+                            };
+                            wire.report.refused_by_peer.push(PeerRefusal {
+                                id: *id,
+                                code,
+                                message,
+                            });
+                        }
+                    }
+                    Frame::Done(released) => break released,
+                    other => return Err(unexpected(&other, "refused or done")),
+                }
             };
+            let refused: std::collections::HashSet<EventId> =
+                wire.report.refused_by_peer.iter().map(|r| r.id).collect();
+            let missing: Vec<EventId> = missing
+                .into_iter()
+                .filter(|id| !refused.contains(id))
+                .collect();
             peer_has.extend(missing);
             if released == 0 || direction != Direction::Both {
                 break;

@@ -14,7 +14,7 @@
 use std::io::{Read, Write};
 
 use crate::id::EventId;
-use crate::limits::{MAX_SYNC_FRAME_BYTES, MAX_SYNC_IDS, SYNC_BATCH_EVENTS};
+use crate::limits::{MAX_SYNC_FRAME_BYTES, MAX_SYNC_IDS, MAX_SYNC_REJECTED, SYNC_BATCH_EVENTS};
 
 use super::SyncError;
 
@@ -44,6 +44,11 @@ pub enum Frame {
     Bye,
     /// The sender gives up; the text says why.
     Error(String),
+    /// Before the `Done` that answers a pushed stream: the events of that stream admission
+    /// refused, each as its index in the stream, its PROFILE code and why (at most
+    /// [`MAX_SYNC_REJECTED`] of them; a text at most 500 characters). A peer that refused
+    /// nothing sends none.
+    Refused(Vec<(u64, String, String)>),
 }
 
 const HELLO: u8 = 1;
@@ -54,6 +59,10 @@ const EVENTS: u8 = 5;
 const DONE: u8 = 6;
 const BYE: u8 = 7;
 const ERROR: u8 = 8;
+const REFUSED: u8 = 9;
+
+/// Characters of a refusal's code or text kept.
+const REFUSAL_TEXT_CHARS: usize = 500;
 
 impl Frame {
     /// A short name for messages.
@@ -67,6 +76,7 @@ impl Frame {
             Frame::Done(_) => "done",
             Frame::Bye => "bye",
             Frame::Error(_) => "error",
+            Frame::Refused(_) => "refused",
         }
     }
 
@@ -113,6 +123,18 @@ impl Frame {
                 out.extend_from_slice(text.as_bytes());
                 ERROR
             }
+            Frame::Refused(list) => {
+                out.extend_from_slice(&len_u32(list.len()).to_be_bytes());
+                for (index, code, why) in list {
+                    out.extend_from_slice(&index.to_be_bytes());
+                    for text in [code, why] {
+                        let text: String = text.chars().take(REFUSAL_TEXT_CHARS).collect();
+                        out.extend_from_slice(&len_u32(text.len()).to_be_bytes());
+                        out.extend_from_slice(text.as_bytes());
+                    }
+                }
+                REFUSED
+            }
         }
     }
 
@@ -154,6 +176,32 @@ impl Frame {
             ERROR => {
                 let text = String::from_utf8_lossy(r.take(r.rest.len())?).into_owned();
                 Frame::Error(text.chars().take(500).collect())
+            }
+            REFUSED => {
+                let count = r.u32()? as usize;
+                if count > MAX_SYNC_REJECTED {
+                    return Err(violation(format!(
+                        "a refused frame of {count} events is over the {MAX_SYNC_REJECTED}-event limit"
+                    )));
+                }
+                let mut list = Vec::with_capacity(count);
+                for _ in 0..count {
+                    let raw = r.take(8)?;
+                    let mut index = [0u8; 8];
+                    index.copy_from_slice(raw);
+                    let mut text = || -> Result<String, SyncError> {
+                        let len = r.u32()? as usize;
+                        let bytes = r.take(len)?;
+                        Ok(String::from_utf8_lossy(bytes)
+                            .chars()
+                            .take(REFUSAL_TEXT_CHARS)
+                            .collect())
+                    };
+                    let code = text()?;
+                    let why = text()?;
+                    list.push((u64::from_be_bytes(index), code, why));
+                }
+                Frame::Refused(list)
             }
             other => return Err(violation(format!("unknown frame kind {other}"))),
         };

@@ -79,6 +79,19 @@ pub struct SyncReport {
     pub rounds: u64,
     /// Bytes of event payloads sent and received (the rest is protocol overhead).
     pub event_bytes: u64,
+    /// Events sent that the peer's admission refused, with its reasons: not delivered.
+    pub refused_by_peer: Vec<PeerRefusal>,
+}
+
+/// An event sent that the peer refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PeerRefusal {
+    /// The event.
+    pub id: crate::id::EventId,
+    /// The PROFILE code the peer gave.
+    pub code: String,
+    /// Why, in the peer's words (at most 500 characters).
+    pub message: String,
 }
 
 /// Why a sync session stopped.

@@ -125,6 +125,15 @@ fn answer_frames<'l, S: Read + Write>(
                 // which the client may pull next.
                 let grown = ledger.len().saturating_sub(len_before) as u64;
                 let released = grown.saturating_sub(wire.report.admitted - admitted_before);
+                // What the stream held that admission refused, by index in the stream: the
+                // pusher must not count them as delivered.
+                let refused: Vec<_> = std::mem::take(&mut wire.refused)
+                    .into_iter()
+                    .map(|(at, code, why)| (at.saturating_sub(pushed_from), code, why))
+                    .collect();
+                if !refused.is_empty() {
+                    wire.send(&Frame::Refused(refused))?;
+                }
                 wire.send(&Frame::Done(if got == 0 { 0 } else { released }))?;
                 pushed_from = wire.report.received;
                 phase = Phase::Requests;

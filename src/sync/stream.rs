@@ -71,6 +71,11 @@ pub(super) struct Wire<'s, S: Read + Write> {
     pub report: SyncReport,
     /// Ids of the events the peer sent (so it holds them), in arrival order.
     pub received_ids: Vec<EventId>,
+    /// Events received whose outcomes are counted.
+    committed: u64,
+    /// The received events admission refused, not yet told to the peer: index among the
+    /// events received this session, PROFILE code, why.
+    pub refused: Vec<(u64, String, String)>,
 }
 
 impl<'s, S: Read + Write> Wire<'s, S> {
@@ -84,6 +89,8 @@ impl<'s, S: Read + Write> Wire<'s, S> {
             },
             report: SyncReport::default(),
             received_ids: Vec::new(),
+            committed: 0,
+            refused: Vec::new(),
         }
     }
 
@@ -184,11 +191,21 @@ impl<'s, S: Read + Write> Wire<'s, S> {
         self.report.pending += counts.pending;
         self.report.rejected += counts.rejected;
         for outcome in outcomes {
-            if let Appended::Admitted(id) | Appended::Duplicate(id) | Appended::Pending { id, .. } =
-                outcome
-            {
-                self.received_ids.push(id);
+            match outcome {
+                Appended::Admitted(id) | Appended::Duplicate(id) | Appended::Pending { id, .. } => {
+                    self.received_ids.push(id);
+                }
+                Appended::Rejected { rejection, .. } => {
+                    if self.refused.len() < MAX_SYNC_REJECTED {
+                        self.refused.push((
+                            self.committed,
+                            rejection.code().to_string(),
+                            rejection.message().to_string(),
+                        ));
+                    }
+                }
             }
+            self.committed += 1;
         }
         if self.report.rejected > MAX_SYNC_REJECTED as u64 {
             return Err(SyncError::Protocol(format!(

@@ -13,9 +13,11 @@ use std::time::Duration;
 use akledger::limits::{BUSY_ANSWER_SECS, MAX_SYNC_REFUSALS, MAX_SYNC_SESSIONS};
 use akledger::limits::{SYNC_SESSION_LIMIT_SECS, SYNC_TIMEOUT_SECS};
 use akledger::sync::{Direction, Duplex, SyncOptions, SyncReport};
+use akledger::{Json, Object};
 
 use super::output::{
-    counts, emit, json_text, print_lines, stdout_result, CliError, LedgerArgs, Outcome,
+    counts, emit, json_text, print_lines, print_text_lines, stdout_result, CliError, LedgerArgs,
+    Outcome,
 };
 use super::progress::{transfer, Transfer};
 
@@ -285,11 +287,13 @@ fn sync(
     };
     let report = report.map_err(|e| CliError::Usage(e.to_string()))?;
     print_report(&report, json)?;
-    Ok(if report.rejected > 0 {
-        Outcome::Findings
-    } else {
-        Outcome::Clean
-    })
+    Ok(
+        if report.rejected > 0 || !report.refused_by_peer.is_empty() {
+            Outcome::Findings
+        } else {
+            Outcome::Clean
+        },
+    )
 }
 
 fn print_report(r: &SyncReport, json: bool) -> Result<(), CliError> {
@@ -301,6 +305,21 @@ fn print_report(r: &SyncReport, json: bool) -> Result<(), CliError> {
             ("bytes_received", r.bytes_received),
             ("rounds", r.rounds),
         ]);
+        let refused: Vec<Json> = r
+            .refused_by_peer
+            .iter()
+            .map(|x| {
+                Object::new()
+                    .with("event_id", x.id.to_string().into())
+                    .with("code", x.code.as_str().into())
+                    .with("message", x.message.as_str().into())
+                    .into()
+            })
+            .collect();
+        let object = match object {
+            Json::Object(o) => o.with("refused_by_peer", Json::Array(refused)).into(),
+            other => other,
+        };
         return print_lines([json_text(&object)]);
     }
     let mut lines = vec![
@@ -316,7 +335,18 @@ fn print_report(r: &SyncReport, json: bool) -> Result<(), CliError> {
             r.admitted, r.pending, r.rejected
         ));
     }
-    print_lines(lines)
+    if !r.refused_by_peer.is_empty() {
+        lines.push(format!(
+            "the peer refused {} of the events sent (not delivered):",
+            r.refused_by_peer.len()
+        ));
+        lines.extend(
+            r.refused_by_peer
+                .iter()
+                .map(|x| format!("  {} {}: {}", x.id, x.code, x.message)),
+        );
+    }
+    print_text_lines(lines)
 }
 
 /// The direction the flags ask for.

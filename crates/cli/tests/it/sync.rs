@@ -449,14 +449,11 @@ fn a_peer_beyond_the_session_limit_is_told_the_server_is_busy() {
     }
 }
 
-#[test]
-fn serve_takes_keys_added_to_its_keyring_while_it_runs() {
+/// A realm created by a web principal, signed by a key only a keyring can vouch for, in the
+/// ledger `mine` (authorized there); returns the `keys add` arguments that authorize it.
+fn realm_by_a_web_principal(tmp: &Path, mine: &Path) -> Vec<String> {
     use akledger::{ActorId, DidCoreId, EventBuilder, ScopeRef, Timestamp};
-    let tmp = tempfile::tempdir().unwrap();
-    let (served, mine) = (tmp.path().join("served"), tmp.path().join("mine"));
-    run_ok(&["init", "--dir", p(&served)], 0);
-    // A realm created by a web principal, signed by a key only a keyring can vouch for.
-    let key_file = tmp.path().join("writer.key");
+    let key_file = tmp.join("writer.key");
     let did_key = json(&run_ok(&["keygen", "--out", p(&key_file), "--json"], 0))["did_key"]
         .as_str()
         .unwrap()
@@ -470,26 +467,59 @@ fn serve_takes_keys_added_to_its_keyring_while_it_runs() {
     let realm = EventBuilder::new("ak.realm.create", ScopeRef::RealmGenesis, actor, at)
         .sign(&key)
         .unwrap();
-    let log = tmp.path().join("realm.jsonl");
+    let log = tmp.join("realm.jsonl");
     std::fs::write(&log, [realm.bytes(), b"\n"].concat()).unwrap();
-    let authorize = |dir: &Path| {
-        run_ok(
-            &[
-                "keys",
-                "add",
-                "--dir",
-                p(dir),
-                "--principal",
-                principal,
-                "--did-key",
-                &did_key,
-            ],
-            0,
-        );
-    };
-    authorize(&mine);
-    run_ok(&["import", "--dir", p(&mine), p(&log)], 0);
+    let authorize: Vec<String> = [
+        "keys",
+        "add",
+        "--principal",
+        principal,
+        "--did-key",
+        &did_key,
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut here = authorize.clone();
+    here.extend(["--dir".to_string(), p(mine).to_string()]);
+    run_ok(&here.iter().map(String::as_str).collect::<Vec<_>>(), 0);
+    run_ok(&["import", "--dir", p(mine), p(&log)], 0);
+    authorize
+}
 
+#[test]
+fn events_the_server_refuses_are_reported_with_their_code_and_sync_exits_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (served, mine) = (tmp.path().join("served"), tmp.path().join("mine"));
+    run_ok(&["init", "--dir", p(&served)], 0);
+    realm_by_a_web_principal(tmp.path(), &mine);
+    let server = Server::start(&served);
+    // Twice: a refused event is never counted as delivered, so a rerun says it again.
+    for _ in 0..2 {
+        let out = run_ok(&["sync", "--dir", p(&mine), "--peer", &server.addr], 1);
+        let said = stdout(&out);
+        assert!(
+            said.contains("the peer refused 1 of the events sent"),
+            "{said}"
+        );
+        let out = run_ok(
+            &["sync", "--dir", p(&mine), "--peer", &server.addr, "--json"],
+            1,
+        );
+        let report = json(&out);
+        let refused = report["refused_by_peer"].as_array().unwrap();
+        assert_eq!(refused.len(), 1, "{report}");
+        assert!(refused[0]["code"].as_str().unwrap().len() > 3, "{report}");
+    }
+    drop(server);
+    assert_eq!(len(&served), 0);
+}
+
+#[test]
+fn serve_takes_keys_added_to_its_keyring_while_it_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (served, mine) = (tmp.path().join("served"), tmp.path().join("mine"));
+    run_ok(&["init", "--dir", p(&served)], 0);
+    let authorize = realm_by_a_web_principal(tmp.path(), &mine);
     // The server starts without the authorization; it is added beside it, then pushed to.
     let said = tmp.path().join("serve.log");
     let mut child = bin()
@@ -502,7 +532,9 @@ fn serve_takes_keys_added_to_its_keyring_while_it_runs() {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut addr)
         .unwrap();
-    authorize(&served);
+    let mut there = authorize.clone();
+    there.extend(["--dir".to_string(), p(&served).to_string()]);
+    run_ok(&there.iter().map(String::as_str).collect::<Vec<_>>(), 0);
     let out = run_ok(&["sync", "--dir", p(&mine), "--peer", addr.trim()], 0);
     child.kill().unwrap();
     child.wait().unwrap();
