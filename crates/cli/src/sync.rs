@@ -201,6 +201,9 @@ fn serve_stdio(ledger: &LedgerArgs, options: &SyncOptions) -> Result<Outcome, Cl
 
 /// Exchange events with a peer ledger: send what it lacks, receive what this one lacks.
 ///
+/// Exit 1 when admission refused events on either side (the peer's refusals are listed
+/// with their codes), 2 when the session failed.
+///
 /// Example: akledger sync --dir ./books --peer 127.0.0.1:7420 --json
 #[derive(Args, Debug)]
 pub struct SyncArgs {
