@@ -42,7 +42,7 @@ pub struct ReplicateArgs {
     /// Seconds one request to the server may take.
     #[arg(long, value_name = "SECS", default_value_t = akledger_replicate::limits::REPLICATE_TIMEOUT_SECS)]
     pub timeout: u64,
-    /// Print {"published","consumed","admitted","duplicates","rejected"}.
+    /// Print {"published","consumed","admitted","duplicates","rejected","skipped"}.
     #[arg(long)]
     pub json: bool,
 }
@@ -79,8 +79,18 @@ fn replicate(
     .map_err(usage)?;
     drop(replicator);
     ledger.close()?;
+    if let Some(max) = report.small_max_payload {
+        eprintln!(
+            "akledger: replicate: the server's max_payload is {max} bytes, below the {} an event of {} bytes needs: events larger are skipped (listed in DIR/replicate/<stream>.skipped.jsonl); raise max_payload in the server's configuration",
+            akledger_replicate::limits::REPLICATE_MAX_MESSAGE_BYTES,
+            akledger::limits::MAX_EVENT_BYTES
+        );
+    }
+    for s in &report.skipped {
+        eprintln!("akledger: replicate: skipped {}: {}", s.id, s.reason);
+    }
     print_report(&report, json)?;
-    Ok(if report.rejected > 0 {
+    Ok(if report.rejected > 0 || !report.skipped.is_empty() {
         Outcome::Findings
     } else {
         Outcome::Clean
@@ -111,11 +121,16 @@ fn print_report(r: &ReplicateReport, json: bool) -> Result<(), CliError> {
             ("admitted", r.admitted),
             ("duplicates", r.duplicates),
             ("rejected", r.rejected),
+            ("skipped", r.skipped.len() as u64),
         ]);
         return print_lines([json_text(&object)]);
     }
     let mut lines = vec![
-        format!("published {} events", r.published),
+        format!(
+            "published {} events, skipped {}",
+            r.published,
+            r.skipped.len()
+        ),
         format!(
             "consumed {}: {} admitted, {} duplicates, {} pending, {} rejected",
             r.consumed, r.admitted, r.duplicates, r.pending, r.rejected

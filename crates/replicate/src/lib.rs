@@ -83,6 +83,25 @@ pub struct ReplicateReport {
     pub rejected: u64,
     /// Times `follow` lost the server and connected again.
     pub reconnects: u64,
+    /// Admitted events not published because the server takes no message that large (its
+    /// `max_payload`): each is also appended to `DIR/replicate/<stream>.skipped.jsonl`
+    /// with the reason, and publishing goes on past it.
+    pub skipped: Vec<Skipped>,
+    /// The server's `max_payload` (bytes) when it is below what the largest event needs
+    /// ([`limits::REPLICATE_MAX_MESSAGE_BYTES`]): raise it (`max_payload` in the server's
+    /// configuration) or larger events are skipped.
+    pub small_max_payload: Option<u64>,
+}
+
+/// An admitted event replication could not publish.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// The event.
+    pub id: akledger::EventId,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Why.
+    pub reason: String,
 }
 
 /// Why replication stopped.

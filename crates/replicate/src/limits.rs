@@ -18,6 +18,11 @@ pub const REPLICATE_BATCH_BYTES: usize = 8 << 20;
 /// need the server's `max_payload` raised above its 1 MiB default.
 pub const REPLICATE_MAX_MESSAGE_BYTES: usize = MAX_EVENT_BYTES + 4096;
 
+/// Bytes a published message's headers may take besides the event: `NATS/1.0`, the
+/// `Nats-Msg-Id` with its 53-character event id and the line ends come to 80; an event
+/// larger than the server's `max_payload` less this is skipped, never sent to be refused.
+pub const MESSAGE_HEADER_ALLOWANCE: usize = 256;
+
 /// Seconds the server waits for a consumed batch's acknowledgement before redelivering it.
 /// A batch is acknowledged only once durable here; this covers verifying and committing two
 /// batches on a loaded machine. Too short only redelivers (duplicates, counted and harmless).

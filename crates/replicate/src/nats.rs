@@ -31,6 +31,8 @@ pub(super) struct Runtime {
 pub(super) struct Session {
     js: Context,
     consumer: PullConsumer,
+    /// The server's `max_payload`: the largest message (headers included) it takes.
+    pub max_payload: usize,
 }
 
 /// A message to publish.
@@ -98,6 +100,7 @@ impl Runtime {
             .request_timeout(Some(timeout))
             .max_reconnects(Some(1));
         let client = self.run(&format!("connect to {url}"), timeout, options.connect(url))?;
+        let max_payload = client.server_info().max_payload;
         // The context spawns a task: it needs the runtime entered.
         let mut js = {
             let _entered = self.runtime.enter();
@@ -144,6 +147,7 @@ impl Runtime {
             return Ok(Session {
                 js,
                 consumer: found,
+                max_payload,
             });
         }
         // Messages delivered and never acknowledged: only this ledger reads with this
@@ -161,7 +165,11 @@ impl Runtime {
             stream_handle.delete_consumer(consumer).await?;
             stream_handle.create_consumer(config).await
         })?;
-        Ok(Session { js, consumer })
+        Ok(Session {
+            js,
+            consumer,
+            max_payload,
+        })
     }
 
     /// Publishes `batch` (all sent, then every acknowledgement awaited); returns how many

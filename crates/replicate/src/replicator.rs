@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::limits::{
-    MAX_REPLICATE_ECHO_IDS, REPLICATE_BACKOFF_MILLIS, REPLICATE_BATCH_BYTES,
-    REPLICATE_BATCH_EVENTS, REPLICATE_POLL_MILLIS,
+    MAX_REPLICATE_ECHO_IDS, MESSAGE_HEADER_ALLOWANCE, REPLICATE_BACKOFF_MILLIS,
+    REPLICATE_BATCH_BYTES, REPLICATE_BATCH_EVENTS, REPLICATE_POLL_MILLIS,
 };
 use akledger::id::EventId;
 use akledger::ledger::{AppendReport, Appended, Ledger, OutcomeCounts, Pipeline};
@@ -148,12 +148,18 @@ impl<'l> Replicator<'l> {
         Ok(self.report.clone())
     }
 
-    fn connect(&self) -> Result<Session, ReplicateError> {
-        self.runtime.connect(
+    /// Connects, and notes a server whose `max_payload` is below what the largest event
+    /// needs.
+    fn connect(&mut self) -> Result<Session, ReplicateError> {
+        let session = self.runtime.connect(
             &self.options.url,
             &self.options.stream,
             &self.marker.consumer,
-        )
+        )?;
+        let needed = crate::limits::REPLICATE_MAX_MESSAGE_BYTES;
+        self.report.small_max_payload =
+            (session.max_payload < needed).then_some(session.max_payload as u64);
+        Ok(session)
     }
 
     fn follow_session(
@@ -193,6 +199,10 @@ impl<'l> Replicator<'l> {
             if self.echo.remove(&event.id()) {
                 continue;
             }
+            if event.bytes().len() + MESSAGE_HEADER_ALLOWANCE > session.max_payload {
+                self.skip(&event, session.max_payload)?;
+                continue;
+            }
             bytes += event.bytes().len();
             batch.push(Outgoing {
                 subject: subject_of(&event),
@@ -205,6 +215,42 @@ impl<'l> Replicator<'l> {
             }
         }
         self.publish_through(session, batch, position)
+    }
+
+    /// Records that `event` cannot be published to a server whose messages are at most
+    /// `max_payload` bytes: in the report and, with the reason, in the skipped file.
+    fn skip(&mut self, event: &akledger::Event, max_payload: usize) -> Result<(), ReplicateError> {
+        let reason = format!(
+            "{} bytes with its headers, over the server's max_payload of {max_payload} bytes (raise max_payload to at least {} in the server's configuration)",
+            event.bytes().len() + MESSAGE_HEADER_ALLOWANCE,
+            crate::limits::REPLICATE_MAX_MESSAGE_BYTES
+        );
+        let skipped = crate::Skipped {
+            id: event.id(),
+            bytes: event.bytes().len() as u64,
+            reason,
+        };
+        let record = akledger::canonical::Object::new()
+            .with(
+                "bytes",
+                akledger::canonical::Json::Int(skipped.bytes as i64),
+            )
+            .with("event_id", skipped.id.to_string().into())
+            .with("reason", skipped.reason.as_str().into());
+        let mut line = akledger::canonical::to_canonical(&record.into());
+        line.push(b'\n');
+        let path = self.marker_path.with_extension("skipped.jsonl");
+        let append = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, &line));
+        append.map_err(|e| ReplicateError::Marker {
+            path,
+            reason: e.to_string(),
+        })?;
+        self.report.skipped.push(skipped);
+        Ok(())
     }
 
     /// Publishes `batch` and, once the server acknowledged all of it, records that the

@@ -320,3 +320,56 @@ fn forged_messages_from_a_stranger_are_rejected_by_every_ledger_and_stop_nothing
         assert_eq!((n(&again, "consumed"), n(&again, "rejected")), (0, 0));
     }
 }
+
+/// A realm and one event of its, the event `len` bytes long (payload tuned to it).
+fn realm_with_an_event_of(len: usize) -> (String, String) {
+    let mut payload = len - 2_000;
+    for _ in 0..4 {
+        let events = akledger::workload::realm_dag(77, 1, 1, payload).unwrap();
+        let got = events[1].bytes().len();
+        if got == len {
+            let text = |e: &Event<Unverified>| String::from_utf8(e.bytes().to_vec()).unwrap();
+            return (text(&events[0]), text(&events[1]));
+        }
+        payload = payload + len - got;
+    }
+    panic!("no event of exactly {len} bytes");
+}
+
+#[test]
+fn an_event_over_the_server_s_max_payload_is_skipped_with_its_reason_and_blocks_nothing() {
+    let Some(w) = World::new("an event over max_payload", 30) else {
+        return;
+    };
+    // Within the ledger's 1 MiB bound, over a stock server's 1 MiB max_payload once the
+    // message's headers are added; published between ordinary events.
+    let (realm, big) = realm_with_an_event_of(1_048_500);
+    let mut lines: Vec<&String> = w.lines[..20].iter().collect();
+    lines.extend([&realm, &big]);
+    lines.extend(&w.lines[20..]);
+    let a = w.path("a");
+    ledger_of(&a, &lines);
+    let out = w.once_output(&a);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("max_payload is 1048576 bytes"), "{said}");
+    assert!(said.contains("skipped ak:event:"), "{said}");
+    let report = json(&out);
+    let others = w.lines.len() as u64 + 1;
+    assert_eq!(
+        (n(&report, "published"), n(&report, "skipped")),
+        (others, 1)
+    );
+    let skipped = std::fs::read_to_string(a.join("replicate/AKLEDGER.skipped.jsonl")).unwrap();
+    let big_id = Event::<Unverified>::parse(big.as_bytes())
+        .unwrap()
+        .id()
+        .to_string();
+    assert!(skipped.contains(&big_id), "{skipped}");
+
+    // Another ledger gets everything else; a rerun skips nothing again.
+    let b = w.ledger("b", 0..0);
+    let report = w.once(&b, 0);
+    assert_eq!(n(&report, "admitted"), others);
+    assert_eq!(n(&w.once(&a, 0), "skipped"), 0);
+}
