@@ -79,6 +79,11 @@ fn replicate(
     .map_err(usage)?;
     drop(replicator);
     ledger.close()?;
+    if report.consumer_renewed {
+        eprintln!(
+            "akledger: replicate: the marker was written in another directory (this ledger is a copy or a restored backup): it now reads the stream with a durable consumer of its own, from the start"
+        );
+    }
     if let Some(max) = report.small_max_payload {
         eprintln!(
             "akledger: replicate: the server's max_payload is {max} bytes, below the {} an event of {} bytes needs: events larger are skipped (listed in DIR/replicate/<stream>.skipped.jsonl); raise max_payload in the server's configuration",

@@ -91,6 +91,10 @@ pub struct ReplicateReport {
     /// ([`limits::REPLICATE_MAX_MESSAGE_BYTES`]): raise it (`max_payload` in the server's
     /// configuration) or larger events are skipped.
     pub small_max_payload: Option<u64>,
+    /// True when the marker was written in another ledger directory (this one is a copy,
+    /// or a restored backup): this ledger got a durable consumer of its own, which reads
+    /// the stream from its start (what is held here already counts as duplicates).
+    pub consumer_renewed: bool,
 }
 
 /// An admitted event replication could not publish.

@@ -31,6 +31,42 @@ pub struct Marker {
     pub consumer: String,
     /// Admitted events (from admission position 0) the stream holds.
     pub published: u64,
+    /// The ledger directory the consumer belongs to (absent in markers written before it
+    /// was recorded: the directory they are found in is adopted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<Instance>,
+}
+
+/// A ledger directory as the file system knows it: a copy of the directory (`cp -r`, a
+/// restored backup) is another one, and must not read the stream with the original's
+/// consumer (the server would share the messages out between the two).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Instance {
+    /// The directory's device number.
+    pub device: u64,
+    /// The directory's inode number.
+    pub inode: u64,
+}
+
+impl Instance {
+    /// The directory `dir` is.
+    pub fn of(dir: &Path) -> Result<Instance, ReplicateError> {
+        use std::os::unix::fs::MetadataExt as _;
+        let meta =
+            std::fs::metadata(dir).map_err(|e| ReplicateError::marker(dir, e.to_string()))?;
+        Ok(Instance {
+            device: meta.dev(),
+            inode: meta.ino(),
+        })
+    }
+}
+
+/// A fresh random consumer name.
+fn new_consumer() -> String {
+    let mut identity = [0u8; 16];
+    OsRng.fill_bytes(&mut identity);
+    consumer_name(&identity)
 }
 
 /// Where the marker of `stream` lives in the ledger directory `dir`.
@@ -38,26 +74,47 @@ pub fn path(dir: &Path, stream: &str) -> PathBuf {
     Layout::new(dir).replicate_marker(stream)
 }
 
-/// Reads the marker at `path`, or makes and saves a new one (nothing published, a fresh
-/// random consumer identity) when there is none: the consumer's name must outlive this run
-/// before the server knows it. A damaged marker is an error, never replaced silently:
-/// replacing it would re-publish everything and change the consumer.
-pub fn load_or_new(path: &Path, stream: &str) -> Result<Marker, ReplicateError> {
-    match load(path, stream)? {
-        Some(marker) => Ok(marker),
-        None => {
-            let mut identity = [0u8; 16];
-            OsRng.fill_bytes(&mut identity);
+/// Reads the marker at `path` for the ledger directory `instance`, or makes and saves a new
+/// one (nothing published, a fresh random consumer identity) when there is none: the
+/// consumer's name must outlive this run before the server knows it. A damaged marker is
+/// an error, never replaced silently: replacing it would re-publish everything and change
+/// the consumer. A marker written in another directory (this one is a copy) keeps its
+/// count of published events, which the copy holds too, and gets a consumer of its own;
+/// the second value says so.
+pub fn load_or_new(
+    path: &Path,
+    stream: &str,
+    instance: Instance,
+) -> Result<(Marker, bool), ReplicateError> {
+    let (marker, renewed) = match load(path, stream)? {
+        Some(marker) if marker.instance == Some(instance) => return Ok((marker, false)),
+        Some(marker) => {
+            let copied = marker.instance.is_some();
+            let consumer = if copied {
+                new_consumer()
+            } else {
+                marker.consumer.clone()
+            };
             let marker = Marker {
+                consumer,
+                instance: Some(instance),
+                ..marker
+            };
+            (marker, copied)
+        }
+        None => (
+            Marker {
                 version: VERSION,
                 stream: stream.to_owned(),
-                consumer: consumer_name(&identity),
+                consumer: new_consumer(),
                 published: 0,
-            };
-            save(path, &marker)?;
-            Ok(marker)
-        }
-    }
+                instance: Some(instance),
+            },
+            false,
+        ),
+    };
+    save(path, &marker)?;
+    Ok((marker, renewed))
 }
 
 /// Reads the marker at `path`; `None` when there is none.
@@ -108,22 +165,35 @@ mod tests {
     fn a_marker_survives_a_round_trip_and_a_damaged_one_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let at = path(dir.path(), "S");
-        let fresh = load_or_new(&at, "S").unwrap();
+        let here = Instance::of(dir.path()).unwrap();
+        let (fresh, _) = load_or_new(&at, "S", here).unwrap();
         assert_eq!(fresh.published, 0);
         // Saved at once: the consumer keeps its name.
-        assert_eq!(load_or_new(&at, "S").unwrap(), fresh);
-        let other = load_or_new(&path(dir.path(), "T"), "T").unwrap();
+        assert_eq!(load_or_new(&at, "S", here).unwrap(), (fresh.clone(), false));
+        let (other, _) = load_or_new(&path(dir.path(), "T"), "T", here).unwrap();
         assert_ne!(fresh.consumer, other.consumer);
         let marker = Marker {
             published: 42,
             ..fresh
         };
         save(&at, &marker).unwrap();
-        assert_eq!(load_or_new(&at, "S").unwrap(), marker);
-        assert!(load_or_new(&at, "T").is_err());
+        assert_eq!(
+            load_or_new(&at, "S", here).unwrap(),
+            (marker.clone(), false)
+        );
+        assert!(load_or_new(&at, "T", here).is_err());
+        // Found in another directory: the count stays, the consumer is new.
+        let elsewhere = Instance {
+            inode: here.inode + 1,
+            ..here
+        };
+        let (copy, renewed) = load_or_new(&at, "S", elsewhere).unwrap();
+        assert!(renewed);
+        assert_eq!((copy.published, copy.instance), (42, Some(elsewhere)));
+        assert_ne!(copy.consumer, marker.consumer);
         std::fs::write(&at, b"{\"version\":1,").unwrap();
-        assert!(load_or_new(&at, "S").is_err());
+        assert!(load_or_new(&at, "S", here).is_err());
         std::fs::write(&at, vec![b' '; MAX_MARKER_BYTES as usize + 1]).unwrap();
-        assert!(load_or_new(&at, "S").is_err());
+        assert!(load_or_new(&at, "S", here).is_err());
     }
 }

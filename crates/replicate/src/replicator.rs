@@ -80,7 +80,8 @@ impl<'l> Replicator<'l> {
             ));
         }
         let marker_path = marker::path(ledger.config().dir(), &options.stream);
-        let marker = marker::load_or_new(&marker_path, &options.stream)?;
+        let instance = marker::Instance::of(ledger.config().dir())?;
+        let (marker, renewed) = marker::load_or_new(&marker_path, &options.stream, instance)?;
         let runtime = Runtime::new(options.timeout)?;
         Ok(Replicator {
             ledger,
@@ -89,7 +90,10 @@ impl<'l> Replicator<'l> {
             marker,
             runtime,
             echo: HashSet::new(),
-            report: ReplicateReport::default(),
+            report: ReplicateReport {
+                consumer_renewed: renewed,
+                ..ReplicateReport::default()
+            },
         })
     }
 

@@ -373,3 +373,35 @@ fn an_event_over_the_server_s_max_payload_is_skipped_with_its_reason_and_blocks_
     assert_eq!(n(&report, "admitted"), others);
     assert_eq!(n(&w.once(&a, 0), "skipped"), 0);
 }
+
+#[test]
+fn a_copied_ledger_reads_the_stream_with_a_consumer_of_its_own() {
+    let Some(w) = World::new("a copied ledger", 40) else {
+        return;
+    };
+    let a = w.ledger("a", 0..20);
+    w.once(&a, 0);
+    let copy = w.path("copy");
+    common::copy_dir(&a, &copy);
+    // Another ledger publishes the rest; the original and its copy each get all of it.
+    let b = w.ledger("b", 20..w.lines.len());
+    w.once(&b, 0);
+    let out = w.once_output(&copy);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("a durable consumer of its own"),
+        "{}",
+        stderr(&out)
+    );
+    w.once(&a, 0);
+    for dir in [&a, &copy] {
+        assert_eq!(len(dir), w.lines.len(), "{}", dir.display());
+    }
+    // The copy's next run is an ordinary one.
+    let out = w.once_output(&copy);
+    assert!(
+        !stderr(&out).contains("consumer of its own"),
+        "{}",
+        stderr(&out)
+    );
+}
