@@ -84,6 +84,11 @@ fn replicate(
             "akledger: replicate: the marker was written in another directory (this ledger is a copy or a restored backup): it now reads the stream with a durable consumer of its own, from the start"
         );
     }
+    if report.stream_recreated > 0 {
+        eprintln!(
+            "akledger: replicate: the stream was made anew since this ledger last published to it: everything admitted here was published again"
+        );
+    }
     if let Some(max) = report.small_max_payload {
         eprintln!(
             "akledger: replicate: the server's max_payload is {max} bytes, below the {} an event of {} bytes needs: events larger are skipped (listed in DIR/replicate/<stream>.skipped.jsonl); raise max_payload in the server's configuration",

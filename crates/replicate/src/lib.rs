@@ -95,6 +95,9 @@ pub struct ReplicateReport {
     /// or a restored backup): this ledger got a durable consumer of its own, which reads
     /// the stream from its start (what is held here already counts as duplicates).
     pub consumer_renewed: bool,
+    /// Times the stream was found made anew (deleted and created again): everything
+    /// admitted here was published again to refill it.
+    pub stream_recreated: u64,
 }
 
 /// An admitted event replication could not publish.

@@ -35,6 +35,10 @@ pub struct Marker {
     /// was recorded: the directory they are found in is adopted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<Instance>,
+    /// When the stream `published` counts into was created (the server's nanoseconds since
+    /// the epoch); absent until the first connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_created: Option<String>,
 }
 
 /// A ledger directory as the file system knows it: a copy of the directory (`cp -r`, a
@@ -109,6 +113,7 @@ pub fn load_or_new(
                 consumer: new_consumer(),
                 published: 0,
                 instance: Some(instance),
+                stream_created: None,
             },
             false,
         ),

@@ -33,6 +33,9 @@ pub(super) struct Session {
     consumer: PullConsumer,
     /// The server's `max_payload`: the largest message (headers included) it takes.
     pub max_payload: usize,
+    /// When the stream was created (nanoseconds since the Unix epoch, as the server says):
+    /// another value than last time means it was deleted and made again.
+    pub stream_created: String,
 }
 
 /// A message to publish.
@@ -121,6 +124,11 @@ impl Runtime {
             timeout,
             js.get_or_create_stream(config),
         )?;
+        let stream_created = stream_handle
+            .cached_info()
+            .created
+            .unix_timestamp_nanos()
+            .to_string();
         let subjects = &stream_handle.cached_info().config.subjects;
         if !subjects.iter().any(|s| s == STREAM_SUBJECTS) {
             return Err(ReplicateError::Misuse(format!(
@@ -148,6 +156,7 @@ impl Runtime {
                 js,
                 consumer: found,
                 max_payload,
+                stream_created,
             });
         }
         // Messages delivered and never acknowledged: only this ledger reads with this
@@ -169,6 +178,7 @@ impl Runtime {
             js,
             consumer,
             max_payload,
+            stream_created,
         })
     }
 

@@ -163,6 +163,16 @@ impl<'l> Replicator<'l> {
         let needed = crate::limits::REPLICATE_MAX_MESSAGE_BYTES;
         self.report.small_max_payload =
             (session.max_payload < needed).then_some(session.max_payload as u64);
+        // A stream made anew (deleted, then created again by this connection or another)
+        // holds none of what the marker counts as published: publish it all again.
+        if self.marker.stream_created.as_deref() != Some(session.stream_created.as_str()) {
+            if self.marker.stream_created.is_some() {
+                self.marker.published = 0;
+                self.report.stream_recreated += 1;
+            }
+            self.marker.stream_created = Some(session.stream_created.clone());
+            marker::save(&self.marker_path, &self.marker)?;
+        }
         Ok(session)
     }
 

@@ -405,3 +405,49 @@ fn a_copied_ledger_reads_the_stream_with_a_consumer_of_its_own() {
         stderr(&out)
     );
 }
+
+/// Deletes `stream` through the JetStream API, with the plain NATS protocol, and waits for
+/// the server's answer.
+fn delete_stream(server: &NatsServer, stream: &str) {
+    let mut tcp = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let wire = format!(
+        "CONNECT {{\"verbose\":false,\"pedantic\":false}}\r\nSUB _INBOX.delete 1\r\nPUB $JS.API.STREAM.DELETE.{stream} _INBOX.delete 0\r\n\r\n"
+    );
+    tcp.write_all(wire.as_bytes()).unwrap();
+    let mut reader = BufReader::new(tcp);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "server hung up");
+        assert!(!line.starts_with("-ERR"), "{line}");
+        if line.starts_with("MSG _INBOX.delete") {
+            line.clear();
+            reader.read_line(&mut line).unwrap();
+            assert!(line.contains("\"success\":true"), "{line}");
+            return;
+        }
+    }
+}
+
+#[test]
+fn a_stream_deleted_and_made_again_is_refilled_from_the_ledger() {
+    let Some(w) = World::new("a stream made again", 40) else {
+        return;
+    };
+    let a = w.ledger("a", 0..w.lines.len());
+    w.once(&a, 0);
+    delete_stream(&w.server, "AKLEDGER");
+    // A newcomer makes the stream again, empty.
+    let b = w.ledger("b", 0..0);
+    assert_eq!(n(&w.once(&b, 0), "admitted"), 0);
+    // The ledger that published before sees a new stream and publishes everything again.
+    let out = w.once_output(&a);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the stream was made anew"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(n(&json(&out), "published"), w.lines.len() as u64);
+    assert_eq!(n(&w.once(&b, 0), "admitted"), w.lines.len() as u64);
+}
