@@ -42,7 +42,7 @@ pub struct ReplicateArgs {
     /// Seconds one request to the server may take.
     #[arg(long, value_name = "SECS", default_value_t = akledger_replicate::limits::REPLICATE_TIMEOUT_SECS)]
     pub timeout: u64,
-    /// Print {"published","consumed","admitted","duplicates","rejected","skipped"}.
+    /// Print {"published","consumed","admitted","duplicates","rejected","skipped","squatted"}.
     #[arg(long)]
     pub json: bool,
 }
@@ -132,6 +132,7 @@ fn print_report(r: &ReplicateReport, json: bool) -> Result<(), CliError> {
             ("duplicates", r.duplicates),
             ("rejected", r.rejected),
             ("skipped", r.skipped.len() as u64),
+            ("squatted", r.squatted),
         ]);
         return print_lines([json_text(&object)]);
     }
@@ -146,6 +147,12 @@ fn print_report(r: &ReplicateReport, json: bool) -> Result<(), CliError> {
             r.consumed, r.admitted, r.duplicates, r.pending, r.rejected
         ),
     ];
+    if r.squatted > 0 {
+        lines.push(format!(
+            "{} events found junk under their ids in the stream and were published again under fresh ids",
+            r.squatted
+        ));
+    }
     if r.reconnects > 0 {
         lines.push(format!(
             "lost the server {} times and reconnected",

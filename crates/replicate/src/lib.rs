@@ -11,7 +11,11 @@
 //!   `Nats-Msg-Id` = its event id, so the server drops a re-published copy within its
 //!   duplicate window. The marker (how many admitted events, from position 0, the stream
 //!   holds) advances only after the server acknowledged the batch. Events that came from
-//!   the stream are not published back.
+//!   the stream are not published back. A duplicate is read back: junk published under an
+//!   event's id first does not keep the event out (it goes again under the id and a random
+//!   suffix). An event over the server's `max_payload` is skipped and listed, never
+//!   retried for ever; a stream made anew is refilled; a copied ledger directory draws a
+//!   consumer of its own (the marker names the directory).
 //! * **consume** — a durable pull consumer named from the ledger's identity (a random id kept
 //!   in the marker) fetches batches; each goes through normal admission (verification,
 //!   pending for out-of-order delivery) in a [`Ledger::pipeline`](akledger::Ledger::pipeline), and is acknowledged only
@@ -98,6 +102,9 @@ pub struct ReplicateReport {
     /// Times the stream was found made anew (deleted and created again): everything
     /// admitted here was published again to refill it.
     pub stream_recreated: u64,
+    /// Events whose id the stream already held with other bytes (junk published under it
+    /// first): published again under the id and a random suffix (counted in `published`).
+    pub squatted: u64,
 }
 
 /// An admitted event replication could not publish.

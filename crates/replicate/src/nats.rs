@@ -31,6 +31,8 @@ pub(super) struct Runtime {
 pub(super) struct Session {
     js: Context,
     consumer: PullConsumer,
+    /// The stream itself (to read back what it holds under a message id).
+    stream: async_nats::jetstream::stream::Stream,
     /// The server's `max_payload`: the largest message (headers included) it takes.
     pub max_payload: usize,
     /// When the stream was created (nanoseconds since the Unix epoch, as the server says):
@@ -155,6 +157,7 @@ impl Runtime {
             return Ok(Session {
                 js,
                 consumer: found,
+                stream: stream_handle,
                 max_payload,
                 stream_created,
             });
@@ -177,31 +180,58 @@ impl Runtime {
         Ok(Session {
             js,
             consumer,
+            stream: stream_handle,
             max_payload,
             stream_created,
         })
     }
 
     /// Publishes `batch` (all sent, then every acknowledgement awaited); returns how many
-    /// the server stored as new (the rest it had already: duplicates by message id).
-    pub fn publish(&self, session: &Session, batch: Vec<Outgoing>) -> Result<u64, ReplicateError> {
+    /// the server stored as new. A message the server calls a duplicate (its message id,
+    /// the event id, is already in the stream) is read back: when what the stream holds
+    /// under that id is not this event (anyone may publish junk under an event's id
+    /// first), the event is published again under its id and a random suffix nobody could
+    /// have taken, and counted in the second value.
+    pub fn publish(
+        &self,
+        session: &Session,
+        batch: Vec<Outgoing>,
+    ) -> Result<(u64, u64), ReplicateError> {
         let js = &session.js;
+        let stream = &session.stream;
         let limit = self.timeout.saturating_mul(2);
         self.run("publish", limit, async move {
             let mut acks = Vec::with_capacity(batch.len());
-            for message in batch {
+            for message in &batch {
                 let publish = PublishMessage::build()
-                    .message_id(message.id)
-                    .payload(bytes::Bytes::from(message.payload));
-                acks.push(js.send_publish(message.subject, publish).await?);
+                    .message_id(message.id.clone())
+                    .payload(bytes::Bytes::from(message.payload.clone()));
+                acks.push(js.send_publish(message.subject.clone(), publish).await?);
             }
-            let mut stored = 0u64;
-            for ack in acks {
-                if !ack.await?.duplicate {
+            let (mut stored, mut squatted) = (0u64, 0u64);
+            for (ack, message) in acks.into_iter().zip(&batch) {
+                let ack = ack.await?;
+                if !ack.duplicate {
                     stored += 1;
+                    continue;
                 }
+                let held = stream.get_raw_message(ack.sequence).await?;
+                if held.payload.as_ref() == message.payload.as_slice() {
+                    continue;
+                }
+                let mut nonce = [0u8; 8];
+                rand_core::RngCore::fill_bytes(&mut rand_core::OsRng, &mut nonce);
+                let suffix: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+                let publish = PublishMessage::build()
+                    .message_id(format!("{}+{suffix}", message.id))
+                    .payload(bytes::Bytes::from(message.payload.clone()));
+                js.send_publish(message.subject.clone(), publish)
+                    .await?
+                    .await?;
+                stored += 1;
+                squatted += 1;
             }
-            Ok::<u64, async_nats::Error>(stored)
+            Ok::<(u64, u64), async_nats::Error>((stored, squatted))
         })
     }
 

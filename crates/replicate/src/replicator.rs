@@ -276,7 +276,9 @@ impl<'l> Replicator<'l> {
         position: u64,
     ) -> Result<(), ReplicateError> {
         if !batch.is_empty() {
-            self.report.published += self.runtime.publish(session, batch)?;
+            let (stored, squatted) = self.runtime.publish(session, batch)?;
+            self.report.published += stored;
+            self.report.squatted += squatted;
         }
         if position > self.marker.published {
             self.marker.published = position;

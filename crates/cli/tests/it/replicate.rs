@@ -451,3 +451,55 @@ fn a_stream_deleted_and_made_again_is_refilled_from_the_ledger() {
     assert_eq!(n(&json(&out), "published"), w.lines.len() as u64);
     assert_eq!(n(&w.once(&b, 0), "admitted"), w.lines.len() as u64);
 }
+
+/// Publishes `payload` on `subject` under the message id `id` (a header), with the plain
+/// NATS protocol, as any client of the server could.
+fn stranger_publishes_under(server: &NatsServer, subject: &str, id: &str, payload: &[u8]) {
+    let mut tcp = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let headers = format!("NATS/1.0\r\nNats-Msg-Id: {id}\r\n\r\n");
+    let mut wire = format!(
+        "CONNECT {{\"verbose\":false,\"pedantic\":false,\"headers\":true}}\r\nHPUB {subject} {} {}\r\n{headers}",
+        headers.len(),
+        headers.len() + payload.len()
+    )
+    .into_bytes();
+    wire.extend_from_slice(payload);
+    wire.extend_from_slice(b"\r\nPING\r\n");
+    tcp.write_all(&wire).unwrap();
+    let mut reader = BufReader::new(tcp);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "server hung up");
+        assert!(!line.starts_with("-ERR"), "{line}");
+        if line.starts_with("PONG") {
+            return;
+        }
+    }
+}
+
+#[test]
+fn junk_published_first_under_an_event_s_id_does_not_keep_the_event_out() {
+    let Some(w) = World::new("junk under an id", 30) else {
+        return;
+    };
+    // The stream exists (an empty ledger's run makes it); then junk takes an event's id.
+    let b = w.ledger("b", 0..0);
+    w.once(&b, 0);
+    let event = Event::<Unverified>::parse(w.lines[5].as_bytes()).unwrap();
+    stranger_publishes_under(
+        &w.server,
+        &subject_of(&event),
+        &event.id().to_string(),
+        b"{\"junk\":true}",
+    );
+    let a = w.ledger("a", 0..w.lines.len());
+    // (It consumes the junk too, and rejects it: exit 1.)
+    let report = w.once(&a, 1);
+    assert_eq!(n(&report, "squatted"), 1, "{report}");
+    assert_eq!(n(&report, "published"), w.lines.len() as u64);
+    // Every event reaches the other ledger; the junk is rejected there.
+    let report = w.once(&b, 1);
+    assert_eq!(n(&report, "rejected"), 1, "{report}");
+    assert_eq!(len(&b), w.lines.len());
+}
