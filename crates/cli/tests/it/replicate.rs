@@ -486,20 +486,23 @@ fn junk_published_first_under_an_event_s_id_does_not_keep_the_event_out() {
     // The stream exists (an empty ledger's run makes it); then junk takes an event's id.
     let b = w.ledger("b", 0..0);
     w.once(&b, 0);
-    let event = Event::<Unverified>::parse(w.lines[5].as_bytes()).unwrap();
-    stranger_publishes_under(
-        &w.server,
-        &subject_of(&event),
-        &event.id().to_string(),
-        b"{\"junk\":true}",
-    );
+    // The realm's create (which would strand the whole realm) and an ordinary event.
+    for line in [&w.lines[0], &w.lines[5]] {
+        let event = Event::<Unverified>::parse(line.as_bytes()).unwrap();
+        stranger_publishes_under(
+            &w.server,
+            &subject_of(&event),
+            &event.id().to_string(),
+            b"{\"junk\":true}",
+        );
+    }
     let a = w.ledger("a", 0..w.lines.len());
     // (It consumes the junk too, and rejects it: exit 1.)
     let report = w.once(&a, 1);
-    assert_eq!(n(&report, "squatted"), 1, "{report}");
+    assert_eq!(n(&report, "squatted"), 2, "{report}");
     assert_eq!(n(&report, "published"), w.lines.len() as u64);
     // Every event reaches the other ledger; the junk is rejected there.
     let report = w.once(&b, 1);
-    assert_eq!(n(&report, "rejected"), 1, "{report}");
+    assert_eq!(n(&report, "rejected"), 2, "{report}");
     assert_eq!(len(&b), w.lines.len());
 }
