@@ -83,6 +83,12 @@ pub const BUSY_ANSWER_SECS: u64 = 2;
 /// fails with a timeout.
 pub const SYNC_TIMEOUT_SECS: u64 = 30;
 
+/// Bytes per second a `serve` session must have moved on average, once it is older than
+/// one read timeout, to keep its slot while another peer waits for one: a peer that
+/// trickles a byte now and then to hold a slot moves far less, an honest one (even on a
+/// slow link, even while the other side computes) far more.
+pub const MIN_SYNC_SESSION_BYTES_PER_SEC: u64 = 1024;
+
 /// Default seconds one sync session may last in all. Per-read timeouts alone let a peer
 /// that trickles a byte now and then hold a session (and one of [`MAX_SYNC_SESSIONS`])
 /// forever; an hour is about 40 times what a first sync of a million events takes here.

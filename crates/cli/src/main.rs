@@ -31,6 +31,7 @@ mod progress;
 mod query;
 #[cfg(feature = "nats")]
 mod replicate;
+mod serve_slots;
 mod shell;
 mod sidecar_run;
 mod sync;

@@ -20,6 +20,7 @@ use super::output::{
     Outcome,
 };
 use super::progress::{transfer, Transfer};
+use super::serve_slots::{Counted, Slots};
 
 /// Where `sync` finds its peer.
 pub enum Peer {
@@ -97,13 +98,13 @@ fn serve_tcp(ledger: &LedgerArgs, addr: &str, options: &SyncOptions) -> Result<O
     let mut out = io::stdout();
     emit(&mut out, &bound.to_string())?;
     stdout_result(out.flush())?;
-    let active = Arc::new(AtomicUsize::new(0));
     let refusing = Arc::new(AtomicUsize::new(0));
     let options = *options;
+    let mut slots = Slots::new(options.timeout);
     let mut keyring_seen = keyring_stamp(&keyring);
     for conn in listener.incoming() {
-        let Ok(mut stream) = conn else { continue };
-        if active.load(Ordering::SeqCst) >= MAX_SYNC_SESSIONS {
+        let Ok(stream) = conn else { continue };
+        if !slots.make_room() {
             refuse_busy(stream, &refusing);
             continue;
         }
@@ -121,13 +122,20 @@ fn serve_tcp(ledger: &LedgerArgs, addr: &str, options: &SyncOptions) -> Result<O
         let peer = stream
             .peer_addr()
             .map_or_else(|_| "peer".to_owned(), |a| a.to_string());
-        let (ledger, active) = (Arc::clone(&ledger), Arc::clone(&active));
-        active.fetch_add(1, Ordering::SeqCst);
+        let Ok(handle) = stream.try_clone() else {
+            continue;
+        };
+        let progress = slots.start(&peer, handle);
+        let ledger = Arc::clone(&ledger);
         std::thread::spawn(move || {
-            let result = options
-                .apply_to(&stream)
+            let applied = options.apply_to(&stream);
+            let mut counted = Counted {
+                inner: stream,
+                progress: Arc::clone(&progress),
+            };
+            let result = applied
                 .map_err(akledger::sync::SyncError::io)
-                .and_then(|()| ledger.serve_session_within(&mut stream, options.session_limit));
+                .and_then(|()| ledger.serve_session_within(&mut counted, options.session_limit));
             match result {
                 Ok(r) => eprintln!(
                     "akledger: serve: {peer}: sent {} events, received {}",
@@ -135,7 +143,7 @@ fn serve_tcp(ledger: &LedgerArgs, addr: &str, options: &SyncOptions) -> Result<O
                 ),
                 Err(e) => eprintln!("akledger: serve: {peer}: {e}"),
             }
-            active.fetch_sub(1, Ordering::SeqCst);
+            progress.finish();
         });
     }
     Ok(Outcome::Clean)

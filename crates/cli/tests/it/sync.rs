@@ -542,3 +542,61 @@ fn serve_takes_keys_added_to_its_keyring_while_it_runs() {
     assert!(said.contains("keyring reloaded"), "{said}");
     assert_eq!(len(&served), 1, "{said} {}", stderr(&out));
 }
+
+#[test]
+fn peers_trickling_bytes_to_hold_every_slot_are_cut_for_one_that_syncs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (served, mine) = (tmp.path().join("served"), tmp.path().join("mine"));
+    run_ok(&["init", "--dir", p(&served)], 0);
+    run_ok(&["init", "--dir", p(&mine)], 0);
+    let mut child = bin()
+        .args(["serve", "--dir", p(&served), "--listen", "127.0.0.1:0"])
+        .args(["--timeout", "1", "--session-limit", "600"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut addr = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut addr)
+        .unwrap();
+    let addr = addr.trim().to_string();
+    // 64 peers each announce a hello frame of 1000 bytes and send it a byte every 300 ms:
+    // never silent for a whole timeout, never done.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let trickle = {
+        let (addr, stop) = (addr.clone(), std::sync::Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut peers: Vec<TcpStream> = (0..akledger::limits::MAX_SYNC_SESSIONS)
+                .map(|_| TcpStream::connect(&addr).unwrap())
+                .collect();
+            for peer in &mut peers {
+                let _ = peer.write_all(&[1, 1, 0, 0, 3, 232]);
+            }
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                for peer in &mut peers {
+                    let _ = peer.write_all(&[0]);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(300));
+            }
+        })
+    };
+    // A real peer gets a session within a few seconds (the slowest trickler is cut).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let out = run(&["sync", "--dir", p(&mine), "--peer", &addr]);
+        if out.status.success() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "locked out: {}",
+            stderr(&out)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    trickle.join().unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
