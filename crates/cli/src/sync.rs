@@ -143,6 +143,9 @@ fn serve_tcp(ledger: &LedgerArgs, addr: &str, options: &SyncOptions) -> Result<O
                 ),
                 Err(e) => eprintln!("akledger: serve: {peer}: {e}"),
             }
+            // The slot table holds a handle on the socket (to cut a trickler): close the
+            // connection now, not when that handle goes.
+            let _ = counted.inner.shutdown(std::net::Shutdown::Both);
             progress.finish();
         });
     }
