@@ -256,28 +256,41 @@ fn the_server_killed_and_restarted_mid_follow_loses_nothing() {
     assert_eq!(heads(&a), heads(&b));
 }
 
-/// Publishes `payloads` on `subject` with the plain NATS protocol, as any client of the
-/// server could (no JetStream acknowledgement asked), and waits until the server read them.
+/// Speaks the plain NATS protocol to `server` as any client could: sends `CONNECT` (with
+/// headers allowed) and `wire`, then reads lines until `done` says one ends it (a `-ERR`
+/// fails the test); returns that line and the one after it.
+fn plain_nats(server: &NatsServer, wire: &[u8], done: impl Fn(&str) -> bool) -> (String, String) {
+    let mut tcp = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let mut all = b"CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true}\r\n".to_vec();
+    all.extend_from_slice(wire);
+    tcp.write_all(&all).unwrap();
+    let mut reader = BufReader::new(tcp);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "server hung up");
+        assert!(!line.starts_with("-ERR"), "{line}");
+        if done(&line) {
+            let mut next = String::new();
+            if !line.starts_with("PONG") {
+                reader.read_line(&mut next).unwrap();
+            }
+            return (line, next);
+        }
+    }
+}
+
+/// Publishes `payloads` on `subject` (no JetStream acknowledgement asked) and waits until
+/// the server read them.
 fn stranger_publishes(server: &NatsServer, subject: &str, payloads: &[Vec<u8>]) {
-    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    let mut wire = b"CONNECT {\"verbose\":false,\"pedantic\":false}\r\n".to_vec();
+    let mut wire = Vec::new();
     for payload in payloads {
         wire.extend_from_slice(format!("PUB {subject} {}\r\n", payload.len()).as_bytes());
         wire.extend_from_slice(payload);
         wire.extend_from_slice(b"\r\n");
     }
     wire.extend_from_slice(b"PING\r\n");
-    stream.write_all(&wire).unwrap();
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "server hung up");
-        assert!(!line.starts_with("-ERR"), "{line}");
-        if line.starts_with("PONG") {
-            return;
-        }
-    }
+    plain_nats(server, &wire, |l| l.starts_with("PONG"));
 }
 
 #[test]
@@ -406,27 +419,15 @@ fn a_copied_ledger_reads_the_stream_with_a_consumer_of_its_own() {
     );
 }
 
-/// Deletes `stream` through the JetStream API, with the plain NATS protocol, and waits for
-/// the server's answer.
+/// Deletes `stream` through the JetStream API and waits for the server's answer.
 fn delete_stream(server: &NatsServer, stream: &str) {
-    let mut tcp = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
     let wire = format!(
-        "CONNECT {{\"verbose\":false,\"pedantic\":false}}\r\nSUB _INBOX.delete 1\r\nPUB $JS.API.STREAM.DELETE.{stream} _INBOX.delete 0\r\n\r\n"
+        "SUB _INBOX.delete 1\r\nPUB $JS.API.STREAM.DELETE.{stream} _INBOX.delete 0\r\n\r\n"
     );
-    tcp.write_all(wire.as_bytes()).unwrap();
-    let mut reader = BufReader::new(tcp);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "server hung up");
-        assert!(!line.starts_with("-ERR"), "{line}");
-        if line.starts_with("MSG _INBOX.delete") {
-            line.clear();
-            reader.read_line(&mut line).unwrap();
-            assert!(line.contains("\"success\":true"), "{line}");
-            return;
-        }
-    }
+    let (_, answer) = plain_nats(server, wire.as_bytes(), |l| {
+        l.starts_with("MSG _INBOX.delete")
+    });
+    assert!(answer.contains("\"success\":true"), "{answer}");
 }
 
 #[test]
@@ -452,30 +453,19 @@ fn a_stream_deleted_and_made_again_is_refilled_from_the_ledger() {
     assert_eq!(n(&w.once(&b, 0), "admitted"), w.lines.len() as u64);
 }
 
-/// Publishes `payload` on `subject` under the message id `id` (a header), with the plain
-/// NATS protocol, as any client of the server could.
+/// Publishes `payload` on `subject` under the message id `id` (a header) and waits until
+/// the server read it.
 fn stranger_publishes_under(server: &NatsServer, subject: &str, id: &str, payload: &[u8]) {
-    let mut tcp = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
     let headers = format!("NATS/1.0\r\nNats-Msg-Id: {id}\r\n\r\n");
     let mut wire = format!(
-        "CONNECT {{\"verbose\":false,\"pedantic\":false,\"headers\":true}}\r\nHPUB {subject} {} {}\r\n{headers}",
+        "HPUB {subject} {} {}\r\n{headers}",
         headers.len(),
         headers.len() + payload.len()
     )
     .into_bytes();
     wire.extend_from_slice(payload);
     wire.extend_from_slice(b"\r\nPING\r\n");
-    tcp.write_all(&wire).unwrap();
-    let mut reader = BufReader::new(tcp);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "server hung up");
-        assert!(!line.starts_with("-ERR"), "{line}");
-        if line.starts_with("PONG") {
-            return;
-        }
-    }
+    plain_nats(server, &wire, |l| l.starts_with("PONG"));
 }
 
 #[test]

@@ -27,10 +27,16 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path) -> Server {
+        Server::start_with(dir, &[], Stdio::null())
+    }
+
+    /// With `args` after `--listen`, what it says going to `stderr`.
+    fn start_with(dir: &Path, args: &[&str], stderr: Stdio) -> Server {
         let mut child = bin()
             .args(["serve", "--dir", p(dir), "--listen", "127.0.0.1:0"])
+            .args(args)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let mut line = String::new();
@@ -522,22 +528,12 @@ fn serve_takes_keys_added_to_its_keyring_while_it_runs() {
     let authorize = realm_by_a_web_principal(tmp.path(), &mine);
     // The server starts without the authorization; it is added beside it, then pushed to.
     let said = tmp.path().join("serve.log");
-    let mut child = bin()
-        .args(["serve", "--dir", p(&served), "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&said).unwrap())
-        .spawn()
-        .unwrap();
-    let mut addr = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut addr)
-        .unwrap();
+    let server = Server::start_with(&served, &[], std::fs::File::create(&said).unwrap().into());
     let mut there = authorize.clone();
     there.extend(["--dir".to_string(), p(&served).to_string()]);
     run_ok(&there.iter().map(String::as_str).collect::<Vec<_>>(), 0);
-    let out = run_ok(&["sync", "--dir", p(&mine), "--peer", addr.trim()], 0);
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let out = run_ok(&["sync", "--dir", p(&mine), "--peer", &server.addr], 0);
+    drop(server);
     let said = std::fs::read_to_string(&said).unwrap();
     assert!(said.contains("keyring reloaded"), "{said}");
     assert_eq!(len(&served), 1, "{said} {}", stderr(&out));
@@ -549,18 +545,12 @@ fn peers_trickling_bytes_to_hold_every_slot_are_cut_for_one_that_syncs() {
     let (served, mine) = (tmp.path().join("served"), tmp.path().join("mine"));
     run_ok(&["init", "--dir", p(&served)], 0);
     run_ok(&["init", "--dir", p(&mine)], 0);
-    let mut child = bin()
-        .args(["serve", "--dir", p(&served), "--listen", "127.0.0.1:0"])
-        .args(["--timeout", "1", "--session-limit", "600"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut addr = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut addr)
-        .unwrap();
-    let addr = addr.trim().to_string();
+    let server = Server::start_with(
+        &served,
+        &["--timeout", "1", "--session-limit", "600"],
+        Stdio::null(),
+    );
+    let addr = server.addr.clone();
     // 64 peers each announce a hello frame of 1000 bytes and send it a byte every 300 ms:
     // never silent for a whole timeout, never done.
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -597,6 +587,4 @@ fn peers_trickling_bytes_to_hold_every_slot_are_cut_for_one_that_syncs() {
     }
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     trickle.join().unwrap();
-    child.kill().unwrap();
-    child.wait().unwrap();
 }
