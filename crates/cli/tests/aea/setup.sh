@@ -22,7 +22,8 @@ say() { echo "aea setup (+$(( $(date +%s) - started )) s): $*"; }
 
 # 1. Python 3.10: Debian 12 ships only 3.11, so pyenv's (on this machine image) or one on PATH.
 python=""
-for candidate in $(ls -d /root/.pyenv/versions/3.10.*/bin/python3.10 2>/dev/null | sort -V -r) \
+pyenv_root="${PYENV_ROOT:-$HOME/.pyenv}"
+for candidate in $(ls -d "$pyenv_root"/versions/3.10.*/bin/python3.10 2>/dev/null | sort -V -r) \
   "$(command -v python3.10 || true)"; do
   if [ -n "$candidate" ] && [ -x "$candidate" ] &&
     "$candidate" -c 'import sys, ssl, ctypes; assert sys.version_info[:2] == (3, 10)' 2>/dev/null; then
@@ -31,7 +32,7 @@ for candidate in $(ls -d /root/.pyenv/versions/3.10.*/bin/python3.10 2>/dev/null
   fi
 done
 if [ -z "$python" ]; then
-  echo "aea setup: no Python 3.10 here (pyenv's /root/.pyenv/versions/3.10.* or python3.10 on PATH);" >&2
+  echo "aea setup: no Python 3.10 here (pyenv's $pyenv_root/versions/3.10.* or python3.10 on PATH);" >&2
   echo "aea 1.2.5 requires Python < 3.11, so the tests against it will say they skipped" >&2
   exit 3
 fi
