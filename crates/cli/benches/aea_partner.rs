@@ -13,101 +13,16 @@
 // Benchmarks panic on what they set up themselves.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use akledger_testkit::aea::{copy_agent, partner, pings, report, run_agent, stop_agent, Partner};
 use serde_json::{json, Value};
 
 const ROUND_TRIPS: usize = 200;
 const BURST: usize = 1000;
 const PAIRS: usize = 3;
-
-struct Partner {
-    python: PathBuf,
-    home: PathBuf,
-    project: PathBuf,
-}
-
-fn partner() -> Option<Partner> {
-    let root = akledger_testkit::workspace_root();
-    let dir = std::env::var_os("AKLEDGER_AEA_DIR").map_or(root.join("target/aea"), PathBuf::from);
-    let ready = std::fs::read_to_string(dir.join("ready")).ok()?;
-    let field = |name: &str| {
-        ready
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}=")))
-            .map(PathBuf::from)
-    };
-    Some(Partner {
-        python: field("python")?,
-        home: field("home")?,
-        project: field("project")?,
-    })
-}
-
-/// A copy of the agent project named `name`, planned by `plan`.
-fn agent(p: &Partner, dir: &Path, name: &str, plan: &Value) -> PathBuf {
-    let project = dir.join(name);
-    assert!(Command::new("cp")
-        .arg("-r")
-        .arg(&p.project)
-        .arg(&project)
-        .status()
-        .unwrap()
-        .success());
-    let config = project.join("aea-config.yaml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(
-        &config,
-        text.replacen("agent_name: partner", &format!("agent_name: {name}"), 1),
-    )
-    .unwrap();
-    std::fs::write(project.join("partner.json"), plan.to_string()).unwrap();
-    project
-}
-
-fn run(p: &Partner, project: &Path) -> Child {
-    Command::new(p.python.parent().unwrap().join("aea"))
-        .args(["-s", "run"])
-        .current_dir(project)
-        .env("HOME", &p.home)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
-fn stop(mut child: Child) {
-    let _ = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn report(project: &Path) -> Value {
-    std::fs::read(project.join("report.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or(Value::Null)
-}
-
-fn pings(n: usize) -> Vec<String> {
-    (0..n)
-        .map(|i| {
-            format!("ping {i}")
-                .bytes()
-                .map(|b| format!("{b:02x}"))
-                .collect()
-        })
-        .collect()
-}
 
 /// The pinger's round trips (ms) once every echo is in.
 fn wait_round_trips(project: &Path, n: usize) -> Vec<f64> {
@@ -131,23 +46,23 @@ fn wait_round_trips(project: &Path, n: usize) -> Vec<f64> {
 /// Pings `target` (another agent, or the sidecar) with `plan`; the pinger's round trips.
 fn agent_to_agent(p: &Partner, plan: Value, n: usize) -> Vec<f64> {
     let tmp = tempfile::tempdir().unwrap();
-    let echo = agent(p, tmp.path(), "echo", &json!({"echo": true}));
-    let pinger = agent(p, tmp.path(), "pinger", &plan);
+    let echo = copy_agent(&p.project, tmp.path(), "echo", &json!({"echo": true}));
+    let pinger = copy_agent(&p.project, tmp.path(), "pinger", &plan);
     // Each agent's output file is the other's input file.
     std::os::unix::fs::symlink(echo.join("input_file"), pinger.join("output_file")).unwrap();
     std::os::unix::fs::symlink(pinger.join("input_file"), echo.join("output_file")).unwrap();
-    let e = run(p, &echo);
+    let e = run_agent(p, &echo);
     std::thread::sleep(Duration::from_secs(3));
-    let a = run(p, &pinger);
+    let a = run_agent(p, &pinger);
     let trips = wait_round_trips(&pinger, n);
-    stop(a);
-    stop(e);
+    stop_agent(a);
+    stop_agent(e);
     trips
 }
 
 fn agent_to_sidecar(p: &Partner, plan: Value, n: usize) -> Vec<f64> {
     let tmp = tempfile::tempdir().unwrap();
-    let pinger = agent(p, tmp.path(), "pinger", &plan);
+    let pinger = copy_agent(&p.project, tmp.path(), "pinger", &plan);
     let mut sidecar = Command::new(env!("CARGO_BIN_EXE_akledger"))
         .args(["sidecar", "run", "--echo", "--dir"])
         .arg(tmp.path().join("ledger"))
@@ -162,9 +77,9 @@ fn agent_to_sidecar(p: &Partner, plan: Value, n: usize) -> Vec<f64> {
     while !tmp.path().join("ledger/runtime-progress.json").exists() {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let a = run(p, &pinger);
+    let a = run_agent(p, &pinger);
     let trips = wait_round_trips(&pinger, n);
-    stop(a);
+    stop_agent(a);
     let _ = Command::new("kill")
         .args(["-TERM", &sidecar.id().to_string()])
         .status();

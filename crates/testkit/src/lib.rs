@@ -1,7 +1,7 @@
 //! Fixtures shared by the crates' integration tests and benchmarks: fixed keys, a small
 //! realm/sidecar world, `reseal` (which turns a mutated envelope back into correctly hashed
 //! and signed bytes, so that a test isolates exactly the rule it is about), a
-//! `nats-server` of a test's own ([`nats`]), and the replay of fuzz corpora
+//! `nats-server` of a test's own ([`nats`]), the aea test partner ([`aea`]), and the replay of fuzz corpora
 //! ([`replay_corpus`]). Test code: it panics on what it sets up itself.
 #![allow(
     missing_docs,
@@ -10,6 +10,7 @@
     clippy::indexing_slicing
 )]
 
+pub mod aea;
 pub mod nats;
 
 use akledger::canonical::{parse_canonical, to_canonical};

@@ -25,39 +25,22 @@ use crate::support::bin;
 /// timed here.
 const PATIENCE: Duration = Duration::from_secs(180);
 
-/// What setup.sh left: the Python that runs aea, its HOME, the agent projects.
-pub(crate) struct Partner {
-    pub(crate) python: PathBuf,
-    pub(crate) home: PathBuf,
-    /// The agent on the stub connection.
-    pub(crate) project: PathBuf,
-    /// The agent on the tcp client connection.
-    pub(crate) project_tcp: PathBuf,
-    here: PathBuf,
-}
+pub(crate) use akledger_testkit::aea::{copy_agent, pings, report, run_agent, stop_agent, Partner};
 
+/// The partner setup.sh made, else `None` after saying that `test` is skipped.
 pub(crate) fn partner(test: &str) -> Option<Partner> {
-    let root = akledger_testkit::workspace_root();
-    let dir = std::env::var_os("AKLEDGER_AEA_DIR").map_or(root.join("target/aea"), PathBuf::from);
-    let Ok(ready) = std::fs::read_to_string(dir.join("ready")) else {
+    let found = akledger_testkit::aea::partner();
+    if found.is_none() {
         eprintln!(
             "{test}: skipped: the aea 1.2.5 partner is not set up here (run crates/cli/tests/aea/setup.sh; it needs Python 3.10)"
         );
-        return None;
-    };
-    let field = |name: &str| {
-        ready
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}=")))
-            .map(PathBuf::from)
-    };
-    Some(Partner {
-        python: field("python")?,
-        home: field("home")?,
-        project: field("project")?,
-        project_tcp: field("project_tcp")?,
-        here: root.join("crates/cli/tests/aea"),
-    })
+    }
+    found
+}
+
+/// Where the partner's sources (driver.py) are.
+fn here() -> PathBuf {
+    akledger_testkit::workspace_root().join("crates/cli/tests/aea")
 }
 
 /// A running `akledger sidecar run`, killed when dropped; what it says goes to `DIR.log`.
@@ -167,7 +150,7 @@ pub(crate) fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 /// Runs driver.py (the library's writer and reader) against a sidecar's files.
 fn drive(p: &Partner, sidecar: &Sidecar, args: &[&str]) -> Value {
     let out = Command::new(&p.python)
-        .arg(p.here.join("driver.py"))
+        .arg(here().join("driver.py"))
         .arg("--input")
         .arg(&sidecar.input)
         .arg("--output")
@@ -387,73 +370,6 @@ fn a_writer_holding_the_lock_is_never_read_half_written() {
 /// A copy of the partner agent project in `dir`, planned by `plan` (partner.json).
 fn agent(p: &Partner, dir: &Path, plan: &Value) -> PathBuf {
     copy_agent(&p.project, dir, "partner", plan)
-}
-
-/// A copy of the agent project `template` in `dir`, named `name` (its `agent_name`, the
-/// address its dialogues use unless the plan says `by_address`) and planned by `plan`.
-pub(crate) fn copy_agent(template: &Path, dir: &Path, name: &str, plan: &Value) -> PathBuf {
-    let project = dir.join(name);
-    let copied = Command::new("cp")
-        .arg("-r")
-        .arg(template)
-        .arg(&project)
-        .status()
-        .unwrap();
-    assert!(copied.success());
-    let config = project.join("aea-config.yaml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    let old = text.lines().next().unwrap().to_string();
-    assert!(old.starts_with("agent_name: "), "{old}");
-    std::fs::write(
-        &config,
-        text.replacen(&old, &format!("agent_name: {name}"), 1),
-    )
-    .unwrap();
-    std::fs::write(project.join("partner.json"), plan.to_string()).unwrap();
-    project
-}
-
-pub(crate) fn run_agent(p: &Partner, project: &Path) -> Child {
-    let aea = p.python.parent().unwrap().join("aea");
-    Command::new(aea)
-        .args(["-s", "run"])
-        .current_dir(project)
-        .env("HOME", &p.home)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
-pub(crate) fn report(project: &Path) -> Value {
-    std::fs::read(project.join("report.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or(Value::Null)
-}
-
-pub(crate) fn stop_agent(mut agent: Child) {
-    let _ = Command::new("kill")
-        .args(["-INT", &agent.id().to_string()])
-        .status();
-    let started = Instant::now();
-    while agent.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(20) {
-            let _ = agent.kill();
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-pub(crate) fn pings(n: usize) -> Vec<String> {
-    (0..n)
-        .map(|i| {
-            format!("ping {i}")
-                .bytes()
-                .map(|b| format!("{b:02x}"))
-                .collect()
-        })
-        .collect()
 }
 
 #[test]
