@@ -54,6 +54,11 @@ pub(crate) struct Sidecar {
 
 impl Sidecar {
     /// On two files (its input, its output), with the echo skill.
+    /// On `dir/in` and `dir/out`, its ledger in `dir/ledger`, with the echo skill.
+    fn start_in(dir: &Path) -> Sidecar {
+        Sidecar::start(&dir.join("ledger"), &dir.join("in"), &dir.join("out"))
+    }
+
     fn start(dir: &Path, input: &Path, output: &Path) -> Sidecar {
         let args = [
             "--echo".as_ref(),
@@ -200,11 +205,7 @@ fn the_library_s_writer_and_reader_bursts_of_1_to_1000_each_answered_and_accepte
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
-    let mut s = Sidecar::start(
-        &tmp.path().join("ledger"),
-        &tmp.path().join("in"),
-        &tmp.path().join("out"),
-    );
+    let mut s = Sidecar::start_in(tmp.path());
     for count in [1, 10, 100, 1000] {
         let report = drive(&p, &s, &["--count", &count.to_string()]);
         eprintln!("burst of {count}: {}", summary(&report));
@@ -225,11 +226,7 @@ fn dialogues_run_as_aea_1_numbers_them() {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
-    let s = Sidecar::start(
-        &tmp.path().join("ledger"),
-        &tmp.path().join("in"),
-        &tmp.path().join("out"),
-    );
+    let s = Sidecar::start_in(tmp.path());
     // The agent's second message (2, target -1) is answered as -2, target 2.
     let report = drive(&p, &s, &["--count", "20", "--second"]);
     assert_eq!(
@@ -263,11 +260,7 @@ fn hostile_payloads_forge_nothing_and_errors_decode() {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
-    let mut s = Sidecar::start(
-        &tmp.path().join("ledger"),
-        &tmp.path().join("in"),
-        &tmp.path().join("out"),
-    );
+    let mut s = Sidecar::start_in(tmp.path());
     // A payload holding a comma, a newline and a whole record with a forged sender: the
     // payload comes back whole, and nothing is taken from "mallory".
     let forged = b"x,\nsidecar,mallory,fetchai/default:1.0.0,\x12\x05\x08\x01\x12\x011,\nmore";
@@ -352,11 +345,7 @@ fn a_writer_holding_the_lock_is_never_read_half_written() {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
-    let s = Sidecar::start(
-        &tmp.path().join("ledger"),
-        &tmp.path().join("in"),
-        &tmp.path().join("out"),
-    );
+    let s = Sidecar::start_in(tmp.path());
     // Each record written in two halves, 30 ms apart, under one held lock.
     let report = drive(&p, &s, &["--count", "20", "--hold-lock-ms", "30"]);
     assert_eq!(n(&report, "echoes"), 20, "{report}");
