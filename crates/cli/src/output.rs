@@ -270,10 +270,21 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
+    write_lines(lines, emit)
+}
+
+/// Writes each line to stdout with `write` (flushing at the end).
+fn write_lines<I, S>(
+    lines: I,
+    write: fn(&mut io::BufWriter<io::StdoutLock<'static>>, &str) -> Result<(), CliError>,
+) -> Result<(), CliError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let mut out = io::BufWriter::new(io::stdout().lock());
     for line in lines {
-        emit(&mut out, line.as_ref())?;
+        write(&mut out, line.as_ref())?;
     }
     stdout_result(out.flush())
 }
@@ -285,11 +296,7 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    print_lines(
-        lines
-            .into_iter()
-            .map(|line| terminal_safe(line.as_ref()).into_owned()),
-    )
+    write_lines(lines, emit_text)
 }
 
 /// Writes one line of a text view, made [`terminal_safe`], as [`emit`] does.
