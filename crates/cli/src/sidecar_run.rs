@@ -127,16 +127,7 @@ pub fn run(args: RunArgs) -> Result<Outcome, CliError> {
             settings: akledger::canonical::Object::new().into(),
         });
     }
-    // What the file declares but cannot be built is the file's fault: say which file.
-    let in_file = |e| match usage(e) {
-        CliError::Usage(why) if !why.starts_with(&config_path.display().to_string()) => {
-            CliError::Usage(format!("{}: {why}", config_path.display()))
-        }
-        other => other,
-    };
-    let skills = file
-        .build_skills(&SkillCatalog::builtin())
-        .map_err(in_file)?;
+    let skills = file.build_skills(&SkillCatalog::builtin()).map_err(usage)?;
     let stub: Option<Box<dyn Connection>> = match (&args.input_file, &args.output_file) {
         (Some(input), Some(output)) => Some(Box::new(
             StubConnection::open_with(input, output, args.output_mode.into())
@@ -144,9 +135,7 @@ pub fn run(args: RunArgs) -> Result<Outcome, CliError> {
         )),
         _ => None,
     };
-    let mut connections = file
-        .multiplexer(stub.map(|c| ("stub", c)))
-        .map_err(in_file)?;
+    let mut connections = file.multiplexer(stub.map(|c| ("stub", c))).map_err(usage)?;
     if let Some(address) = args.tcp_listen {
         let tcp = TcpConnection::listen(address)
             .map_err(|e| CliError::Io(address.to_string().into(), e))?;

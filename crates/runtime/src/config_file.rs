@@ -131,6 +131,8 @@ pub struct ConfigFile {
     pub routes: BTreeMap<String, String>,
     /// The skills.
     pub skills: Vec<SkillDeclaration>,
+    /// The file it was read from (named in the errors of what it declares).
+    pub path: PathBuf,
 }
 
 /// A member of the file, read with the file's name in every error.
@@ -348,6 +350,7 @@ impl ConfigFile {
             connections,
             routes,
             skills,
+            path: path.to_path_buf(),
         })
     }
 
@@ -362,17 +365,29 @@ impl ConfigFile {
             mux.add_boxed(name, connection)?;
         }
         for c in &self.connections {
-            mux.add_boxed(&c.name, c.open()?)?;
+            mux.add_boxed(&c.name, c.open()?)
+                .map_err(|e| self.declared(e))?;
         }
         for (address, name) in &self.routes {
-            mux.route(address, name)?;
+            mux.route(address, name).map_err(|e| self.declared(e))?;
         }
         Ok(mux)
     }
 
     /// Builds the declared skills with `catalog`.
     pub fn build_skills(&self, catalog: &SkillCatalog) -> Result<Vec<Skill>, Error> {
-        self.skills.iter().map(|d| catalog.build(d)).collect()
+        self.skills
+            .iter()
+            .map(|d| catalog.build(d).map_err(|e| self.declared(e)))
+            .collect()
+    }
+
+    /// A declaration that cannot be built is the file's fault: `e`, naming the file.
+    fn declared(&self, e: Error) -> Error {
+        match e {
+            Error::Misuse(why) => Error::Misuse(format!("{}: {why}", self.path.display())),
+            other => other,
+        }
     }
 }
 
