@@ -242,8 +242,11 @@ pub trait Connection: Send {
     /// in by the peer), or `None` when there is none. The runtime calls it until `None`.
     fn deliver(&mut self) -> std::io::Result<Option<u64>>;
 
-    /// Makes what was written durable, where the output is kept.
-    fn flush(&mut self) -> std::io::Result<()>;
+    /// Makes what was written durable, where the output is kept (a connection whose output
+    /// is a socket keeps nothing: nothing to do).
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 
     /// Envelopes queued and not written yet.
     fn queued(&self) -> usize;

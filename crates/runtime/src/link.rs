@@ -455,10 +455,6 @@ impl Connection for LinkConnection {
         Ok(self.done.pop_front())
     }
 
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-
     fn queued(&self) -> usize {
         self.unacknowledged.len()
     }

@@ -323,10 +323,6 @@ impl Connection for TcpConnection {
         Ok(self.done.pop_front())
     }
 
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-
     fn queued(&self) -> usize {
         let waiting: usize = self.queues.values().map(VecDeque::len).sum();
         let in_flight: usize = self.clients.iter().map(|c| c.in_out.len()).sum();
