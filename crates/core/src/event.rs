@@ -162,7 +162,9 @@ impl Event<Unverified> {
         match read_direct(bytes) {
             Some(direct) => {
                 #[cfg(debug_assertions)]
-                same_as_general(bytes, &direct);
+                if cross_checked(&direct.id) {
+                    same_as_general(bytes, &direct);
+                }
                 Event::assemble(bytes, direct, keep, id_check)
             }
             None => Event::assemble(bytes, read_general(bytes)?, keep, id_check),
@@ -328,8 +330,17 @@ fn read_general(bytes: &[u8]) -> Result<Direct<Vec<Range<usize>>>, Rejection> {
     })
 }
 
-/// In builds with debug assertions (every test), each event read directly is read the
-/// general way too, and the two must agree.
+/// Whether a build with debug assertions reads this event the general way too: one event
+/// in eight, chosen by its stated id, so that every test's events are sampled alike in any
+/// order and process. Reading every event twice took 40 % of the engine's test time; the
+/// direct reader's property test compares the two readers on every input it makes.
+#[cfg(debug_assertions)]
+fn cross_checked(id: &EventId) -> bool {
+    id.digest()[0] % 8 == 0
+}
+
+/// In builds with debug assertions (every test), events read directly are also read the
+/// general way ([`cross_checked`] picks them), and the two must agree.
 #[cfg(any(test, debug_assertions))]
 pub(crate) fn same_as_general(bytes: &[u8], direct: &Direct) {
     let general = match read_general(bytes) {
