@@ -3,7 +3,9 @@
 //! [`Rejection`] is what the pure core returns for an event it will not take: the code, a
 //! human message, and nothing secret (crypto failures are deliberately coarse). The engine
 //! wraps it in its own error (`akledger::Error`), beside IO, corruption and misuse failures
-//! of the shell.
+//! of the shell. The verifiable log's outcomes (§13: `checkpoint_invalid`,
+//! `checkpoint_mismatch`, `proof_invalid`) are codes here too, but they are not event
+//! rejections: they travel in [`crate::tlog::TlogError`].
 
 use std::fmt;
 
@@ -35,11 +37,19 @@ pub enum Code {
     PayloadTooLarge,
     /// The ledger's bound on pending events or bytes is reached (v1.1); nothing written.
     PendingLimitExceeded,
+    /// A checkpoint note does not parse, or no signature by the given key verifies (v1.2,
+    /// §13). An audit outcome, not an event rejection.
+    CheckpointInvalid,
+    /// The log's tree does not have the checkpoint's root at the checkpoint's size (v1.2,
+    /// §13): a log that is shorter, reordered or missing an event. An audit outcome.
+    CheckpointMismatch,
+    /// An inclusion or consistency proof is malformed or does not verify (v1.2, §13).
+    ProofInvalid,
 }
 
 impl Code {
     /// Every code, in PROFILE order.
-    pub const ALL: [Code; 12] = [
+    pub const ALL: [Code; 15] = [
         Code::SchemaViolation,
         Code::EventIdDigestMismatch,
         Code::UnsupportedDigestAlgorithm,
@@ -52,6 +62,9 @@ impl Code {
         Code::UnsupportedFeature,
         Code::PayloadTooLarge,
         Code::PendingLimitExceeded,
+        Code::CheckpointInvalid,
+        Code::CheckpointMismatch,
+        Code::ProofInvalid,
     ];
 
     /// The wire spelling of the code.
@@ -69,6 +82,9 @@ impl Code {
             Code::UnsupportedFeature => "unsupported_feature",
             Code::PayloadTooLarge => "payload_too_large",
             Code::PendingLimitExceeded => "pending_limit_exceeded",
+            Code::CheckpointInvalid => "checkpoint_invalid",
+            Code::CheckpointMismatch => "checkpoint_mismatch",
+            Code::ProofInvalid => "proof_invalid",
         }
     }
 
@@ -77,7 +93,9 @@ impl Code {
         Code::ALL.into_iter().find(|c| c.as_str() == s)
     }
 
-    /// Who is at fault when an event is rejected with this code.
+    /// Who is at fault when an event is rejected with this code (or, for the §13 codes, when
+    /// an audit or a proof fails with it: the checkpoint, the log or the proof is against
+    /// the protocol).
     pub const fn fault(self) -> Fault {
         match self {
             Code::SchemaViolation

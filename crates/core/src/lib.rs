@@ -15,6 +15,7 @@
 //! - [`encrypted`], [`keyring`]: the encrypted envelope and the keys that open it (§7, §11);
 //! - [`dag`]: the causal index on dense positions (§5);
 //! - [`exchange`]: the sidecar exchange fold (§8);
+//! - [`tlog`]: the verifiable log: the tree over event ids, checkpoints, proofs, tiles (§13);
 //! - [`limits`], [`error`]: every bound of the core, and the §10 codes;
 //! - [`workload`]: deterministic generators for tests, benchmarks and demos.
 //!
@@ -57,6 +58,7 @@ pub mod keyring;
 pub mod limits;
 pub mod proof;
 pub mod time;
+pub mod tlog;
 pub mod workload;
 
 /// The signature crate whose key types the API takes and returns.

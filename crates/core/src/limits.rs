@@ -46,3 +46,23 @@ pub const MAX_KEY_CACHE: usize = 65_536;
 /// bound keeps a wrong or hostile file from being read whole, and `keys add` refuses to
 /// write a file its readers would refuse.
 pub const MAX_KEYRING_BYTES: usize = 1 << 20;
+
+/// Largest signed note (a §13 checkpoint, with its signatures) read, in bytes. The bound Go's
+/// `sumdb/tlog` puts on a signed tree note (10^6 bytes); a checkpoint is a few hundred bytes,
+/// and C2SP `signed-note` asks verifiers to take at least 16 signatures of up to ~5 kB each.
+pub const MAX_NOTE_BYTES: usize = 1_000_000;
+
+/// Most signature lines in a signed note. Go's `sumdb/note` refuses a note with more than
+/// 100; each line matching a known key costs a signature check, so the bound caps the work
+/// one note can ask for. C2SP `signed-note` requires accepting at least 16.
+pub const MAX_NOTE_SIGNATURES: usize = 100;
+
+/// Largest tree (in leaves) the stored-hash functions of [`crate::tlog`] address: 2^62,
+/// so every stored-hash index (below 2·size) fits in a `u64` with room to spare. No ledger
+/// comes near it; a larger size is refused as the caller's mistake.
+pub const MAX_TREE_SIZE: u64 = 1 << 62;
+
+/// Most hashes a proof's JSON form (§13) may carry. An inclusion path in a tree below 2^64
+/// leaves has at most 64 hashes and a consistency path at most 65, so anything longer can
+/// only fail; the parser refuses it before decoding a single hash.
+pub const MAX_PROOF_HASHES: usize = 128;
