@@ -72,6 +72,17 @@ pub const MAX_SYNC_REJECTED: usize = 1_000;
 /// Sessions one `serve` runs at once; a connection beyond them is told the server is busy.
 pub const MAX_SYNC_SESSIONS: usize = 64;
 
+/// Bytes of received frames the sessions of one `serve` hold at once, in all
+/// ([`MemoryBudget`](crate::sync::MemoryBudget)): a batch's room is kept until it commits,
+/// and a frame being read and decoded takes twice its size. Without a total, 100 peers that
+/// each pushed a 16 MB frame and stalled took `serve` to 1.36 GB (1.1 GB kept after); 256 MiB
+/// still lets 10 peers push the 8 MiB batches honest clients send, two stages deep.
+pub const MAX_SYNC_HELD_BYTES: u64 = 256 << 20;
+
+/// Frames up to this size are read without a reservation from the budget: hellos, have
+/// queries and their answers, done and bye. What they hold is bounded by the session count.
+pub const SYNC_FREE_FRAME_BYTES: usize = 64 << 10;
+
 /// Busy answers one `serve` writes at once (each on a short-lived thread); a connection
 /// beyond them is closed without one, so a flood costs at most this many threads.
 pub const MAX_SYNC_REFUSALS: usize = 16;

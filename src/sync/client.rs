@@ -5,6 +5,7 @@ use std::io::{Read, Write};
 use crate::id::EventId;
 use crate::ledger::Ledger;
 
+use super::budget::MemoryBudget;
 use super::frame::Frame;
 use super::negotiate::common_heads;
 use super::stream::{unexpected, Wire};
@@ -23,7 +24,7 @@ impl Ledger {
         stream: &mut S,
         options: &SyncOptions,
     ) -> Result<SyncReport, SyncError> {
-        let mut wire = Wire::new(stream, options.session_limit);
+        let mut wire = Wire::new(stream, options.session_limit, MemoryBudget::new(0));
         match drive(self, &mut wire, options.direction) {
             Ok(()) => Ok(wire.report),
             Err(e) => {

@@ -246,6 +246,22 @@ pub fn read_frame(
     r: &mut impl Read,
     expected_bits: usize,
 ) -> Result<Option<(Frame, u64)>, SyncError> {
+    match read_header(r)? {
+        None => Ok(None),
+        Some(header) => read_payload(r, header, expected_bits).map(Some),
+    }
+}
+
+/// A frame's header: its kind and its payload's length (checked against the frame limit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    kind: u8,
+    /// The payload's length in bytes.
+    pub len: usize,
+}
+
+/// Reads a frame's header; a clean end of stream before it is `Ok(None)`.
+pub fn read_header(r: &mut impl Read) -> Result<Option<Header>, SyncError> {
     let mut header = [0u8; HEADER_BYTES];
     let mut got = 0;
     while got < HEADER_BYTES {
@@ -272,17 +288,37 @@ pub fn read_frame(
             "the peer sent a frame of {len} bytes, over the {MAX_SYNC_FRAME_BYTES}-byte limit"
         )));
     }
-    let mut payload = vec![0u8; len];
-    r.read_exact(&mut payload).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            SyncError::Disconnected
-        } else {
-            SyncError::io(e)
-        }
-    })?;
-    let frame = Frame::decode(kind, &payload, expected_bits)?;
-    Ok(Some((frame, (HEADER_BYTES + len) as u64)))
+    Ok(Some(Header { kind, len }))
 }
+
+/// Reads and decodes the payload `header` announced; returns the frame with the bytes read
+/// (header included). The buffer grows as bytes arrive, so a peer that announces a large
+/// frame and sends little of it costs little.
+pub fn read_payload(
+    r: &mut impl Read,
+    header: Header,
+    expected_bits: usize,
+) -> Result<(Frame, u64), SyncError> {
+    let Header { kind, len } = header;
+    let mut payload = Vec::with_capacity(len.min(FIRST_READ_BYTES));
+    while payload.len() < len {
+        let want = (payload.capacity().max(FIRST_READ_BYTES) * 2).min(len);
+        payload.reserve_exact(want - payload.len());
+        let got = r
+            .by_ref()
+            .take((want - payload.len()) as u64)
+            .read_to_end(&mut payload)
+            .map_err(SyncError::io)?;
+        if got == 0 {
+            return Err(SyncError::Disconnected);
+        }
+    }
+    let frame = Frame::decode(kind, &payload, expected_bits)?;
+    Ok((frame, (HEADER_BYTES + len) as u64))
+}
+
+/// The first part of a payload read before the buffer grows (doubling, up to the length).
+const FIRST_READ_BYTES: usize = 64 << 10;
 
 fn violation(text: String) -> SyncError {
     SyncError::Protocol(text)

@@ -24,6 +24,7 @@
 //! whose advertised heads are not delivered is reported. What was admitted before a failure stays (each batch
 //! is committed on its own), so a rerun completes.
 
+mod budget;
 mod client;
 pub mod frame;
 mod negotiate;
@@ -31,6 +32,7 @@ mod serve;
 mod stream;
 mod timed;
 
+pub use budget::MemoryBudget;
 pub use timed::{Duplex, TimedReader, TimedWriter};
 
 /// Refuses a session before it starts: writes the protocol's error frame with `why`, which
@@ -110,6 +112,10 @@ pub enum SyncError {
     /// The stream ended in the middle of the session.
     #[error("sync peer disconnected in the middle of the session")]
     Disconnected,
+    /// This side had no room for what the peer sent: the server's budget of received frames
+    /// ([`MemoryBudget`]) stayed held by other sessions for a whole timeout.
+    #[error("sync busy: {0}")]
+    Busy(String),
     /// The peer gave up and said why.
     #[error("sync peer refused: {0}")]
     Refused(String),
@@ -148,6 +154,7 @@ impl SyncError {
         match self {
             SyncError::Protocol(_) | SyncError::Refused(_) => Fault::ProtocolViolation,
             SyncError::Timeout
+            | SyncError::Busy(_)
             | SyncError::OverLimit(_)
             | SyncError::Disconnected
             | SyncError::Io(_) => Fault::Io,

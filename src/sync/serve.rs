@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::ledger::{Ledger, Pipeline};
 use crate::limits::{MAX_SYNC_ROUNDS, SYNC_SESSION_LIMIT_SECS};
 
+use super::budget::MemoryBudget;
 use super::frame::Frame;
 use super::stream::{unexpected, Wire};
 use super::{SyncError, SyncReport};
@@ -36,7 +37,20 @@ impl Ledger {
         stream: &mut S,
         limit: Duration,
     ) -> Result<SyncReport, SyncError> {
-        let mut wire = Wire::new(stream, limit);
+        self.serve_session_sharing(stream, limit, &MemoryBudget::new(0))
+    }
+
+    /// [`Ledger::serve_session_within`], holding what the peer sends within `budget`, which
+    /// a server shares between all its sessions (see [`MemoryBudget`]; `serve` gives its
+    /// sessions [`MAX_SYNC_HELD_BYTES`](crate::limits::MAX_SYNC_HELD_BYTES)). A session
+    /// that gets no room within the timeout ends with [`SyncError::Busy`], told to the peer.
+    pub fn serve_session_sharing<S: Read + Write>(
+        &self,
+        stream: &mut S,
+        limit: Duration,
+        budget: &MemoryBudget,
+    ) -> Result<SyncReport, SyncError> {
+        let mut wire = Wire::new(stream, limit, budget.clone());
         match answer(self, &mut wire) {
             Ok(()) => Ok(wire.report),
             Err(e) => {
@@ -69,7 +83,7 @@ fn answer_frames<'l, S: Read + Write>(
     let (mut len_before, mut admitted_before) = (0usize, 0u64);
     let mut have_rounds = 0usize;
     loop {
-        let Some(frame) = wire.recv_or_end(0)? else {
+        let Some(frame) = wire.recv_holding(0, Some((ledger, &mut *receiving)))? else {
             return match phase {
                 Phase::Receiving => Err(SyncError::Disconnected),
                 _ => Ok(()),

@@ -1,15 +1,20 @@
 //! One side's end of a session: frames in and out with byte counts, and the two event
 //! streams (sending what the peer lacks in causal order, admitting what arrives).
 
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::id::EventId;
 use crate::ledger::{Appended, Ledger, OutcomeCounts, Pipeline};
-use crate::limits::{MAX_SYNC_REJECTED, SYNC_BATCH_BYTES, SYNC_BATCH_EVENTS};
+use crate::limits::{
+    MAX_SYNC_REJECTED, SYNC_BATCH_BYTES, SYNC_BATCH_EVENTS, SYNC_FREE_FRAME_BYTES,
+    SYNC_TIMEOUT_SECS,
+};
 
-use super::frame::{read_frame, write_frame, Frame};
+use super::budget::{MemoryBudget, Room};
+use super::frame::{read_header, read_payload, write_frame, Frame};
 use super::{SyncError, SyncReport};
 
 /// The session's stream, which refuses to read or write once the session's time limit has
@@ -76,11 +81,18 @@ pub(super) struct Wire<'s, S: Read + Write> {
     /// The received events admission refused, not yet told to the peer: index among the
     /// events received this session, PROFILE code, why.
     pub refused: Vec<(u64, String, String)>,
+    /// Where the room for received frames comes from.
+    budget: MemoryBudget,
+    /// The room of the last frame read, until it is admitted or the next frame is read.
+    last_room: Option<Room>,
+    /// The room of each batch admission holds, oldest first (`None`: a small batch).
+    held: VecDeque<Option<Room>>,
 }
 
 impl<'s, S: Read + Write> Wire<'s, S> {
-    /// A session on `stream` that may last `limit` (the time starts now).
-    pub fn new(stream: &'s mut S, limit: Duration) -> Self {
+    /// A session on `stream` that may last `limit` (the time starts now), holding what it
+    /// receives within `budget`.
+    pub fn new(stream: &'s mut S, limit: Duration, budget: MemoryBudget) -> Self {
         Wire {
             stream: Limited {
                 inner: stream,
@@ -91,6 +103,9 @@ impl<'s, S: Read + Write> Wire<'s, S> {
             received_ids: Vec::new(),
             committed: 0,
             refused: Vec::new(),
+            budget,
+            last_room: None,
+            held: VecDeque::new(),
         }
     }
 
@@ -102,15 +117,54 @@ impl<'s, S: Read + Write> Wire<'s, S> {
     /// The next frame, or `None` at a clean end of stream. A peer's `Error` frame becomes
     /// [`SyncError::Refused`].
     pub fn recv_or_end(&mut self, expected_bits: usize) -> Result<Option<Frame>, SyncError> {
-        match read_frame(&mut self.stream, expected_bits)? {
-            None => Ok(None),
-            Some((frame, bytes)) => {
-                self.report.bytes_received += bytes;
-                match frame {
-                    Frame::Error(text) => Err(SyncError::Refused(text)),
-                    frame => Ok(Some(frame)),
+        self.recv_holding(expected_bits, None)
+    }
+
+    /// [`Wire::recv_or_end`] while `receiving` may hold a batch: when the budget has no room
+    /// for the next frame, that batch is committed first (giving its room back), so that
+    /// this session holds nothing while it waits for room.
+    pub fn recv_holding<'l>(
+        &mut self,
+        expected_bits: usize,
+        receiving: Option<(&'l Ledger, &mut Option<Pipeline<'l>>)>,
+    ) -> Result<Option<Frame>, SyncError> {
+        self.last_room = None;
+        let Some(header) = read_header(&mut self.stream)? else {
+            return Ok(None);
+        };
+        if header.len > SYNC_FREE_FRAME_BYTES {
+            // Read and decoded, a frame takes about twice its size; then its own.
+            let reading = 2 * header.len as u64;
+            let room = match self.budget.try_reserve(reading) {
+                Some(room) => room,
+                None => {
+                    if let Some((ledger, pipeline)) = receiving {
+                        if let Some(held) = pipeline.take() {
+                            self.admit_rest(ledger, held)?;
+                            *pipeline = Some(ledger.pipeline());
+                        }
+                    }
+                    self.budget
+                        .reserve_within(reading, Duration::from_secs(SYNC_TIMEOUT_SECS))
+                        .ok_or_else(|| {
+                            SyncError::Busy(format!(
+                                "no room for a {}-byte frame: the {}-byte budget of received frames is held by other sessions",
+                                header.len,
+                                self.budget.total()
+                            ))
+                        })?
                 }
-            }
+            };
+            self.last_room = Some(room);
+        }
+        let (frame, bytes) = read_payload(&mut self.stream, header, expected_bits)?;
+        if let Some(room) = &mut self.last_room {
+            room.shrink_to(header.len as u64);
+        }
+        self.report.bytes_received += bytes;
+        match frame {
+            Frame::Error(text) => Err(SyncError::Refused(text)),
+            frame => Ok(Some(frame)),
         }
     }
 
@@ -122,7 +176,10 @@ impl<'s, S: Read + Write> Wire<'s, S> {
 
     /// Tells the peer why this side stops (best effort: the peer may be gone).
     pub fn refuse(&mut self, error: &SyncError) {
-        if matches!(error, SyncError::Protocol(_) | SyncError::Misuse(_)) {
+        if matches!(
+            error,
+            SyncError::Protocol(_) | SyncError::Misuse(_) | SyncError::Busy(_)
+        ) {
             let _ = write_frame(&mut self.stream, &Frame::Error(error.to_string()));
         }
     }
@@ -167,6 +224,7 @@ impl<'s, S: Read + Write> Wire<'s, S> {
     ) -> Result<(), SyncError> {
         self.report.received += events.len() as u64;
         self.report.event_bytes += events.iter().map(|e| e.len() as u64).sum::<u64>();
+        self.held.push_back(self.last_room.take());
         let batch: Vec<Arc<[u8]>> = events.into_iter().map(Arc::from).collect();
         match pipeline.push(batch)? {
             Some(outcomes) => self.count(ledger, outcomes),
@@ -176,15 +234,20 @@ impl<'s, S: Read + Write> Wire<'s, S> {
 
     /// Commits the last batch `pipeline` holds and counts its outcomes.
     pub fn admit_rest(&mut self, ledger: &Ledger, pipeline: Pipeline<'_>) -> Result<(), SyncError> {
-        match pipeline.finish()? {
+        let counted = match pipeline.finish()? {
             Some(outcomes) => self.count(ledger, outcomes),
             None => Ok(()),
-        }
+        };
+        // Every batch is committed: no room is held for one.
+        self.held.clear();
+        counted
     }
 
     /// Counts a committed batch's outcomes. Too many rejected events, or more duplicates
     /// than this ledger holds, in one session is a flood.
     fn count(&mut self, ledger: &Ledger, outcomes: Vec<Appended>) -> Result<(), SyncError> {
+        // The batch committed: its room goes back.
+        self.held.pop_front();
         let counts = OutcomeCounts::of(&outcomes);
         self.report.admitted += counts.admitted;
         self.report.duplicates += counts.duplicates;
@@ -228,25 +291,35 @@ impl<'s, S: Read + Write> Wire<'s, S> {
     /// deep (one verified while the one before it commits).
     pub fn receive_events(&mut self, ledger: &Ledger) -> Result<(), SyncError> {
         let before = self.report.received;
-        let mut pipeline = ledger.pipeline();
+        let mut receiving = Some(ledger.pipeline());
         let failure = loop {
-            let step = match self.recv(0) {
-                Ok(Frame::Events(events)) => self.admit(ledger, &mut pipeline, events),
-                Ok(Frame::Done(n)) if n == self.report.received - before => {
-                    return self.admit_rest(ledger, pipeline)
+            let step = match self.recv_holding(0, Some((ledger, &mut receiving))) {
+                Ok(Some(Frame::Events(events))) => {
+                    let pipeline = receiving.get_or_insert_with(|| ledger.pipeline());
+                    self.admit(ledger, pipeline, events)
                 }
-                Ok(Frame::Done(n)) => Err(SyncError::Protocol(format!(
+                Ok(Some(Frame::Done(n))) if n == self.report.received - before => {
+                    return match receiving {
+                        Some(pipeline) => self.admit_rest(ledger, pipeline),
+                        None => Ok(()),
+                    };
+                }
+                Ok(Some(Frame::Done(n))) => Err(SyncError::Protocol(format!(
                     "the peer announced {n} events but sent {}",
                     self.report.received - before
                 ))),
-                Ok(other) => Err(unexpected(&other, "events or done")),
+                Ok(Some(other)) => Err(unexpected(&other, "events or done")),
+                Ok(None) => Err(SyncError::Disconnected),
                 Err(e) => Err(e),
             };
             if let Err(e) = step {
                 break e;
             }
         };
-        Err(self.fail_after(ledger, pipeline, failure))
+        match receiving {
+            Some(pipeline) => Err(self.fail_after(ledger, pipeline, failure)),
+            None => Err(failure),
+        }
     }
 
     /// The error a receiving session ends with, once the batch `pipeline` still holds (whole,

@@ -102,6 +102,8 @@ fn serve_tcp(ledger: &LedgerArgs, addr: &str, options: &SyncOptions) -> Result<O
     let options = *options;
     let mut slots = Slots::new(options.timeout);
     let mut keyring_seen = keyring_stamp(&keyring);
+    // What all sessions together may hold of what peers send.
+    let budget = akledger::sync::MemoryBudget::new(akledger::limits::MAX_SYNC_HELD_BYTES);
     for conn in listener.incoming() {
         let Ok(stream) = conn else { continue };
         if !slots.make_room() {
@@ -127,6 +129,7 @@ fn serve_tcp(ledger: &LedgerArgs, addr: &str, options: &SyncOptions) -> Result<O
         };
         let progress = slots.start(&peer, handle);
         let ledger = Arc::clone(&ledger);
+        let budget = budget.clone();
         std::thread::spawn(move || {
             let applied = options.apply_to(&stream);
             let mut counted = Counted {
@@ -135,7 +138,9 @@ fn serve_tcp(ledger: &LedgerArgs, addr: &str, options: &SyncOptions) -> Result<O
             };
             let result = applied
                 .map_err(akledger::sync::SyncError::io)
-                .and_then(|()| ledger.serve_session_within(&mut counted, options.session_limit));
+                .and_then(|()| {
+                    ledger.serve_session_sharing(&mut counted, options.session_limit, &budget)
+                });
             match result {
                 Ok(r) => eprintln!(
                     "akledger: serve: {peer}: sent {} events, received {}",

@@ -588,3 +588,79 @@ fn peers_trickling_bytes_to_hold_every_slot_are_cut_for_one_that_syncs() {
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     trickle.join().unwrap();
 }
+
+/// `VmHWM` and `VmRSS` of process `pid`, in MiB.
+fn memory_mib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let field = |name: &str| -> u64 {
+        let line = status.lines().find(|l| l.starts_with(name)).unwrap();
+        let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        kib >> 10
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+#[test]
+fn hostile_sessions_hold_a_bounded_total_of_memory_and_give_it_back() {
+    if !std::path::Path::new("/proc/self/status").exists() {
+        eprintln!("skipped: no /proc to read a process's memory from");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (served, mine) = (tmp.path().join("served"), tmp.path().join("mine"));
+    run_ok(&["init", "--dir", p(&served)], 0);
+    run_ok(&["init", "--dir", p(&mine)], 0);
+    let server = Server::start_with(
+        &served,
+        &["--timeout", "5", "--session-limit", "600"],
+        Stdio::null(),
+    );
+    let pid = server.child.id();
+    let (peak_before, _) = memory_mib(pid);
+    // Each peer says hello, pushes one frame of sixteen 1 MB junk events (near the 16 MiB
+    // frame limit), and stalls: a session that admits the batch holds it until the peer
+    // goes on or goes away.
+    const PEERS: usize = 100;
+    let mut events = Vec::new();
+    events.extend_from_slice(&16u32.to_be_bytes());
+    for _ in 0..16 {
+        events.extend_from_slice(&1_000_000u32.to_be_bytes());
+        events.extend(std::iter::repeat_n(b'x', 1_000_000));
+    }
+    let mut frames = vec![1, 1, 0, 0, 0, 4, 0, 0, 0, 0, 1, 5];
+    frames.extend_from_slice(&(events.len() as u32).to_be_bytes());
+    frames.extend_from_slice(&events);
+    let frames = std::sync::Arc::new(frames);
+    let peers: Vec<_> = (0..PEERS)
+        .map(|_| {
+            let (addr, frames) = (server.addr.clone(), std::sync::Arc::clone(&frames));
+            std::thread::spawn(move || {
+                let mut peer = TcpStream::connect(&addr).unwrap();
+                peer.set_write_timeout(Some(std::time::Duration::from_secs(40)))
+                    .unwrap();
+                let _ = peer.write_all(&frames);
+                std::thread::sleep(std::time::Duration::from_millis(1500));
+            })
+        })
+        .collect();
+    for peer in peers {
+        peer.join().unwrap();
+    }
+    // Every peer has gone; an honest peer syncs, and what the sessions held is given back.
+    run_ok(&["sync", "--dir", p(&mine), "--peer", &server.addr], 0);
+    let (peak, now) = memory_mib(pid);
+    eprintln!(
+        "{PEERS} hostile sessions of 16 MB: serve peaked at {peak} MiB (from {peak_before}), {now} MiB after"
+    );
+    // Live bytes stay within the budget; the allocator's per-thread arenas keep some of
+    // what was freed, which the bounds allow for.
+    let budget_mib = akledger::limits::MAX_SYNC_HELD_BYTES >> 20;
+    assert!(
+        peak < peak_before + 4 * budget_mib,
+        "serve peaked at {peak} MiB with a {budget_mib} MiB budget of received frames"
+    );
+    assert!(
+        now < peak_before + 2 * budget_mib,
+        "serve kept {now} MiB after the sessions ended"
+    );
+}
