@@ -104,10 +104,12 @@ fn line(event: &Event, args: &LogArgs) -> Option<String> {
 }
 
 /// Prints every event admitted after the first `seen`, as it comes, until killed. A look
-/// that finds the ledger held by a writer (or being recovered) is skipped; the next one
-/// catches up.
+/// that finds the ledger held by a writer (or being recovered) is skipped, and said once on
+/// stderr; the next look that can read catches up.
 fn follow(ledger: &LedgerArgs, args: &LogArgs, mut seen: usize) -> Result<Outcome, CliError> {
     let mut looked_at = None;
+    // Said once per spell: while a writer holds the ledger, nothing new can be shown.
+    let mut held = false;
     loop {
         std::thread::sleep(FOLLOW_POLL);
         // Opening is not free (a read-only open reads the index from a private copy): only
@@ -118,9 +120,21 @@ fn follow(ledger: &LedgerArgs, args: &LogArgs, mut seen: usize) -> Result<Outcom
         }
         let opened: Ledger = match ledger.open() {
             Ok(l) => l,
-            Err(CliError::Ledger(akledger::Error::AlreadyOpen { .. })) => continue,
+            Err(CliError::Ledger(akledger::Error::AlreadyOpen { .. })) => {
+                if !held {
+                    held = true;
+                    eprintln!(
+                        "akledger: log: {} is held by a writer; what it admits is shown once it closes the ledger",
+                        ledger.dir.display()
+                    );
+                }
+                continue;
+            }
             Err(e) => return Err(e),
         };
+        if std::mem::take(&mut held) {
+            eprintln!("akledger: log: the writer closed the ledger; following again");
+        }
         looked_at = now;
         let mut lines = Vec::new();
         for event in opened.iter_from(seen as u64) {

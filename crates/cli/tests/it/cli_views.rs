@@ -393,6 +393,30 @@ fn log_follow_prints_what_another_process_appends() {
     for _ in first {
         seen.push(id(&rx.recv_timeout(wait).expect("the initial events")));
     }
+    // A writer holds the ledger for a while: the follower says why it shows nothing.
+    let (err_tx, err_rx) = mpsc::channel();
+    let err = follower.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines() {
+            if err_tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut writer = bin()
+        .args(["serve", "--dir", p(&dir), "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut listening = String::new();
+    BufReader::new(writer.stdout.take().unwrap())
+        .read_line(&mut listening)
+        .unwrap();
+    let said = err_rx.recv_timeout(wait).expect("a word about the writer");
+    assert!(said.contains("is held by a writer"), "{said}");
+    writer.kill().unwrap();
+    writer.wait().unwrap();
     // Another process appends while the follower runs: it must not hold the writer lock.
     run_ok(&["append", "--dir", p(&dir), p(&rest_log)], 0);
     for _ in rest {
