@@ -127,7 +127,7 @@ fn audit_limited(dir: &Path, log: &Path, data_limit: u64) -> (std::process::Outp
 fn audit_json_memory_follows_findings_held_not_input_lines() {
     let tmp = tempfile::tempdir().unwrap();
     let log = tmp.path().join("braces.jsonl");
-    std::fs::write(&log, "{}\n".repeat(400_000)).unwrap();
+    std::fs::write(&log, "{}\n".repeat(200_000)).unwrap();
     if Command::new("prlimit").arg("--version").output().is_err() {
         eprintln!("skipped: prlimit is not installed");
         return;
@@ -136,7 +136,7 @@ fn audit_json_memory_follows_findings_held_not_input_lines() {
     // flat now, and 96 MiB is plenty (glibc's arenas take most of it).
     let (out, report) = audit_limited(tmp.path(), &log, 96 << 20);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    // Read as a stream: 400 k findings, in order, and the summary at the end.
+    // Read as a stream: 200 k findings, in order, and the summary at the end.
     let mut findings = 0u64;
     let mut tail = Vec::new(); // the summary's members
     for chunk in BufReader::new(std::fs::File::open(&report).unwrap()).split(b'}') {
@@ -154,10 +154,10 @@ fn audit_json_memory_follows_findings_held_not_input_lines() {
             tail = chunk;
         }
     }
-    assert_eq!(findings, 400_000);
+    assert_eq!(findings, 200_000);
     let summary = String::from_utf8_lossy(&tail).into_owned();
     assert!(
-        summary.contains("\"events\":400000,\"pending\":0,\"rejected\":400000"),
+        summary.contains("\"events\":200000,\"pending\":0,\"rejected\":200000"),
         "{summary}"
     );
 }
