@@ -65,6 +65,14 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A root or proof asked of the ledger tree that it cannot give (an event not
+    /// admitted, or admitted at or after the size asked, a size past the tree, an old size
+    /// above the new one): code `proof_invalid`, the caller's mistake (PROFILE §13).
+    #[error("proof_invalid: {0}")]
+    NoProof(String),
+    /// A checkpoint, note or proof that fails (PROFILE §13), with its code.
+    #[error(transparent)]
+    Tlog(akledger_core::tlog::TlogError),
     /// An earlier write failure stopped the ledger; reopen it to recover.
     #[error("ledger is poisoned by an earlier write failure; reopen it")]
     Poisoned,
@@ -91,6 +99,8 @@ impl Error {
         match self {
             Error::Rejected(r) => Some(r.code()),
             Error::WouldNotFold { code, .. } => *code,
+            Error::NoProof(_) => Some(Code::ProofInvalid),
+            Error::Tlog(e) => Some(e.code()),
             _ => None,
         }
     }
@@ -107,6 +117,8 @@ impl Error {
             Error::Poisoned => Fault::Io,
             Error::AlreadyOpen { .. } => Fault::Io,
             Error::ReadOnly { .. } => Fault::CallerMisuse,
+            Error::NoProof(_) => Fault::CallerMisuse,
+            Error::Tlog(e) => e.fault(),
         }
     }
 }

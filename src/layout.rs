@@ -9,6 +9,8 @@
 //!   index/                the sled index, derived (ledger::index)
 //!   snapshot              the state snapshot, derived (ledger::snapshot)
 //!   graph                 the graph file, derived (ledger::graph_file)
+//!   tree                  the ledger tree's stored hashes, derived (ledger::tree)
+//!   checkpoint            the latest signed checkpoint the ledger recorded (ledger::stored_checkpoint)
 //!   keyring.json          the keyring the CLI reads and `keys add` writes (optional)
 //!   keyring.json.lock     the keyring file's writer lock (ledger::keyring_file)
 //!   replicate/<s>.json    a NATS stream's replication marker (akledger-replicate)
@@ -30,6 +32,10 @@ pub const INDEX: &str = "index";
 pub const SNAPSHOT: &str = "snapshot";
 /// The graph file.
 pub const GRAPH: &str = "graph";
+/// The ledger tree's stored-hash file.
+pub const TREE: &str = "tree";
+/// The ledger's latest recorded checkpoint note.
+pub const CHECKPOINT: &str = "checkpoint";
 /// The root lock file.
 pub const LOCK: &str = "lock";
 /// The acknowledgement marker file.
@@ -80,6 +86,16 @@ impl Layout {
     /// `DIR/graph`.
     pub fn graph(&self) -> PathBuf {
         self.root.join(GRAPH)
+    }
+
+    /// `DIR/tree`.
+    pub fn tree(&self) -> PathBuf {
+        self.root.join(TREE)
+    }
+
+    /// `DIR/checkpoint`.
+    pub fn checkpoint(&self) -> PathBuf {
+        self.root.join(CHECKPOINT)
     }
 
     /// `DIR/lock`.

@@ -11,7 +11,8 @@
 //! This crate is the engine: the store ([`store`]), the ledger ([`ledger`]), sync over any
 //! byte stream ([`sync`]) and log framing ([`log_format`]). The pure core — [`canonical`],
 //! [`id`], [`did`], [`time`], [`envelope`], [`proof`], [`encrypted`], [`event`], [`dag`],
-//! [`exchange`] — is the crate `akledger_core`, re-exported here under the same paths; it
+//! [`exchange`], [`tlog`] (the verifiable log's hashing, proofs and notes, PROFILE §13) — is
+//! the crate `akledger_core`, re-exported here under the same paths; it
 //! does no IO, reads no clock and draws no randomness.
 //!
 //! ```
@@ -44,6 +45,7 @@ pub mod workload;
 
 pub use akledger_core::{
     canonical, codec, dag, did, encrypted, envelope, event, exchange, id, keyring, proof, time,
+    tlog,
 };
 
 /// Everything a sidecar program needs in one import: `use akledger::prelude::*;`.

@@ -144,3 +144,13 @@ pub const GRAPH_FANOUT_BITS: usize = 12;
 /// in-memory index. A walk this long has read more pages than loading the index of a
 /// ledger of that size would, and the index's chain clocks answer without walking.
 pub const GRAPH_WALK_BUDGET: usize = 1 << 16;
+
+/// Leaves of the tree file (`DIR/tree`) whose hashes an open recomputes from the admission
+/// order, from its end: where a crash or a lost tail leaves damage, for ~2 ms of hashing
+/// and reads at any size. The rest is `check`'s (a recomputation of every hash costs about
+/// a second per million events, too much for every open).
+pub const TREE_TAIL_CHECK: u64 = 1024;
+
+/// Leaves a tree rebuild or check hashes between two writes or reads (64 Ki leaves, ~4 MiB
+/// of hashes): bounds their buffers at any ledger size.
+pub const TREE_CHUNK: usize = 1 << 16;

@@ -1,6 +1,6 @@
 //! `Ledger::check`: re-verify every stored event from the log, rebuild every index in
-//! memory by replay, and compare with the live state, with sled and with the graph file
-//! that `heads-of` answers from. Differences are reported, never silently fixed.
+//! memory by replay, and compare with the live state, with sled, with the graph file
+//! that `heads-of` answers from and with the ledger tree's stored hashes. Differences are reported, never silently fixed.
 
 use crate::error::Error;
 use crate::store::log::HighWater;
@@ -72,6 +72,7 @@ impl Ledger {
         }
         self.compare_exchanges(&fresh, &mut report.differences)?;
         self.compare_graph_file(&fresh, high, &mut report.differences);
+        self.compare_tree(fresh.ids.raw(), &mut report.differences)?;
         drop(writer);
         Ok(report)
     }

@@ -21,6 +21,10 @@ pub struct Config {
     pub(crate) max_pending_events: usize,
     pub(crate) max_pending_bytes: usize,
     pub(crate) snapshot_interval: u64,
+    /// The ledger tree's origin (PROFILE §13); `None`: the default.
+    pub(crate) origin: Option<String>,
+    /// Record a checkpoint every so many admitted events, signed with this key.
+    pub(crate) checkpoint_every: Option<(u64, crate::ed25519_dalek::SigningKey)>,
 }
 
 impl Config {
@@ -39,6 +43,8 @@ impl Config {
             max_pending_events: DEFAULT_MAX_PENDING_EVENTS,
             max_pending_bytes: DEFAULT_MAX_PENDING_BYTES,
             snapshot_interval: SNAPSHOT_INTERVAL as u64,
+            origin: None,
+            checkpoint_every: None,
         }
     }
 
@@ -132,6 +138,24 @@ impl Config {
     /// larger ones trade a longer open after a crash for fewer snapshot writes.
     pub fn snapshot_interval(mut self, entries: u64) -> Self {
         self.snapshot_interval = entries.max(1);
+        self
+    }
+
+    /// The origin of the ledger's checkpoints and proofs (PROFILE §13; also the checkpoint
+    /// key's name). Without it, [`crate::Ledger::origin`] is `akledger/` followed by the
+    /// token of the first admitted event.
+    pub fn origin(mut self, origin: impl Into<String>) -> Self {
+        self.origin = Some(origin.into());
+        self
+    }
+
+    /// Records a signed checkpoint of the ledger tree in `DIR/checkpoint` (replacing the
+    /// last) each time `events` more events (at least 1) were admitted since the last one,
+    /// signed with `key` (a key of its own, never a sidecar key) under the ledger's origin.
+    /// Every open then refuses a log that does not extend the latest recorded checkpoint
+    /// (PROFILE §13: a rolled-back log), with `checkpoint_mismatch`. Ignored in memory.
+    pub fn checkpoint_every(mut self, events: u64, key: crate::ed25519_dalek::SigningKey) -> Self {
+        self.checkpoint_every = Some((events.max(1), key));
         self
     }
 

@@ -40,6 +40,9 @@ mod sidecar_handle;
 mod snapshot;
 mod state;
 mod stored;
+mod stored_checkpoint;
+mod tiles;
+mod tree;
 mod verify_batch;
 mod watch;
 
@@ -55,6 +58,8 @@ pub use open::OpenReport;
 pub use pipeline::Pipeline;
 pub use queries::{pending_causes, PendingCause};
 pub use sidecar_handle::SidecarHandle;
+pub use tiles::TilesReport;
+pub use tree::DEFAULT_ORIGIN_PREFIX;
 pub use watch::{EventFeed, WatchedEvent};
 
 use std::sync::{Arc, Mutex, RwLock};
@@ -120,6 +125,10 @@ pub struct Ledger {
     writer: Mutex<Writer>,
     reader: SegmentReader,
     state: RwLock<State>,
+    /// The ledger tree (PROFILE §13). Lock order: `state` before `tree`; a commit takes the
+    /// tree's write lock before it lets go of the state's, so whoever saw an event admitted
+    /// finds it in the tree.
+    tree: RwLock<tree::Tree>,
     /// `None` when opened read-only.
     index: Option<Index>,
     exchanges: Mutex<exchanges::Exchanges>,
@@ -142,6 +151,8 @@ struct Writer {
     /// `entries` when the graph file was last written (assumed written with the snapshot
     /// loaded, as a close writes both).
     graph_entries: u64,
+    /// The tree size of the latest recorded checkpoint (`DIR/checkpoint`), 0 when none.
+    checkpointed: u64,
 }
 
 impl Writer {
@@ -337,10 +348,15 @@ impl Ledger {
             self.build_watched(&state, &mut exchanges);
         }
         self.announce_admitted(first, &admitted);
+        let mut tree = self.tree.write().map_err(|_| Error::Poisoned)?;
+        let new_ids = state.ids.raw().get(first..).unwrap_or_default().to_vec();
         drop(state);
+        tree.append(&new_ids)?;
+        drop(tree);
         if let Some(index) = &self.index {
             index.persist(first, &records, &changes, high_water)?;
         }
+        self.checkpoint_if_due(writer)?;
         self.snapshot_if_due(writer, self.config.snapshot_interval, false)
     }
 

@@ -17,6 +17,8 @@ use super::record::Record;
 use super::replay::{replay, Sink};
 use super::snapshot::{self, Snapshot};
 use super::state::State;
+use super::stored_checkpoint;
+use super::tree::Tree;
 use super::{log_error, Config, Ledger, Writer};
 
 /// What opening found and did.
@@ -39,6 +41,10 @@ pub struct OpenReport {
     /// Why the index was rewritten from the state snapshot, if it was (instead of being
     /// rebuilt from the whole log: see [`OpenReport::rebuilt`]).
     pub index_from_snapshot: Option<String>,
+    /// What was done to the ledger tree's file (`DIR/tree`), if anything: events added that
+    /// it lacked, or why it was rebuilt from the admission order (read-only: built in
+    /// memory).
+    pub tree: Option<String>,
 }
 
 impl OpenReport {
@@ -67,6 +73,9 @@ impl OpenReport {
         }
         if let Some(why) = &self.index_from_snapshot {
             out.push(format!("rewrote the index from the state snapshot: {why}"));
+        }
+        if let Some(what) = &self.tree {
+            out.push(what.clone());
         }
         if let Some(why) = &self.rebuilt {
             out.push(format!("rebuilt the index from the log: {why}"));
@@ -194,6 +203,22 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
         };
         let mut state = state;
         state.refresh_heads();
+        let (mut tree, tree_report) = Tree::open(&dir, state.ids.raw(), config.read_only)?;
+        report.tree = tree_report;
+        let checkpointed = match stored_checkpoint::read(&dir)? {
+            Some(checkpoint) => {
+                stored_checkpoint::check(
+                    &dir,
+                    &mut tree,
+                    &checkpoint,
+                    state.ids.raw(),
+                    config.read_only,
+                    &mut report.tree,
+                )?;
+                checkpoint.size()
+            }
+            None => 0,
+        };
         let ack = if config.read_only {
             None
         } else {
@@ -212,8 +237,16 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             ack,
             snapshot_entries,
             graph_entries: snapshot_entries,
+            checkpointed,
         };
-        Ok(assemble(config, writer, state, index, report, Some(lock)))
+        Ok(assemble(
+            config,
+            writer,
+            (state, tree),
+            index,
+            report,
+            Some(lock),
+        ))
     })
 }
 
@@ -239,11 +272,12 @@ fn open_in_memory(config: Config) -> Result<Ledger, Error> {
         ack: None,
         snapshot_entries: 0,
         graph_entries: 0,
+        checkpointed: 0,
     };
     Ok(assemble(
         config,
         writer,
-        State::default(),
+        (State::default(), Tree::in_memory()),
         None,
         OpenReport::default(),
         None,
@@ -254,7 +288,7 @@ fn open_in_memory(config: Config) -> Result<Ledger, Error> {
 fn assemble(
     config: Config,
     writer: Writer,
-    state: State,
+    (state, tree): (State, Tree),
     index: Option<Index>,
     report: OpenReport,
     lock: Option<RootLock>,
@@ -267,6 +301,7 @@ fn assemble(
         reader: writer.log.reader(),
         writer: Mutex::new(writer),
         state: RwLock::new(state),
+        tree: RwLock::new(tree),
         index,
         exchanges: Mutex::default(),
         event_watchers: Mutex::default(),

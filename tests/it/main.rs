@@ -23,5 +23,6 @@ mod properties;
 mod seed_fidelity;
 mod sidecar_handle;
 mod snapshot;
+mod tree;
 mod watch_events;
 mod zip215;
