@@ -11,6 +11,7 @@ use std::path::Path;
 use std::path::PathBuf;
 
 use akledger::canonical::Object;
+use akledger::tlog::{Checkpoint, ConsistencyProof, Hash, TlogError};
 use akledger::{
     Appended, Config, Durability, EventId, Json, Ledger, NotFolded, PendingCause, Projection,
 };
@@ -183,6 +184,109 @@ struct Report {
     heads: Vec<EventId>,
     exchanges: Vec<Projection>,
     not_folded: Vec<NotFolded>,
+    /// The audit against a checkpoint, when one was given.
+    checkpoint: Option<CheckpointOutcome>,
+}
+
+/// A checkpoint to audit against: the note opened with its verifier key (or why it does
+/// not open).
+struct Against {
+    opened: Result<Checkpoint, TlogError>,
+}
+
+impl Against {
+    /// Reads the note and the key (unreadable files and a malformed key are usage errors;
+    /// a note that does not open is the audit's `checkpoint_invalid`).
+    fn read(note: &Path, vkey: &Path) -> Result<Against, CliError> {
+        let vkey = super::checkpoint::read_vkey(vkey)?;
+        let note = super::checkpoint::read_note(note)?;
+        Ok(Against {
+            opened: Checkpoint::open(&note, &vkey),
+        })
+    }
+
+    /// The replay's tree against the checkpoint (PROFILE §13).
+    fn outcome(self, ledger: &Ledger) -> Result<CheckpointOutcome, CliError> {
+        let size = ledger.tree_size();
+        let root = ledger.root()?;
+        let mut out = CheckpointOutcome {
+            code: None,
+            message: String::new(),
+            tree_size: size,
+            root,
+            consistency: None,
+        };
+        let checkpoint = match self.opened {
+            Ok(checkpoint) => checkpoint,
+            Err(e) => {
+                out.code = Some(e.code());
+                out.message = e.message().to_string();
+                return Ok(out);
+            }
+        };
+        let at_size = if checkpoint.size() <= size {
+            ledger.root_at(checkpoint.size())?
+        } else {
+            root
+        };
+        match checkpoint.check_log(size, &at_size) {
+            Err(e) => {
+                out.code = Some(e.code());
+                out.message = e.message().to_string();
+            }
+            Ok(()) => {
+                out.message = format!(
+                    "the replay's tree of {size} events has the checkpoint's root at its size, {}",
+                    checkpoint.size()
+                );
+                if size > checkpoint.size() {
+                    out.consistency = Some(ledger.consistency_proof(checkpoint.size(), None)?);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// What the audit against a checkpoint found: `code` is `None` when the replay's tree has
+/// the checkpoint's root at its size; `tree_size` and `root` are the replay's.
+struct CheckpointOutcome {
+    code: Option<akledger::Code>,
+    message: String,
+    tree_size: u64,
+    root: Hash,
+    consistency: Option<ConsistencyProof>,
+}
+
+impl CheckpointOutcome {
+    fn status(&self) -> &'static str {
+        self.code.map_or("ok", |c| c.as_str())
+    }
+
+    /// `{"status", "tree_size", "root", "message", "consistency"?}`.
+    fn to_json(&self) -> Json {
+        let mut obj = Object::new()
+            .with("status", self.status().into())
+            .with("tree_size", count(self.tree_size as usize))
+            .with("root", self.root.to_base64().into())
+            .with("message", self.message.as_str().into());
+        if let Some(proof) = &self.consistency {
+            if let Ok(value) = akledger::canonical::parse_value(&proof.to_json()) {
+                obj.insert("consistency", value);
+            }
+        }
+        obj.into()
+    }
+
+    fn text(&self) -> String {
+        format!(
+            "checkpoint {}: {} (tree of {} events, root {})",
+            self.status(),
+            self.message,
+            self.tree_size,
+            self.root.to_base64()
+        )
+    }
 }
 
 /// Replay a log in memory and report what is valid, what is not and why.
@@ -216,6 +320,15 @@ pub struct AuditArgs {
     /// SIGINT or SIGTERM) instead of memory: for a log larger than memory.
     #[arg(long)]
     pub on_disk: bool,
+    /// A signed checkpoint of the log (`akledger checkpoint`): the replay's tree must have
+    /// its root at its size (PROFILE §13), else `checkpoint_mismatch` (a log truncated,
+    /// reordered or missing an event); a note whose body or signature does not verify is
+    /// `checkpoint_invalid`. Either exits 1. Needs --vkey.
+    #[arg(long, value_name = "NOTE", requires = "vkey")]
+    pub checkpoint: Option<PathBuf>,
+    /// The checkpoint's verifier key file (`akledger checkpoint --print-vkey`).
+    #[arg(long, value_name = "VKEY", requires = "checkpoint")]
+    pub vkey: Option<PathBuf>,
 }
 
 /// Runs the command; with `html`, also writes the HTML page there. The log is replayed
@@ -225,6 +338,10 @@ pub fn run(args: AuditArgs) -> Result<Outcome, CliError> {
     let (log, keyring, html) = (&args.log, args.keyring.as_deref(), args.html.as_deref());
     let (json, on_disk) = (args.json, args.on_disk);
     let keyring = load_keyring(keyring)?;
+    let against = match (&args.checkpoint, &args.vkey) {
+        (Some(note), Some(vkey)) => Some(Against::read(note, vkey)?),
+        _ => None,
+    };
     let mut scratch = None;
     let config = if on_disk {
         let dir = tempfile::tempdir().map_err(|e| CliError::Io(std::env::temp_dir(), e))?;
@@ -235,12 +352,17 @@ pub fn run(args: AuditArgs) -> Result<Outcome, CliError> {
     } else {
         Config::in_memory()
     };
-    let ledger = Ledger::open_with(config.keyring(keyring))?;
+    let mut config = config.keyring(keyring);
+    if let Some(Ok(checkpoint)) = against.as_ref().map(|a| &a.opened) {
+        config = config.origin(checkpoint.origin());
+    }
+    let ledger = Ledger::open_with(config)?;
     let progress = super::progress::log_bytes(log);
     let mut report = replay(&ledger, log, progress.as_ref())?;
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
+    report.checkpoint = against.map(|a| a.outcome(&ledger)).transpose()?;
     if let Some(path) = html {
         report.write_html(path, log, &ledger)?;
     }
@@ -253,7 +375,11 @@ pub fn run(args: AuditArgs) -> Result<Outcome, CliError> {
     ) {
         eprintln!("akledger: {hint}");
     }
-    let findings = report.rejected.count + report.released.len() + report.pending.len();
+    let checkpoint_failed = report.checkpoint.as_ref().is_some_and(|c| c.code.is_some());
+    let findings = report.rejected.count
+        + report.released.len()
+        + report.pending.len()
+        + usize::from(checkpoint_failed);
     if json {
         report.write_json()?;
     } else {
@@ -335,6 +461,7 @@ fn replay(ledger: &Ledger, log: &Path, progress: Option<&ProgressBar>) -> Result
         heads: ledger.heads(),
         exchanges,
         not_folded,
+        checkpoint: None,
     })
 }
 
@@ -455,8 +582,13 @@ impl Report {
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());
         let mut put = |text: &str| emit_raw(&mut out, text);
+        let checkpoint = self
+            .checkpoint
+            .as_ref()
+            .map(|c| format!("\"checkpoint\":{},", json_text(&c.to_json())))
+            .unwrap_or_default();
         put(&format!(
-            "{{\"exchanges\":{},\"heads\":{},\"not_folded\":{},\"pending\":{},\"rejected\":[",
+            "{{{checkpoint}\"exchanges\":{},\"heads\":{},\"not_folded\":{},\"pending\":{},\"rejected\":[",
             json_text(&exchanges),
             json_text(&ids_json(&self.heads)),
             json_text(&not_folded),
@@ -493,6 +625,9 @@ impl Report {
         tail.push(format!("heads {}", self.heads.len()));
         tail.push(format!("exchanges {}", status_text(&self.exchanges)));
         tail.push(format!("not folded {}", reasons_text(&self.not_folded)));
+        if let Some(checkpoint) = &self.checkpoint {
+            tail.push(checkpoint.text());
+        }
         for item in self.rejected.merged(&self.released)? {
             emit_text(&mut out, &item?.1)?;
         }

@@ -10,12 +10,14 @@
 //! heads-of, exchanges, exchange, check), `log`, `dag` (dag --dot), `pending`, `keys`
 //! (init, keygen, keys), `author` (realm, strand, sidecar and exchange authoring),
 //! `sidecar_run` (sidecar run), `sync` (serve, sync), `replicate` (NATS JetStream),
-//! `verify`, `shell` (completions, man). Views: `decrypt` (show --decrypt), `history`
+//! `verify`, `shell` (completions, man); the verifiable log (PROFILE §13): `checkpoint`,
+//! `prove`, `verify_proof` (verify-proof), `tiles`, `witness`. Views: `decrypt` (show --decrypt), `history`
 //! (exchange --history), `html` (audit --html); shared plumbing in `output`, terminal
 //! progress in `progress`.
 
 mod audit;
 mod author;
+mod checkpoint;
 mod dag;
 mod decrypt;
 mod demo;
@@ -28,6 +30,7 @@ mod log;
 mod output;
 mod pending;
 mod progress;
+mod prove;
 mod query;
 #[cfg(feature = "nats")]
 mod replicate;
@@ -35,7 +38,10 @@ mod serve_slots;
 mod shell;
 mod sidecar_run;
 mod sync;
+mod tiles;
 mod verify;
+mod verify_proof;
+mod witness;
 
 use std::process::ExitCode;
 
@@ -48,7 +54,8 @@ Exit codes (each command's --help says what 1 means for it):
   1    the answer is no or the input has findings: rejected events (append, import,
        verify, audit), pending events (audit), differences (check), not covered
        (covers), an authored event not admitted (realm, sidecar, strand, exchange
-       request|respond|control)
+       request|respond|control), a proof or checkpoint that does not hold
+       (verify-proof, audit --checkpoint, witness)
   2    usage errors, unreadable or unwritable files, ledger IO errors
   130  interrupted (audit, on SIGINT or SIGTERM)
 When stdout's reader goes away early (`akledger audit LOG | head`), output stops and
@@ -103,6 +110,11 @@ enum Command {
     Sidecar(author::SidecarArgs),
     Strand(author::StrandArgs),
     Verify(verify::VerifyArgs),
+    Checkpoint(checkpoint::CheckpointArgs),
+    Prove(prove::ProveArgs),
+    VerifyProof(verify_proof::VerifyProofArgs),
+    Tiles(tiles::TilesArgs),
+    Witness(witness::WitnessArgs),
 }
 
 /// Parses the arguments, runs the command, and maps the outcome to an exit code.
@@ -138,6 +150,11 @@ fn main() -> ExitCode {
         Command::Sidecar(a) => author::sidecar(a),
         Command::Strand(a) => author::strand(a),
         Command::Verify(a) => verify::run(a),
+        Command::Checkpoint(a) => checkpoint::run(a),
+        Command::Prove(a) => prove::run(a),
+        Command::VerifyProof(a) => verify_proof::run(a),
+        Command::Tiles(a) => tiles::run(a),
+        Command::Witness(a) => witness::run(a),
     };
     output::finish(result)
 }

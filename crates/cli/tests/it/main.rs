@@ -9,6 +9,7 @@ mod aea_network;
 mod bounded_input;
 mod cli;
 mod cli_audit;
+mod cli_tlog;
 mod cli_views;
 mod crash;
 mod graph_file;
