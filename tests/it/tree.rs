@@ -4,6 +4,7 @@
 //! deleted, cut or damaged, after an index rebuild and on a read-only open; proofs verify
 //! with the core's verifiers; bad requests are `proof_invalid`.
 
+use akledger_testkit::copy_dir;
 use std::path::Path;
 
 use akledger::ed25519_dalek::SigningKey;
@@ -337,20 +338,6 @@ fn bad_proof_requests_are_proof_invalid_and_write_nothing() {
     assert_eq!(err.code(), Some(Code::CheckpointInvalid), "{err}");
     assert_eq!(ledger.tree_size(), 30);
     assert_tree(&ledger);
-}
-
-/// Copies a ledger directory (a backup taken while it is closed).
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 fn append_all(ledger: &Ledger, events: &[Event<Unverified>], batch: usize) {

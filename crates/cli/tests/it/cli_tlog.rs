@@ -3,6 +3,7 @@
 //! offline, and `audit --checkpoint` of exported, truncated, reordered and event-missing
 //! logs; every bad input with its exit code and message.
 
+use akledger_testkit::copy_dir;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -563,19 +564,6 @@ fn a_ledger_rolled_back_behind_its_recorded_checkpoint_is_refused() {
             "{args:?}: {}",
             stderr(&o)
         );
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
     }
 }
 

@@ -539,17 +539,24 @@ fn serve_takes_keys_added_to_its_keyring_while_it_runs() {
     assert_eq!(len(&served), 1, "{said} {}", stderr(&out));
 }
 
-#[test]
-fn peers_trickling_bytes_to_hold_every_slot_are_cut_for_one_that_syncs() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (served, mine) = (tmp.path().join("served"), tmp.path().join("mine"));
+/// Two new ledgers in `tmp`: `mine`, returned, and one served with a per-read timeout of
+/// `timeout` seconds and a long session limit.
+fn two_ledgers_one_served(tmp: &Path, timeout: &str) -> (std::path::PathBuf, Server) {
+    let (served, mine) = (tmp.join("served"), tmp.join("mine"));
     run_ok(&["init", "--dir", p(&served)], 0);
     run_ok(&["init", "--dir", p(&mine)], 0);
     let server = Server::start_with(
         &served,
-        &["--timeout", "1", "--session-limit", "600"],
+        &["--timeout", timeout, "--session-limit", "600"],
         Stdio::null(),
     );
+    (mine, server)
+}
+
+#[test]
+fn peers_trickling_bytes_to_hold_every_slot_are_cut_for_one_that_syncs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mine, server) = two_ledgers_one_served(tmp.path(), "1");
     let addr = server.addr.clone();
     // 64 peers each announce a hello frame of 1000 bytes and send it a byte every 300 ms:
     // never silent for a whole timeout, never done.
@@ -607,14 +614,7 @@ fn hostile_sessions_hold_a_bounded_total_of_memory_and_give_it_back() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let (served, mine) = (tmp.path().join("served"), tmp.path().join("mine"));
-    run_ok(&["init", "--dir", p(&served)], 0);
-    run_ok(&["init", "--dir", p(&mine)], 0);
-    let server = Server::start_with(
-        &served,
-        &["--timeout", "5", "--session-limit", "600"],
-        Stdio::null(),
-    );
+    let (mine, server) = two_ledgers_one_served(tmp.path(), "5");
     let pid = server.child.id();
     let (peak_before, _) = memory_mib(pid);
     // Each peer says hello, pushes one frame of sixteen 1 MB junk events (near the 16 MiB
