@@ -135,13 +135,7 @@ fn a_missing_cut_or_damaged_tree_file_is_rebuilt_and_an_index_rebuild_keeps_it()
 
     // Deleted: rebuilt from the admission order.
     std::fs::remove_file(&path).unwrap();
-    let ledger = open(tmp.path());
-    assert!(ledger
-        .open_report()
-        .tree
-        .as_deref()
-        .unwrap()
-        .contains("rebuilt"));
+    let ledger = reopened_saying(tmp.path(), "rebuilt");
     assert_eq!(ledger.root().unwrap(), root);
     assert_tree(&ledger);
     drop(ledger);
@@ -151,17 +145,7 @@ fn a_missing_cut_or_damaged_tree_file_is_rebuilt_and_an_index_rebuild_keeps_it()
     let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     file.set_len(len - 32 * 700 - 5).unwrap();
     drop(file);
-    let ledger = open(tmp.path());
-    assert!(
-        ledger
-            .open_report()
-            .tree
-            .as_deref()
-            .unwrap()
-            .contains("added"),
-        "{:?}",
-        ledger.open_report().tree
-    );
+    let ledger = reopened_saying(tmp.path(), "added");
     assert_eq!(std::fs::metadata(&path).unwrap().len(), len);
     assert_tree(&ledger);
     drop(ledger);
@@ -171,13 +155,7 @@ fn a_missing_cut_or_damaged_tree_file_is_rebuilt_and_an_index_rebuild_keeps_it()
     let at = bytes.len() - 32 * 40;
     bytes[at] ^= 1;
     std::fs::write(&path, &bytes).unwrap();
-    let ledger = open(tmp.path());
-    assert!(ledger
-        .open_report()
-        .tree
-        .as_deref()
-        .unwrap()
-        .contains("rebuilt"));
+    let ledger = reopened_saying(tmp.path(), "rebuilt");
     assert_tree(&ledger);
     drop(ledger);
 
@@ -583,4 +561,12 @@ fn a_damaged_tree_file_is_not_taken_for_a_rolled_back_log() {
         "{what}"
     );
     assert_tree(&ledger);
+}
+
+/// Opens the ledger in `dir` and requires the open's report on the tree file to say `word`.
+fn reopened_saying(dir: &Path, word: &str) -> Ledger {
+    let ledger = open(dir);
+    let said = ledger.open_report().tree.clone().unwrap_or_default();
+    assert!(said.contains(word), "{word:?} not in {said:?}");
+    ledger
 }
