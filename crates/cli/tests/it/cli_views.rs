@@ -372,15 +372,7 @@ fn log_follow_prints_what_another_process_appends() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let (tx, rx) = mpsc::channel();
-    let out = follower.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines() {
-            if tx.send(line.unwrap()).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = lines_of(follower.stdout.take().unwrap());
     // A hang guard only: the lines come as soon as the follower looks.
     let wait = Duration::from_secs(60);
     let id = |line: &str| {
@@ -394,30 +386,12 @@ fn log_follow_prints_what_another_process_appends() {
         seen.push(id(&rx.recv_timeout(wait).expect("the initial events")));
     }
     // A writer holds the ledger for a while: the follower says why it shows nothing.
-    let (err_tx, err_rx) = mpsc::channel();
-    let err = follower.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines() {
-            if err_tx.send(line.unwrap()).is_err() {
-                break;
-            }
-        }
-    });
-    let mut writer = bin()
-        .args(["serve", "--dir", p(&dir), "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut listening = String::new();
-    BufReader::new(writer.stdout.take().unwrap())
-        .read_line(&mut listening)
-        .unwrap();
+    let err_rx = lines_of(follower.stderr.take().unwrap());
+    let writer = crate::sync::Server::start(&dir);
     let said = err_rx.recv_timeout(wait).expect("a word about the writer");
     assert!(said.contains("is held by a writer"), "{said}");
-    writer.kill().unwrap();
-    writer.wait().unwrap();
-    // Another process appends while the follower runs: it must not hold the writer lock.
+    drop(writer); // killed and reaped
+                  // Another process appends while the follower runs: it must not hold the writer lock.
     run_ok(&["append", "--dir", p(&dir), p(&rest_log)], 0);
     for _ in rest {
         seen.push(id(&rx.recv_timeout(wait).expect("the appended events")));
@@ -437,6 +411,19 @@ fn log_follow_prints_what_another_process_appends() {
     assert_eq!(seen, expected);
     // The follower only read: the ledger is still whole.
     run_ok(&["check", "--dir", p(&dir)], 0);
+}
+
+/// The lines `out` gives, sent on as they come by a thread of their own.
+fn lines_of(out: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    rx
 }
 
 /// Runs `akledger args…` with stdout and stderr on a pseudo-terminal (util-linux

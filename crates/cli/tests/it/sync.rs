@@ -19,14 +19,14 @@ fn exe() -> &'static str {
     env!("CARGO_BIN_EXE_akledger")
 }
 
-/// `akledger serve --listen 127.0.0.1:0` and the address it printed.
-struct Server {
+/// `akledger serve --listen 127.0.0.1:0` and the address it printed; killed when dropped.
+pub(crate) struct Server {
     child: Child,
     addr: String,
 }
 
 impl Server {
-    fn start(dir: &Path) -> Server {
+    pub(crate) fn start(dir: &Path) -> Server {
         Server::start_with(dir, &[], Stdio::null())
     }
 
