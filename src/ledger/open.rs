@@ -33,6 +33,12 @@ pub struct OpenReport {
     pub rebuilt: Option<String>,
     /// The ledger was opened read-only (nothing on disk was changed).
     pub read_only: bool,
+    /// A read-only open found a writer holding the ledger and read beside it, without a
+    /// lock: the log as far as its batches were whole, with the state snapshot and stored
+    /// checkpoint taken before it (never the index, which the writer is changing). A batch
+    /// being written is left for the next open, and is not reported as a torn tail; nor
+    /// is a tree file the writer has not extended yet.
+    pub beside_writer: bool,
     /// The state was loaded from the state snapshot taken after this log batch (entries
     /// after it were replayed from the log).
     pub snapshot: Option<u64>,
@@ -60,7 +66,12 @@ impl OpenReport {
                 t.reason
             ));
         }
-        if let Some(t) = &self.log.torn_tail_left {
+        if let Some(t) = self
+            .log
+            .torn_tail_left
+            .as_ref()
+            .filter(|_| !self.beside_writer)
+        {
             out.push(format!(
                 "ignored a torn tail after byte {} of {} (read-only open; left on disk: {})",
                 t.offset,
@@ -100,21 +111,32 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             source,
         })?;
     }
-    // The root lock comes before anything else is touched.
+    // The root lock comes before anything else is touched. A reader that finds a writer
+    // holding it reads beside the writer, unlocked (`None`).
     let lock = if config.read_only {
-        RootLock::shared(&dir)
+        RootLock::shared(&dir).map(Some).or_else(|e| match e {
+            LockError::Held => Ok(None),
+            LockError::Io(path, source) => Err(Error::Io { path, source }),
+        })?
     } else {
-        RootLock::exclusive(&dir)
-    }
-    .map_err(|e| match e {
-        LockError::Held => Error::AlreadyOpen { path: dir.clone() },
-        LockError::Io(path, source) => Error::Io { path, source },
-    })?;
+        Some(RootLock::exclusive(&dir).map_err(|e| match e {
+            LockError::Held => Error::AlreadyOpen { path: dir.clone() },
+            LockError::Io(path, source) => Error::Io { path, source },
+        })?)
+    };
+    let beside_writer = lock.is_none();
+    // Beside a writer, what the writer records of its log — the acknowledged marker, the
+    // stored checkpoint, the state snapshot — is read before the log: the writer records
+    // each only once the log holds what it describes, so the log read after them extends
+    // all three, and none of them can look ahead of it.
     let acked = read_acked(&dir).map_err(|(path, source)| Error::Io { path, source })?;
-    // The state snapshot is read, checked and decoded while the log is recovered: neither
-    // needs the other, and on a large ledger each is a good part of the open.
+    let stored_checkpoint = stored_checkpoint::read(&dir)?;
+    let early_snapshot = beside_writer.then(|| snapshot::read(&dir));
+    // Otherwise the state snapshot is read, checked and decoded while the log is
+    // recovered: neither needs the other, and on a large ledger each is a good part of the
+    // open.
     std::thread::scope(|scope| {
-        let snapshot = scope.spawn(|| snapshot::read(&dir));
+        let snapshot = scope.spawn(|| early_snapshot.unwrap_or_else(|| snapshot::read(&dir)));
         let opts = LogOptions {
             segment_size: config.segment_size,
             durability: config.durability,
@@ -147,6 +169,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
         let mut report = OpenReport {
             log: recovery,
             read_only: config.read_only,
+            beside_writer,
             ..OpenReport::default()
         };
         let (state, index, entries) = if config.read_only {
@@ -157,7 +180,10 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             let state = match replayed {
                 Some(state) => state,
                 None => {
-                    let (mut state, start) = match read_index(&dir, log_high) {
+                    // Beside a writer the index is changing under the copy: the log is
+                    // replayed whole instead.
+                    let index = (!beside_writer).then(|| read_index(&dir, log_high));
+                    let (mut state, start) = match index.flatten() {
                         Some((state, high)) => (state, Some(high)),
                         None => (State::default(), None),
                     };
@@ -204,8 +230,8 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
         let mut state = state;
         state.refresh_heads();
         let (mut tree, tree_report) = Tree::open(&dir, state.ids.raw(), config.read_only)?;
-        report.tree = tree_report;
-        let checkpointed = match stored_checkpoint::read(&dir)? {
+        report.tree = tree_report.filter(|_| !beside_writer);
+        let checkpointed = match stored_checkpoint {
             Some(checkpoint) => {
                 stored_checkpoint::check(
                     &dir,
@@ -239,14 +265,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             graph_entries: snapshot_entries,
             checkpointed,
         };
-        Ok(assemble(
-            config,
-            writer,
-            (state, tree),
-            index,
-            report,
-            Some(lock),
-        ))
+        Ok(assemble(config, writer, (state, tree), index, report, lock))
     })
 }
 

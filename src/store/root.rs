@@ -1,8 +1,10 @@
 //! The two small files at a ledger's root: the directory lock and the acknowledged marker.
 //!
 //! * `lock`: a writer holds an exclusive `flock` on it from before it touches anything
-//!   until it is dropped; a read-only open holds a shared one. So one writer at a time,
-//!   and readers never see a log another process is writing or cutting.
+//!   until it is dropped; a read-only open holds a shared one when it can. So one writer
+//!   at a time, and a writer never starts (recovers, cuts a torn tail, rebuilds derived
+//!   files) under a locked reader. A reader that finds the writer lock held reads beside
+//!   the writer, unlocked, from what the writer only ever appends or replaces whole.
 //! * `acked`: how far the log was acknowledged (batch seq, its end, entries up to it), in
 //!   two checksummed slots written alternately (byte layout in `docs/format.md`). It is
 //!   written after a batch is durable in the log, so it never claims more than the log
@@ -46,8 +48,10 @@ impl RootLock {
         Ok(RootLock { _file: Some(file) })
     }
 
-    /// A shared reader lock. A ledger with no lock file (never opened for writing since
-    /// lock files exist, or on media where none can be created) is read unlocked.
+    /// A shared reader lock, tried once: `Held` means a writer holds the ledger, and a
+    /// reader then reads beside it without a lock (see `ledger/open.rs`) instead of
+    /// waiting. A ledger with no lock file (never opened for writing since lock files
+    /// exist, or on media where none can be created) is read unlocked.
     pub fn shared(dir: &Path) -> Result<RootLock, LockError> {
         let path = dir.join(layout::LOCK);
         let file = match File::open(&path) {
@@ -55,7 +59,7 @@ impl RootLock {
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(RootLock { _file: None }),
             Err(e) => return Err(LockError::Io(path, e)),
         };
-        with_patience(|| fs2::FileExt::try_lock_shared(&file).map_err(|e| contended(&path, e)))?;
+        fs2::FileExt::try_lock_shared(&file).map_err(|e| contended(&path, e))?;
         Ok(RootLock { _file: Some(file) })
     }
 }

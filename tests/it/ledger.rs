@@ -583,14 +583,12 @@ fn a_directory_holds_one_open_ledger_at_a_time() {
     let err = Ledger::open(dir.path()).unwrap_err();
     assert!(matches!(err, akledger::Error::AlreadyOpen { .. }), "{err}");
     assert!(err.to_string().contains("already open"), "{err}");
-    // Read-only opens share the lock with each other, not with a writer.
+    // Read-only opens share the lock with each other; beside a writer they read unlocked.
     let read_only = || Ledger::open_with(Config::new(dir.path()).read_only(true));
-    assert!(matches!(
-        read_only(),
-        Err(akledger::Error::AlreadyOpen { .. })
-    ));
+    assert!(read_only().unwrap().open_report().beside_writer);
     drop(first);
     let (a, b) = (read_only().unwrap(), read_only().unwrap());
+    assert!(!a.open_report().beside_writer);
     assert!(matches!(
         Ledger::open(dir.path()),
         Err(akledger::Error::AlreadyOpen { .. })
@@ -600,6 +598,69 @@ fn a_directory_holds_one_open_ledger_at_a_time() {
         Ledger::open(dir.path()).is_ok(),
         "usable again once the first is closed"
     );
+}
+
+/// Readers beside a writer (SQLite's WAL readers): each read-only open while the writer
+/// holds the ledger sees every batch whole in the log, and the tree, checkpoint and state
+/// snapshot the writer recorded agree with it; a batch still being written is left for the
+/// next open without a word; nothing on disk changes.
+#[test]
+fn readers_beside_a_writer_see_every_whole_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = realm_dag(3, 400, 4, 64).unwrap();
+    let bytes: Vec<&[u8]> = events.iter().map(|e| e.bytes()).collect();
+    let key = SigningKey::from_bytes(&[7; 32]);
+    let writer_config = || {
+        Config::new(dir.path())
+            .checkpoint_every(50, key.clone())
+            .snapshot_interval(100)
+            .origin("example.com/beside")
+    };
+    let read = || {
+        let reader = Ledger::open_with(Config::new(dir.path()).read_only(true)).unwrap();
+        assert!(reader.open_report().beside_writer);
+        assert!(
+            reader.open_report().actions().is_empty(),
+            "{:?}",
+            reader.open_report()
+        );
+        reader
+    };
+    let writer = Ledger::open_with(writer_config()).unwrap();
+    let (first, rest) = bytes.split_at(240);
+    for chunk in first.chunks(60) {
+        writer.append_batch(chunk).unwrap();
+        let reader = read();
+        assert_eq!(reader.len(), writer.len());
+        assert_eq!(reader.root().unwrap(), writer.root().unwrap());
+        assert_eq!(reader.heads(), writer.heads());
+    }
+    // A batch being written: bytes past the last whole batch, with no commit frame yet.
+    let segment = std::fs::read_dir(dir.path().join("log"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .max()
+        .unwrap();
+    let whole = std::fs::read(&segment).unwrap();
+    let mut torn = whole.clone();
+    torn.extend_from_slice(&whole[whole.len() - 90..whole.len() - 40]);
+    std::fs::write(&segment, &torn).unwrap();
+    let reader = read();
+    assert_eq!(reader.len(), writer.len());
+    assert!(reader.open_report().log.torn_tail_left.is_some());
+    drop(reader);
+    std::fs::write(&segment, &whole).unwrap();
+    // Closed (a state snapshot written), reopened and appended to: the reader starts from
+    // the snapshot and replays the log after it.
+    writer.close().unwrap();
+    let writer = Ledger::open_with(writer_config()).unwrap();
+    writer.append_batch(rest).unwrap();
+    let reader = read();
+    assert!(reader.open_report().snapshot.is_some());
+    assert_eq!(admitted_set(&reader), ids(&events));
+    assert_eq!(reader.root().unwrap(), writer.root().unwrap());
+    drop((reader, writer));
+    assert!(open(dir.path()).check().unwrap().is_clean());
 }
 
 #[test]

@@ -13,8 +13,9 @@ use akledger::{Event, Ledger};
 use super::output::{json_text, print_text_lines, CliError, LedgerArgs, Outcome};
 
 /// How often `--follow` looks for newly admitted events. Each look opens the ledger
-/// read-only (a shared lock, held only while reading) and closes it again, so a writer is
-/// never kept out for longer than one look.
+/// read-only and closes it again: with a shared lock, held only while reading, when no
+/// writer holds the ledger (so a writer is never kept out for longer than one look), and
+/// beside the writer when one does.
 const FOLLOW_POLL: Duration = Duration::from_millis(250);
 
 /// Events `--follow` shows before following when no `--limit` is given (as `tail -f`).
@@ -25,7 +26,9 @@ const FOLLOW_DEFAULT_LIMIT: usize = 10;
 ///
 /// With `--follow`, the newest N (--limit, default 10) oldest first, then every event
 /// as it is admitted, like `tail -f`, until interrupted. The follower polls: it opens
-/// the ledger read-only for each look and never takes the writer lock.
+/// the ledger read-only for each look and never takes the writer lock, and it reads
+/// beside a writer that holds the ledger (serve, replicate, sidecar run), showing each
+/// batch once it is whole in the log.
 ///
 /// Example: akledger log --kind ak.sidecar.message --limit 10
 #[derive(Args, Debug)]
@@ -103,38 +106,18 @@ fn line(event: &Event, args: &LogArgs) -> Option<String> {
     })
 }
 
-/// Prints every event admitted after the first `seen`, as it comes, until killed. A look
-/// that finds the ledger held by a writer (or being recovered) is skipped, and said once on
-/// stderr; the next look that can read catches up.
+/// Prints every event admitted after the first `seen`, as it comes, until killed.
 fn follow(ledger: &LedgerArgs, args: &LogArgs, mut seen: usize) -> Result<Outcome, CliError> {
     let mut looked_at = None;
-    // Said once per spell: while a writer holds the ledger, nothing new can be shown.
-    let mut held = false;
     loop {
         std::thread::sleep(FOLLOW_POLL);
-        // Opening is not free (a read-only open reads the index from a private copy): only
-        // reopen when the log's segments changed since the last successful look.
+        // Opening is not free (a state snapshot read, the log after it replayed): only
+        // reopen when the log's segments changed since the last look.
         let now = log_sizes(&ledger.dir);
         if now.is_some() && now == looked_at {
             continue;
         }
-        let opened: Ledger = match ledger.open() {
-            Ok(l) => l,
-            Err(CliError::Ledger(akledger::Error::AlreadyOpen { .. })) => {
-                if !held {
-                    held = true;
-                    eprintln!(
-                        "akledger: log: {} is held by a writer; what it admits is shown once it closes the ledger",
-                        ledger.dir.display()
-                    );
-                }
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        if std::mem::take(&mut held) {
-            eprintln!("akledger: log: the writer closed the ledger; following again");
-        }
+        let opened: Ledger = ledger.open()?;
         looked_at = now;
         let mut lines = Vec::new();
         for event in opened.iter_from(seen as u64) {

@@ -22,7 +22,7 @@ fn exe() -> &'static str {
 /// `akledger serve --listen 127.0.0.1:0` and the address it printed; killed when dropped.
 pub(crate) struct Server {
     child: Child,
-    addr: String,
+    pub(crate) addr: String,
 }
 
 impl Server {
