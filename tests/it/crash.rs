@@ -696,8 +696,14 @@ fn sigkill_with_the_index_deleted_between_rounds() {
         tally.child_rebuilt + tally.index_rebuilt > 0,
         "no rebuild from the log seen: {tally:?}"
     );
-    assert!(
-        tally.index_from_snapshot > 0,
-        "no index rewritten from a snapshot seen: {tally:?}"
-    );
+    // Which opens the kills interrupt is up to timing; whatever they hit, an index removed
+    // beside a usable snapshot is rewritten from it, not rebuilt from the log.
+    let dir = chain.dir.path();
+    Ledger::open(dir).unwrap().close().unwrap();
+    std::fs::remove_dir_all(dir.join("index")).expect("delete index");
+    let ledger = Ledger::open(dir).unwrap();
+    let report = ledger.open_report();
+    assert!(report.index_from_snapshot.is_some(), "{report:?}");
+    assert!(report.rebuilt.is_none(), "{report:?}");
+    assert!(ledger.check().unwrap().is_clean());
 }

@@ -42,6 +42,7 @@
 // The core does no IO (crates/core/clippy.toml lists what it may not call); its tests may.
 #![cfg_attr(test, allow(clippy::disallowed_methods, clippy::disallowed_types))]
 
+pub mod actors;
 pub mod canonical;
 #[cfg(feature = "clock")]
 mod clock;

@@ -66,3 +66,8 @@ pub const MAX_TREE_SIZE: u64 = 1 << 62;
 /// leaves has at most 64 hashes and a consistency path at most 65, so anything longer can
 /// only fail; the parser refuses it before decoding a single hash.
 pub const MAX_PROOF_HASHES: usize = 128;
+
+/// Highest actor-model version (PROFILE §14.1) an entity id may name: 2^53 − 1, the
+/// largest integer canonical JSON carries exactly, so a version always round-trips through
+/// any JSON tool that reads it as a number.
+pub const MAX_ACTOR_VERSION: u64 = (1 << 53) - 1;

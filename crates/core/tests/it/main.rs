@@ -5,8 +5,10 @@
 // The core does no IO; its tests may (crates/core/clippy.toml).
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
+mod actors;
 mod codes;
 mod dag_oracle;
+mod fuzz_actors;
 mod fuzz_tlog;
 mod rejections;
 mod tlog_oracle;
