@@ -16,11 +16,13 @@ use crate::error::{Code, Rejection};
 use crate::event::Event;
 use crate::id::{EventId, RealmId, SidecarId, StrandId};
 
-use crate::did::ActorId;
-use crate::envelope::Attach;
+use crate::did::{ActorId, DidCoreId};
+use crate::envelope::{Attach, ModelVersion};
 use crate::store::log::LogPos;
 
-use super::state::{Admission, AttachEntry, Filed, SidecarEntry, Staged, State, Where};
+use super::state::{
+    add_model_version, Admission, AttachEntry, Filed, SidecarEntry, Staged, State, Where,
+};
 use super::stored::Stored;
 
 /// What happened to one appended event.
@@ -81,6 +83,8 @@ pub struct Decider<'s> {
     strands: HashMap<StrandId, RealmId>,
     attaches: HashMap<Pos, AttachEntry>,
     contexts: HashMap<SidecarId, Vec<Pos>>,
+    /// Actor model versions admitted in this batch (see `State::actors`).
+    actors: HashMap<DidCoreId, Vec<(u64, Pos)>>,
     /// Pending events new in this batch.
     pending: HashMap<EventId, (Event, Where)>,
     /// Pending events (new, or committed and refiled) by the dependency they are filed under
@@ -109,6 +113,7 @@ impl<'s> Decider<'s> {
             strands: HashMap::new(),
             attaches: HashMap::new(),
             contexts: HashMap::new(),
+            actors: HashMap::new(),
             pending: HashMap::new(),
             waiting: HashMap::new(),
             filed: HashMap::new(),
@@ -338,6 +343,11 @@ impl<'s> Decider<'s> {
                     },
                 );
             }
+            Body::ActorModel(m) => add_model_version(
+                self.actors.entry(m.entity.did().clone()).or_default(),
+                m.entity.version(),
+                pos,
+            ),
             Body::SidecarCreate => {
                 if let Some(realm) = event.scope().realm_id() {
                     let controller = event.actor().clone();
@@ -404,6 +414,46 @@ impl<'s> Decider<'s> {
             .get(strand)
             .or_else(|| self.strands.get(strand))
             .copied()
+    }
+
+    /// Where `did`'s admitted model `version` is, committed or staged in this batch.
+    fn model_at(&self, did: &DidCoreId, version: u64) -> Option<Pos> {
+        [self.state.actors.get(did), self.actors.get(did)]
+            .into_iter()
+            .flatten()
+            .find_map(|versions| {
+                let i = versions.binary_search_by_key(&version, |(v, _)| *v).ok()?;
+                versions.get(i).map(|(_, pos)| *pos)
+            })
+    }
+
+    /// PROFILE §14.1: one event per entity id (`actor_version_conflict`), and a version
+    /// above 1 names the admitted model of the version before it, of the same actor.
+    fn check_model(&self, model: &ModelVersion) -> Result<(), Rejection> {
+        let (did, version) = (model.entity.did(), model.entity.version());
+        if self.model_at(did, version).is_some() {
+            return Err(Rejection::new(
+                Code::ActorVersionConflict,
+                format!(
+                    "{} is already admitted as another ak.actor.model event",
+                    model.entity
+                ),
+            ));
+        }
+        let Some(predecessor) = model.predecessor else {
+            return Ok(());
+        };
+        let expected = self.model_at(did, version.saturating_sub(1));
+        if expected.is_none() || self.pos(&predecessor) != expected {
+            return Err(Rejection::new(
+                Code::SchemaViolation,
+                format!(
+                    "predecessor_event_ref {predecessor} must name the admitted ak.actor.model of {did}#{}",
+                    version.saturating_sub(1)
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn attach_at(&self, pos: Pos) -> Option<AttachEntry> {
@@ -547,6 +597,9 @@ impl<'s> Decider<'s> {
                     return Err(fail(
                         "scope names a realm whose id is not an ak.realm.create event",
                     ));
+                }
+                if let Body::ActorModel(model) = event.body() {
+                    self.check_model(model)?;
                 }
                 if let Body::SidecarCreate = event.body() {
                     let controller = event.actor();

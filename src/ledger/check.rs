@@ -125,6 +125,7 @@ pub(super) fn compare_states(fresh: &State, live: &State, diffs: &mut Vec<String
     differ("strand registry", fresh.strands == live.strands);
     differ("context attaches", fresh.attaches == live.attaches);
     differ("per-sidecar attach lists", fresh.contexts == live.contexts);
+    differ("actor model registry", fresh.actors == live.actors);
     differ("per-sidecar lists", fresh.by_sidecar == live.by_sidecar);
     differ("pending set", fresh.pending == live.pending);
     differ(

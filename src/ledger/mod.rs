@@ -14,6 +14,7 @@
 //! reader sees a batch entirely or not at all. A [`Pipeline`] overlaps the two stages for
 //! one caller: batch n+1 is verified while batch n is committed.
 
+mod actor_models;
 mod admit;
 mod append_log;
 mod append_report;

@@ -16,7 +16,7 @@
 use crate::canonical::parse_canonical;
 use crate::codec::Reader;
 use crate::dag::Pos;
-use crate::did::ActorId;
+use crate::did::{ActorId, DidCoreId};
 use crate::envelope::Body;
 use crate::event::Event;
 use crate::id::{EventId, RealmId, SidecarId, StrandId};
@@ -67,6 +67,13 @@ pub enum Role {
         /// The attach's version.
         version: u64,
     },
+    /// One version of an actor's model (PROFILE §14.1).
+    ActorModel {
+        /// The actor.
+        did: DidCoreId,
+        /// The model's version.
+        version: u64,
+    },
 }
 
 impl Role {
@@ -87,6 +94,10 @@ impl Role {
                 sidecar: a.sidecar_id,
                 strand: a.strand_id,
                 version: a.version,
+            },
+            (Body::ActorModel(m), _, _) => Role::ActorModel {
+                did: m.entity.did().clone(),
+                version: m.entity.version(),
             },
             (_, _, Some(sidecar)) => Role::InSidecar(sidecar),
             _ => Role::Plain,
@@ -123,6 +134,13 @@ impl Role {
                 out.extend_from_slice(strand.bytes());
                 out.extend_from_slice(&version.to_le_bytes());
             }
+            Role::ActorModel { did, version } => {
+                out.push(6);
+                let text = did.as_str().as_bytes();
+                out.extend_from_slice(&u16::try_from(text.len()).unwrap_or(u16::MAX).to_le_bytes());
+                out.extend_from_slice(text);
+                out.extend_from_slice(&version.to_le_bytes());
+            }
         }
     }
 
@@ -149,6 +167,14 @@ impl Role {
                 strand: StrandId::from_bytes(&r.array()?).ok()?,
                 version: u64::from_le_bytes(r.array()?),
             },
+            [6] => {
+                let len = usize::from(u16::from_le_bytes(r.array()?));
+                let text = std::str::from_utf8(r.take(len)?).ok()?;
+                Role::ActorModel {
+                    did: DidCoreId::parse(text).ok()?,
+                    version: u64::from_le_bytes(r.array()?),
+                }
+            }
             _ => return None,
         })
     }

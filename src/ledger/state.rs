@@ -10,7 +10,7 @@ use super::id_table::IdTable;
 use super::pending_set::PendingSet;
 use super::positions::{LogPositions, PackedPos};
 use super::record::{Record, Role};
-use crate::did::ActorId;
+use crate::did::{ActorId, DidCoreId};
 use crate::error::Rejection;
 use crate::event::Event;
 use crate::id::{EventId, RealmId, SidecarId, StrandId};
@@ -88,6 +88,9 @@ pub struct State {
     pub attaches: HashMap<Pos, AttachEntry>,
     /// Positions of each sidecar's attaches, in admission order.
     pub contexts: HashMap<SidecarId, Vec<Pos>>,
+    /// Each actor's admitted model versions (PROFILE §14.1) and their positions, by
+    /// ascending version.
+    pub actors: HashMap<DidCoreId, Vec<(u64, Pos)>>,
     /// Pending events, by id and by the one missing dependency each is filed under.
     pub pending: PendingSet,
     pub released_rejections: BTreeMap<EventId, Rejection>,
@@ -249,6 +252,9 @@ impl State {
                     },
                 );
             }
+            Role::ActorModel { did, version } => {
+                add_model_version(self.actors.entry(did.clone()).or_default(), *version, pos);
+            }
         }
     }
 
@@ -276,6 +282,15 @@ impl State {
             };
             (*p, role)
         }));
+        for (did, versions) in &self.actors {
+            roles.extend(versions.iter().map(|(version, pos)| {
+                let role = Role::ActorModel {
+                    did: did.clone(),
+                    version: *version,
+                };
+                (*pos, role)
+            }));
+        }
         for (sidecar, list) in &self.by_sidecar {
             let plain = list.iter().filter(|p| !self.attaches.contains_key(p));
             roles.extend(plain.map(|p| (*p, Role::InSidecar(*sidecar))));
@@ -325,5 +340,13 @@ impl State {
             .collect();
         heads.sort_unstable();
         self.heads = heads;
+    }
+}
+
+/// Files `version` at `pos` in an actor's versions, kept ascending (admission lets one
+/// event hold each version; a repeated version keeps its first position).
+pub(super) fn add_model_version(versions: &mut Vec<(u64, Pos)>, version: u64, pos: Pos) {
+    if let Err(at) = versions.binary_search_by_key(&version, |(v, _)| *v) {
+        versions.insert(at, (version, pos));
     }
 }

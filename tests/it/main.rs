@@ -5,6 +5,7 @@
 //! fuzz corpora replayed (`fuzz_checks`, shared with the cargo-fuzz targets).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+mod actors;
 mod adversarial;
 mod append_log;
 mod arkret_published;

@@ -55,15 +55,15 @@ pub enum ControlArg {
     },
 }
 
-struct Signer {
-    key: SigningKey,
-    actor: ActorId,
-    ledger: Ledger,
+pub(crate) struct Signer {
+    pub(crate) key: SigningKey,
+    pub(crate) actor: ActorId,
+    pub(crate) ledger: Ledger,
     args: AuthorArgs,
 }
 
 impl Signer {
-    fn new(args: &AuthorArgs) -> Result<Self, CliError> {
+    pub(crate) fn new(args: &AuthorArgs) -> Result<Self, CliError> {
         let key = load_signing_key(&args.key)?;
         let actor = ActorId::service_for_key(&key.verifying_key());
         let ledger = args.ledger.open_or_create()?;
@@ -77,7 +77,7 @@ impl Signer {
 
     /// Now, but never earlier than any of `parents` this ledger admitted (PROFILE §3); the
     /// others (pending or unknown here) are the admission's business.
-    fn now_after(&self, parents: &[EventId]) -> Result<Timestamp, CliError> {
+    pub(crate) fn now_after(&self, parents: &[EventId]) -> Result<Timestamp, CliError> {
         let admitted: Vec<EventId> = parents
             .iter()
             .filter(|id| self.ledger.contains(id))
@@ -111,7 +111,7 @@ impl Signer {
     }
 
     /// Appends `event` and prints its id (or the JSON outcome) plus `extra` members.
-    fn submit(
+    pub(crate) fn submit(
         &self,
         event: Event<Unverified>,
         extra: &[(&str, String)],
@@ -189,7 +189,7 @@ fn exchange_id(text: &str) -> Result<ExchangeId, CliError> {
 
 /// An agent on the command line: an `ak:did_core:…` principal, or a `did:key:z…` (as
 /// `keygen` prints it), converted to its `ak:did_core:key:` principal.
-fn did(text: &str) -> Result<DidCoreId, CliError> {
+pub(crate) fn did(text: &str) -> Result<DidCoreId, CliError> {
     let parsed = if text.starts_with("did:key:") {
         akledger::did::key_of_did_key(text).map(|k| DidCoreId::for_key(&k))
     } else {

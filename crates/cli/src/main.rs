@@ -15,6 +15,7 @@
 //! (exchange --history), `html` (audit --html); shared plumbing in `output`, terminal
 //! progress in `progress`.
 
+mod actor;
 mod audit;
 mod author;
 mod checkpoint;
@@ -109,6 +110,7 @@ enum Command {
     Realm(author::RealmArgs),
     Sidecar(author::SidecarArgs),
     Strand(author::StrandArgs),
+    Actor(actor::ActorArgs),
     Verify(verify::VerifyArgs),
     Checkpoint(checkpoint::CheckpointArgs),
     Prove(prove::ProveArgs),
@@ -149,6 +151,7 @@ fn main() -> ExitCode {
         Command::Realm(a) => author::realm(a),
         Command::Sidecar(a) => author::sidecar(a),
         Command::Strand(a) => author::strand(a),
+        Command::Actor(a) => actor::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Checkpoint(a) => checkpoint::run(a),
         Command::Prove(a) => prove::run(a),

@@ -37,6 +37,9 @@ pub enum Code {
     PayloadTooLarge,
     /// The ledger's bound on pending events or bytes is reached (v1.1); nothing written.
     PendingLimitExceeded,
+    /// A second, different `ak.actor.model` for an entity id (actor and version) already
+    /// admitted (v1.2, §14.1).
+    ActorVersionConflict,
     /// A checkpoint note does not parse, or no signature by the given key verifies (v1.2,
     /// §13). An audit outcome, not an event rejection.
     CheckpointInvalid,
@@ -49,7 +52,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, in PROFILE order.
-    pub const ALL: [Code; 15] = [
+    pub const ALL: [Code; 16] = [
         Code::SchemaViolation,
         Code::EventIdDigestMismatch,
         Code::UnsupportedDigestAlgorithm,
@@ -62,6 +65,7 @@ impl Code {
         Code::UnsupportedFeature,
         Code::PayloadTooLarge,
         Code::PendingLimitExceeded,
+        Code::ActorVersionConflict,
         Code::CheckpointInvalid,
         Code::CheckpointMismatch,
         Code::ProofInvalid,
@@ -82,6 +86,7 @@ impl Code {
             Code::UnsupportedFeature => "unsupported_feature",
             Code::PayloadTooLarge => "payload_too_large",
             Code::PendingLimitExceeded => "pending_limit_exceeded",
+            Code::ActorVersionConflict => "actor_version_conflict",
             Code::CheckpointInvalid => "checkpoint_invalid",
             Code::CheckpointMismatch => "checkpoint_mismatch",
             Code::ProofInvalid => "proof_invalid",

@@ -106,8 +106,9 @@ impl<S> Event<S> {
     }
 
     /// Every DAG edge of the event (PROFILE §5), deduplicated: its causal refs in ref order,
-    /// then the implied edges — the scope's create event, and for an
-    /// `ak.sidecar.context.attach` the strand's create event and the predecessor attach.
+    /// then the implied edges — the scope's create event, for an
+    /// `ak.sidecar.context.attach` the strand's create event and the predecessor attach,
+    /// and for an `ak.actor.model` its predecessor model.
     /// Worked out once, when the event is parsed.
     pub fn dependencies(&self) -> &[EventId] {
         &self.inner.dependencies
@@ -124,6 +125,7 @@ fn edges(envelope: &Envelope, body: &Body, mut deps: Vec<EventId>) -> Vec<EventI
     };
     let (strand, predecessor) = match body {
         Body::ContextAttach(a) => (Some(a.strand_id.retype()), a.predecessor),
+        Body::ActorModel(m) => (None, m.predecessor),
         _ => (None, None),
     };
     for dep in [scope_dep, strand, predecessor].into_iter().flatten() {
@@ -196,6 +198,15 @@ impl Event<Unverified> {
             ));
         }
         let body = Body::read(&envelope.kind, &envelope.scope, &envelope.payload)?;
+        if let Body::ActorModel(m) = &body {
+            if envelope.actor.principal() != m.entity.did() {
+                return Err(crate::error::schema(format!(
+                    "an actor model of {} must be authored by that did_core_id, not {}",
+                    m.entity.did(),
+                    envelope.actor.principal()
+                )));
+            }
+        }
         let inner = Inner {
             id,
             bytes: keep(),

@@ -8,6 +8,7 @@ mod aea;
 mod aea_network;
 mod bounded_input;
 mod cli;
+mod cli_actors;
 mod cli_audit;
 mod cli_tlog;
 mod cli_views;

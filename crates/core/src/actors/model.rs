@@ -453,3 +453,32 @@ fn array_or_empty<'a>(value: Option<&'a Json>, at: &str) -> Result<&'a [Json], R
             .ok_or_else(|| schema(format!("{at} must be an array"))),
     }
 }
+
+/// The `ak.actor.model` event publishing `model` (seed 000's ActorModel, whose `id` is the
+/// entity) in `realm_id`, authored by `actor` (whose principal is the entity's did) and
+/// signed with `key`; `predecessor` is the admitted model of the version before (required
+/// above version 1). The model is checked first: what this returns, admission accepts as
+/// far as its payload goes.
+pub fn publish_model(
+    key: &crate::ed25519_dalek::SigningKey,
+    actor: crate::did::ActorId,
+    realm_id: crate::id::RealmId,
+    model: &Json,
+    predecessor: Option<crate::id::EventId>,
+    at: crate::time::Timestamp,
+) -> Result<crate::event::Event<crate::event::Unverified>, Rejection> {
+    use crate::envelope::{ScopeRef, ACTOR_MODEL, ACTOR_MODEL_SCHEMA};
+    let id = object(model, "model")?;
+    let entity = EntityId::parse(req_str(id, "id", "model")?)?;
+    ActorModel::parse(model, &entity)?;
+    let mut payload = Object::new()
+        .with("schema", Json::str(ACTOR_MODEL_SCHEMA))
+        .with("entity_id", Json::str(entity.to_string()))
+        .with("model", model.clone());
+    if let Some(p) = predecessor {
+        payload.insert("predecessor_event_ref", Json::str(p.to_string()));
+    }
+    crate::event::EventBuilder::new(ACTOR_MODEL, ScopeRef::Realm { realm_id }, actor, at)
+        .payload(Json::Object(payload))
+        .sign(key)
+}

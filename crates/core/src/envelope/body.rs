@@ -1,5 +1,6 @@
 //! Kind-specific payload rules (PROFILE §6) and the typed view of what a payload means.
 
+use crate::actors::{ActorModel, EntityId};
 use crate::canonical::{Json, Object};
 use crate::did::only_keys;
 use crate::encrypted::EncryptedEnvelope;
@@ -20,6 +21,10 @@ pub const EXCHANGE_CONTROL: &str = "ak.agent.sidecar.exchange.control";
 pub const STRAND_CREATE: &str = "ak.strand.create";
 /// Kind of the event binding a sidecar to its private strand.
 pub const CONTEXT_ATTACH: &str = "ak.sidecar.context.attach";
+/// Kind of an actor's versioned model (PROFILE §14.1).
+pub const ACTOR_MODEL: &str = "ak.actor.model";
+/// `schema` of an `ak.actor.model` payload.
+pub const ACTOR_MODEL_SCHEMA: &str = "ak.schema.actor_model.v1";
 
 /// What an event's payload means to this engine.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -32,6 +37,9 @@ pub enum Body {
     StrandCreate,
     /// `ak.sidecar.context.attach`: binds the sidecar to its private strand (PROFILE §6).
     ContextAttach(Attach),
+    /// `ak.actor.model` in realm scope: one version of an actor's model (PROFILE §14.1),
+    /// checked against seed 000's definitions.
+    ActorModel(ModelVersion),
     /// `ak.message.create` in sidecar scope: an encrypted message.
     SidecarMessage {
         /// The encrypted plaintext `{"body", "sidecar_exchange_binding"?}`.
@@ -70,6 +78,8 @@ impl Body {
             (STRAND_CREATE, ScopeRef::Realm { .. }) => Ok(Body::StrandCreate),
             (STRAND_CREATE, _) => Err(schema("ak.strand.create must have realm scope")),
             (CONTEXT_ATTACH, _) => Attach::read(scope, obj).map(Body::ContextAttach),
+            (ACTOR_MODEL, ScopeRef::Realm { .. }) => ModelVersion::read(obj).map(Body::ActorModel),
+            (ACTOR_MODEL, _) => Err(schema("ak.actor.model must have realm scope")),
             (MESSAGE_CREATE, ScopeRef::Sidecar { .. }) => {
                 only_keys(obj, &["encrypted_payload"], "sidecar message payload")?;
                 let e = obj.get("encrypted_payload").unwrap_or(&Json::Null);
@@ -157,6 +167,60 @@ impl Attach {
                 predecessor,
             }),
         }
+    }
+}
+
+/// What an `ak.actor.model` payload says of its place in the actor's version chain (the
+/// model itself was checked; it is read again, from the stored event, when it is needed).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ModelVersion {
+    /// `entity_id`: the actor and this version.
+    pub entity: EntityId,
+    /// `predecessor_event_ref`: present exactly when the version is above 1.
+    pub predecessor: Option<EventId>,
+}
+
+impl ModelVersion {
+    /// Reads the closed payload `{"schema", "entity_id", "predecessor_event_ref"?,
+    /// "model"}`; every failure is `schema_violation`.
+    fn read(obj: &Object) -> Result<ModelVersion, Rejection> {
+        let has_predecessor = obj.get("predecessor_event_ref").is_some();
+        let keys: &[&str] = if has_predecessor {
+            &["entity_id", "model", "predecessor_event_ref", "schema"]
+        } else {
+            &["entity_id", "model", "schema"]
+        };
+        only_keys(obj, keys, "actor model payload")?;
+        if obj.get("schema").and_then(Json::as_str) != Some(ACTOR_MODEL_SCHEMA) {
+            return Err(schema(format!(
+                "actor model payload: schema must be {ACTOR_MODEL_SCHEMA:?}"
+            )));
+        }
+        let entity = EntityId::parse(
+            obj.get("entity_id")
+                .and_then(Json::as_str)
+                .ok_or_else(|| schema("actor model payload: entity_id must be a string"))?,
+        )?;
+        let predecessor = obj
+            .get("predecessor_event_ref")
+            .map(|v| EventId::parse(v.as_str().unwrap_or_default()))
+            .transpose()?;
+        match (entity.version(), &predecessor) {
+            (1, Some(_)) => {
+                return Err(schema("actor model version 1 has no predecessor_event_ref"))
+            }
+            (2.., None) => {
+                return Err(schema(
+                    "an actor model version above 1 needs predecessor_event_ref",
+                ))
+            }
+            _ => {}
+        }
+        ActorModel::parse(obj.get("model").unwrap_or(&Json::Null), &entity)?;
+        Ok(ModelVersion {
+            entity,
+            predecessor,
+        })
     }
 }
 

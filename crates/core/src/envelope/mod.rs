@@ -10,8 +10,8 @@ mod refs;
 mod scope;
 
 pub use body::{
-    Attach, Body, CONTEXT_ATTACH, EXCHANGE_CONTROL, MESSAGE_CREATE, REALM_CREATE, SIDECAR_CREATE,
-    STRAND_CREATE,
+    Attach, Body, ModelVersion, ACTOR_MODEL, ACTOR_MODEL_SCHEMA, CONTEXT_ATTACH, EXCHANGE_CONTROL,
+    MESSAGE_CREATE, REALM_CREATE, SIDECAR_CREATE, STRAND_CREATE,
 };
 pub(crate) use direct::{read_direct, Direct};
 pub use refs::{is_code, SemanticRef, CAUSAL_ROLES};

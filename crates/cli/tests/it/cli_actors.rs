@@ -1,0 +1,172 @@
+//! `akledger actor publish|show` (PROFILE §14.1) on real files: versions published in
+//! turn with their predecessor filled in, the current model as seen from an event, and
+//! every refusal (another actor's model, a skipped or repeated version, a broken model)
+//! with nothing written.
+
+use std::path::{Path, PathBuf};
+
+use super::support::{json, len, p, run_ok, stderr, stdout};
+
+/// A key file in `dir` and the principal it signs as.
+fn key(dir: &Path, name: &str) -> (PathBuf, String) {
+    let path = dir.join(name);
+    let out = stdout(&run_ok(&["keygen", "--out", p(&path)], 0));
+    let did = out
+        .split_whitespace()
+        .find(|w| w.starts_with("ak:did_core:key:"))
+        .expect("keygen prints the principal")
+        .to_owned();
+    (path, did)
+}
+
+/// Version `version` of `did`'s model offering travel/book (its passport redacted) and,
+/// from version 2, travel/cancel.
+fn model(dir: &Path, did: &str, version: u64) -> PathBuf {
+    let cancel = if version > 1 {
+        r#",{"action":"cancel"}"#
+    } else {
+        ""
+    };
+    let text = format!(
+        r#"{{"id":"{did}#{version}","skills":{{"skills":[{{"subject":"travel","actions":[{{"action":"book","input":[{{"name":"destination","optional":false,"redacted":false}},{{"name":"passport","optional":false,"redacted":true}}]}}{cancel}]}}]}}}}"#
+    );
+    let path = dir.join(format!("model-{version}.json"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn versions_are_published_in_turn_and_shown_as_seen_from_an_event() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let (agent, did) = key(tmp.path(), "agent.key.json");
+    run_ok(
+        &["realm", "create", "--dir", p(&dir), "--key", p(&agent)],
+        0,
+    );
+    let publish = |version: u64| {
+        json(&run_ok(
+            &[
+                "actor",
+                "publish",
+                "--dir",
+                p(&dir),
+                "--key",
+                p(&agent),
+                "--model",
+                p(&model(tmp.path(), &did, version)),
+                "--json",
+            ],
+            0,
+        ))
+    };
+    let v1 = publish(1);
+    assert_eq!(v1["outcome"], "admitted");
+    assert_eq!(v1["entity_id"], format!("{did}#1"));
+    let v2 = publish(2);
+    assert_eq!(v2["outcome"], "admitted");
+    let show = |at: Option<&str>| {
+        let mut args = vec!["actor", "show", "--dir", p(&dir), did.as_str(), "--json"];
+        if let Some(at) = at {
+            args.extend(["--at", at]);
+        }
+        json(&run_ok(&args, 0))
+    };
+    let latest = show(None);
+    assert_eq!(latest["version"], 2);
+    assert_eq!(latest["event_id"], v2["event_id"]);
+    assert_eq!(latest["model"]["id"], format!("{did}#2"));
+    let seen_from_v1 = show(Some(v1["event_id"].as_str().unwrap()));
+    assert_eq!(seen_from_v1["version"], 1);
+    let text = stdout(&run_ok(&["actor", "show", "--dir", p(&dir), &did], 0));
+    assert!(
+        text.contains("offers travel/book (redacted: passport)"),
+        "{text}"
+    );
+    assert!(text.contains("offers travel/cancel"), "{text}");
+    // An actor with no model: exit 1, and valid JSON.
+    let (_, stranger) = key(tmp.path(), "stranger.key.json");
+    let none = run_ok(&["actor", "show", "--dir", p(&dir), &stranger, "--json"], 1);
+    assert_eq!(json(&none)["model"], serde_json::Value::Null);
+    run_ok(&["check", "--dir", p(&dir)], 0);
+}
+
+#[test]
+fn refused_models_write_nothing_and_say_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let (agent, did) = key(tmp.path(), "agent.key.json");
+    let (other, _) = key(tmp.path(), "other.key.json");
+    run_ok(
+        &["realm", "create", "--dir", p(&dir), "--key", p(&agent)],
+        0,
+    );
+    let broken = tmp.path().join("broken.json");
+    std::fs::write(
+        &broken,
+        format!(r#"{{"id":"{did}#1","skills":{{"skills":[{{"subject":"travel"}}]}}}}"#),
+    )
+    .unwrap();
+    let cases: Vec<(PathBuf, PathBuf, &str)> = vec![
+        (
+            other.clone(),
+            model(tmp.path(), &did, 1),
+            "an actor publishes its own model",
+        ),
+        (
+            agent.clone(),
+            model(tmp.path(), &did, 2),
+            "the ledger holds none",
+        ),
+        (agent.clone(), broken, "actions is required"),
+    ];
+    for (key, model, needle) in cases {
+        let out = run_ok(
+            &[
+                "actor",
+                "publish",
+                "--dir",
+                p(&dir),
+                "--key",
+                p(&key),
+                "--model",
+                p(&model),
+            ],
+            2,
+        );
+        assert!(stderr(&out).contains(needle), "{needle}: {}", stderr(&out));
+        assert_eq!(len(&dir), 1, "{needle}: something was written");
+    }
+    run_ok(
+        &[
+            "actor",
+            "publish",
+            "--dir",
+            p(&dir),
+            "--key",
+            p(&agent),
+            "--model",
+            p(&model(tmp.path(), &did, 1)),
+        ],
+        0,
+    );
+    let again = run_ok(
+        &[
+            "actor",
+            "publish",
+            "--dir",
+            p(&dir),
+            "--key",
+            p(&agent),
+            "--model",
+            p(&model(tmp.path(), &did, 1)),
+        ],
+        2,
+    );
+    assert!(
+        stderr(&again).contains("already holds version 1"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(len(&dir), 2);
+}
