@@ -163,7 +163,7 @@ impl Event<Unverified> {
     ) -> Result<Self, Rejection> {
         match read_direct(bytes) {
             Some(direct) => {
-                #[cfg(debug_assertions)]
+                #[cfg(any(debug_assertions, feature = "cross-check"))]
                 if cross_checked(&direct.id) {
                     same_as_general(bytes, &direct);
                 }
@@ -341,18 +341,20 @@ fn read_general(bytes: &[u8]) -> Result<Direct<Vec<Range<usize>>>, Rejection> {
     })
 }
 
-/// Whether a build with debug assertions reads this event the general way too: one event
-/// in eight, chosen by its stated id, so that every test's events are sampled alike in any
-/// order and process. Reading every event twice took 40 % of the engine's test time; the
-/// direct reader's property test compares the two readers on every input it makes.
-#[cfg(debug_assertions)]
+/// Whether a build with debug assertions or the `cross-check` feature (every test build of
+/// the workspace) reads this event the general way too: one event in eight, chosen by its
+/// stated id, so that every test's events are sampled alike in any order and process.
+/// Reading every event twice took 40 % of the engine's test time; the direct reader's
+/// property test compares the two readers on every input it makes.
+#[cfg(any(debug_assertions, feature = "cross-check"))]
 fn cross_checked(id: &EventId) -> bool {
     id.digest()[0] % 8 == 0
 }
 
-/// In builds with debug assertions (every test), events read directly are also read the
-/// general way ([`cross_checked`] picks them), and the two must agree.
-#[cfg(any(test, debug_assertions))]
+/// In builds with debug assertions or the `cross-check` feature (every test), events read
+/// directly are also read the general way ([`cross_checked`] picks them), and the two must
+/// agree.
+#[cfg(any(test, debug_assertions, feature = "cross-check"))]
 pub(crate) fn same_as_general(bytes: &[u8], direct: &Direct) {
     let general = match read_general(bytes) {
         Ok(general) => general,

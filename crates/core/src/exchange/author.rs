@@ -360,7 +360,12 @@ impl SidecarAuthor {
         at: Timestamp,
         rng: &mut impl CryptoRngCore,
     ) -> Result<Event<Unverified>, Rejection> {
-        let plaintext = MessagePlaintext { body, binding }.to_json();
+        let plaintext = MessagePlaintext {
+            body,
+            binding,
+            pncp: None,
+        }
+        .to_json();
         self.message_raw(&plaintext, after, at, rng)
     }
 

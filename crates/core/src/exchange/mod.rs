@@ -39,8 +39,8 @@ pub use fold::{fold_exchange, ExchangeOutcome};
 pub use history::{exchange_history, ExchangeHistory, HistoryEntry, Step, Verdict};
 pub use incremental::{fold_added_message, Added};
 pub use plaintext::{
-    Action, Binding, ControlPlaintext, ExchangeId, MessagePlaintext, RequestContext, Role,
-    TerminalKind, TrackRef,
+    Action, Binding, ControlPlaintext, ExchangeId, MessageError, MessagePlaintext, RequestContext,
+    Role, TerminalKind, TrackRef,
 };
 pub use preview::{preview, Preview};
 pub use report::{NotFolded, Projection, Reason, Status};

@@ -95,6 +95,17 @@ pub enum Role {
     },
 }
 
+impl Role {
+    /// The role's wire name: `request`, `user_facing_response` or `internal`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Role::Request(_) => "request",
+            Role::Response { .. } => "user_facing_response",
+            Role::Internal { .. } => "internal",
+        }
+    }
+}
+
 /// The binding `B` of PROFILE §8.1.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct Binding {
@@ -111,6 +122,9 @@ pub struct MessagePlaintext {
     pub body: Json,
     /// The exchange binding, if any.
     pub binding: Option<Binding>,
+    /// The PNCP message this is (PROFILE §14.2), if any; only beside a binding whose role
+    /// its kind goes with.
+    pub pncp: Option<crate::actors::Pncp>,
 }
 
 /// Why a message plaintext does not read.
@@ -431,8 +445,13 @@ impl MessagePlaintext {
     pub fn parse(bytes: &[u8]) -> Result<Self, MessageError> {
         let value = parse_value(bytes).map_err(|_| MessageError::Plaintext)?;
         let obj = value.as_object().ok_or(MessageError::Plaintext)?;
-        closed(obj, &["body"], &["sidecar_exchange_binding"], "message")
-            .map_err(|_| MessageError::Plaintext)?;
+        closed(
+            obj,
+            &["body"],
+            &["pncp", "sidecar_exchange_binding"],
+            "message",
+        )
+        .map_err(|_| MessageError::Plaintext)?;
         let body = obj.get("body").cloned().unwrap_or(Json::Null);
         let binding = obj
             .get("sidecar_exchange_binding")
@@ -446,7 +465,25 @@ impl MessagePlaintext {
                 })
             })
             .transpose()?;
-        Ok(MessagePlaintext { body, binding })
+        // PROFILE §14.2: a `pncp` member that does not read, or whose kind does not go with
+        // the binding's role (or that has no binding), makes the binding invalid.
+        let pncp = match obj.get("pncp") {
+            None => None,
+            Some(p) => {
+                let id = binding.as_ref().map(|b| b.exchange_id.clone());
+                let pncp = crate::actors::Pncp::from_json(p)
+                    .map_err(|_| MessageError::Binding(id.clone()))?;
+                if binding.as_ref().map(|b| b.role.name()) != Some(pncp.kind.role()) {
+                    return Err(MessageError::Binding(id));
+                }
+                Some(pncp)
+            }
+        };
+        Ok(MessagePlaintext {
+            body,
+            binding,
+            pncp,
+        })
     }
 
     /// The plaintext object.
@@ -454,6 +491,9 @@ impl MessagePlaintext {
         let mut obj = Object::new().with("body", self.body.clone());
         if let Some(b) = &self.binding {
             obj.insert("sidecar_exchange_binding", b.to_json());
+        }
+        if let Some(p) = &self.pncp {
+            obj.insert("pncp", p.to_json());
         }
         obj.into()
     }

@@ -346,3 +346,73 @@ fn data_is_checked_and_redacted_against_the_action_model() {
     );
     assert_eq!(check_data(None, None), Ok(()));
 }
+
+#[test]
+fn a_pncp_member_rides_beside_a_binding_whose_role_its_kind_goes_with() {
+    use akledger_core::exchange::{Binding, MessageError, MessagePlaintext, Role};
+    let exchange = ExchangeId::parse("exchange-00000001-00000000").unwrap();
+    let request = EventId::parse("ak:event:AqxYhBYiMNBPpu4gBVk_1XnvOa10ryRn0nMY1xcv2Rsj").unwrap();
+    let internal = Binding {
+        exchange_id: exchange.clone(),
+        role: Role::Internal {
+            request_event_id: request,
+        },
+    };
+    let response = Binding {
+        exchange_id: exchange.clone(),
+        role: Role::Response {
+            request_event_id: request,
+            completes: None,
+        },
+    };
+    let pncp = |kind: &str| {
+        Pncp::from_json(&json(&format!(
+            r#"{{"kind":"{kind}","subject":"travel","action":"book"}}"#
+        )))
+        .unwrap()
+    };
+    let text = |binding: Option<&Binding>, p: Option<Pncp>| {
+        MessagePlaintext {
+            body: Json::Null,
+            binding: binding.cloned(),
+            pncp: p,
+        }
+        .to_json()
+        .to_bytes()
+    };
+    for kind in ["Question", "Answer", "Status", "Cancel", "Error"] {
+        let bytes = text(Some(&internal), Some(pncp(kind)));
+        let read = MessagePlaintext::parse(&bytes).unwrap();
+        assert_eq!(read.pncp, Some(pncp(kind)), "{kind}");
+        let wrong = text(Some(&response), Some(pncp(kind)));
+        assert_eq!(
+            MessagePlaintext::parse(&wrong),
+            Err(MessageError::Binding(Some(exchange.clone()))),
+            "{kind} as a response"
+        );
+    }
+    assert!(MessagePlaintext::parse(&text(Some(&response), Some(pncp("Response")))).is_ok());
+    assert_eq!(
+        MessagePlaintext::parse(&text(Some(&internal), Some(pncp("Request")))),
+        Err(MessageError::Binding(Some(exchange.clone())))
+    );
+    assert_eq!(
+        MessagePlaintext::parse(&text(None, Some(pncp("Status")))),
+        Err(MessageError::Binding(None)),
+        "a pncp member needs a binding"
+    );
+    // A pncp member that does not read makes the binding invalid too.
+    let mut bad = MessagePlaintext::parse(&text(Some(&internal), None))
+        .unwrap()
+        .to_json();
+    if let Json::Object(o) = &mut bad {
+        o.insert(
+            "pncp",
+            json(r#"{"kind":"Shout","subject":"s","action":"a"}"#),
+        );
+    }
+    assert_eq!(
+        MessagePlaintext::parse(&bad.to_bytes()),
+        Err(MessageError::Binding(Some(exchange)))
+    );
+}

@@ -19,6 +19,7 @@ fn response_plaintext(x: &ExchangeId, r: EventId) -> Json {
     MessagePlaintext {
         body: Json::Null,
         binding: Some(binding),
+        pncp: None,
     }
     .to_json()
 }
