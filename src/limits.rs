@@ -125,6 +125,13 @@ pub const EVENT_FEED_BYTES: usize = 64 << 20;
 /// second writer is told no later than that.
 pub const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// How long a read-only open waits for the shared lock before it reads beside the writer
+/// that holds it. Reading beside a writer is always safe, so this only spares a reader the
+/// unlocked path when the lock is held for a moment by a forked child (see
+/// [`LOCK_PATIENCE`]); short, because a `log --follow` beside a real writer pays it on every
+/// look.
+pub const READER_LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Admitted events between two state snapshots written while a ledger is open (one is also
 /// written on a clean close). Bounds what an open after a crash replays from the log on top
 /// of the last snapshot (~1 s of parsing at 2^18 events) against the cost of writing one

@@ -114,10 +114,12 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
     // The root lock comes before anything else is touched. A reader that finds a writer
     // holding it reads beside the writer, unlocked (`None`).
     let lock = if config.read_only {
-        RootLock::shared(&dir).map(Some).or_else(|e| match e {
-            LockError::Held => Ok(None),
-            LockError::Io(path, source) => Err(Error::Io { path, source }),
-        })?
+        RootLock::shared(&dir, crate::limits::READER_LOCK_PATIENCE)
+            .map(Some)
+            .or_else(|e| match e {
+                LockError::Held => Ok(None),
+                LockError::Io(path, source) => Err(Error::Io { path, source }),
+            })?
     } else {
         Some(RootLock::exclusive(&dir).map_err(|e| match e {
             LockError::Held => Error::AlreadyOpen { path: dir.clone() },

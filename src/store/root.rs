@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use super::log::{HighWater, LogPos};
 use crate::layout;
 use crate::limits::LOCK_PATIENCE;
+use std::time::Duration;
 
 /// Bytes of one marker slot.
 const SLOT_LEN: usize = 32;
@@ -44,22 +45,26 @@ impl RootLock {
     pub fn exclusive(dir: &Path) -> Result<RootLock, LockError> {
         let path = dir.join(layout::LOCK);
         let file = open_or_create(&path).map_err(|e| LockError::Io(path.clone(), e))?;
-        with_patience(|| fs2::FileExt::try_lock_exclusive(&file).map_err(|e| contended(&path, e)))?;
+        with_patience(LOCK_PATIENCE, || {
+            fs2::FileExt::try_lock_exclusive(&file).map_err(|e| contended(&path, e))
+        })?;
         Ok(RootLock { _file: Some(file) })
     }
 
-    /// A shared reader lock, tried once: `Held` means a writer holds the ledger, and a
-    /// reader then reads beside it without a lock (see `ledger/open.rs`) instead of
-    /// waiting. A ledger with no lock file (never opened for writing since lock files
-    /// exist, or on media where none can be created) is read unlocked.
-    pub fn shared(dir: &Path) -> Result<RootLock, LockError> {
+    /// A shared reader lock, waiting up to `patience` while it is held: `Held` after that
+    /// means a writer holds the ledger (a read-only open then reads beside it, see
+    /// `ledger/open.rs`). A ledger with no lock file (never opened for writing since lock
+    /// files exist, or on media where none can be created) is read unlocked.
+    pub fn shared(dir: &Path, patience: Duration) -> Result<RootLock, LockError> {
         let path = dir.join(layout::LOCK);
         let file = match File::open(&path) {
             Ok(file) => file,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(RootLock { _file: None }),
             Err(e) => return Err(LockError::Io(path, e)),
         };
-        fs2::FileExt::try_lock_shared(&file).map_err(|e| contended(&path, e))?;
+        with_patience(patience, || {
+            fs2::FileExt::try_lock_shared(&file).map_err(|e| contended(&path, e))
+        })?;
         Ok(RootLock { _file: Some(file) })
     }
 }
@@ -82,12 +87,15 @@ fn contended(path: &Path, e: std::io::Error) -> LockError {
     }
 }
 
-/// Tries `take` until it is not `Held`, for at most [`LOCK_PATIENCE`]: a lock can be held
-/// for a moment by a process that did not open the ledger — a child forked by the process
-/// that did keeps the lock's open file until it execs — and that must not look like a
-/// second writer. A real second writer still gets `Held` once the patience is spent.
-fn with_patience(mut take: impl FnMut() -> Result<(), LockError>) -> Result<(), LockError> {
-    let deadline = std::time::Instant::now() + LOCK_PATIENCE;
+/// Tries `take` until it is not `Held`, for at most `patience`: a lock can be held for a
+/// moment by a process that did not open the ledger — a child forked by the process that
+/// did keeps the lock's open file until it execs — and that must not look like a second
+/// writer. A real second writer still gets `Held` once the patience is spent.
+fn with_patience(
+    patience: Duration,
+    mut take: impl FnMut() -> Result<(), LockError>,
+) -> Result<(), LockError> {
+    let deadline = std::time::Instant::now() + patience;
     loop {
         match take() {
             Err(LockError::Held) if std::time::Instant::now() < deadline => {
@@ -234,10 +242,14 @@ mod tests {
             RootLock::exclusive(dir.path()),
             Err(LockError::Held)
         ));
-        assert!(matches!(RootLock::shared(dir.path()), Err(LockError::Held)));
+        let now = Duration::ZERO;
+        assert!(matches!(
+            RootLock::shared(dir.path(), now),
+            Err(LockError::Held)
+        ));
         drop(first);
-        let a = RootLock::shared(dir.path()).unwrap();
-        let _b = RootLock::shared(dir.path()).unwrap();
+        let a = RootLock::shared(dir.path(), now).unwrap();
+        let _b = RootLock::shared(dir.path(), now).unwrap();
         assert!(matches!(
             RootLock::exclusive(dir.path()),
             Err(LockError::Held)

@@ -671,9 +671,11 @@ fn sigkill_while_the_index_is_written_behind_the_log() {
         "sigkill_while_the_index_is_written: {tally:?} in {:?}",
         started.elapsed()
     );
+    // The log ahead of what the index (or the snapshot, taken every 22 entries here) holds:
+    // some open replayed the gap. Which of the two it started from is up to timing.
     assert!(
-        tally.index_replayed > 0,
-        "never saw the log ahead of the index"
+        tally.entries_replayed > 0,
+        "never saw the log ahead of the index: {tally:?}"
     );
 }
 

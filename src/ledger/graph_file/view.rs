@@ -46,7 +46,8 @@ impl GraphView {
     /// caller then opens the ledger, which reports anything wrong with the log itself.
     pub fn open(dir: impl AsRef<Path>) -> Result<GraphView, &'static str> {
         let dir = dir.as_ref();
-        let lock = RootLock::shared(dir).map_err(|_| "the ledger is open for writing")?;
+        let lock = RootLock::shared(dir, crate::limits::LOCK_PATIENCE)
+            .map_err(|_| "the ledger is open for writing")?;
         let file = File::open(dir.join(layout::GRAPH)).map_err(|_| "there is no graph file")?;
         let mut head = [0u8; HEADER_BYTES as usize];
         file.read_exact_at(&mut head, 0)

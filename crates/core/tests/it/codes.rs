@@ -6,7 +6,7 @@ use akledger_core::Code;
 #[test]
 fn every_code_is_a_profile_section_10_code() {
     let profile =
-        std::fs::read_to_string(akledger_testkit::workspace_root().join("docs/PROFILE.md"))
+        std::fs::read_to_string(akledger_testkit_core::workspace_root().join("docs/PROFILE.md"))
             .expect("docs/PROFILE.md");
     let section = profile
         .split("## 10. Error codes")

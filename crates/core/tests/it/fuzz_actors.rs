@@ -80,7 +80,7 @@ mod replay {
 
     #[test]
     fn actor_model() {
-        let n = akledger_testkit::replay_corpus("actor_model", check_actor_model);
+        let n = akledger_testkit_core::replay_corpus("actor_model", check_actor_model);
         assert!(n > 0, "no corpus for actor_model");
     }
 }

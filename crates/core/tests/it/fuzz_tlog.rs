@@ -229,13 +229,13 @@ mod replay {
 
     #[test]
     fn note() {
-        let n = akledger_testkit::replay_corpus("note", check_note);
+        let n = akledger_testkit_core::replay_corpus("note", check_note);
         assert!(n > 0, "no corpus for note");
     }
 
     #[test]
     fn tlog_proof() {
-        let n = akledger_testkit::replay_corpus("tlog_proof", check_tlog_proof);
+        let n = akledger_testkit_core::replay_corpus("tlog_proof", check_tlog_proof);
         assert!(n > 0, "no corpus for tlog_proof");
     }
 
@@ -247,7 +247,7 @@ mod replay {
         use crate::tlog_vectors::{ENOCH_SIG, PETER_SIG, SOFA_NOTE, TEXT};
         use akledger_core::id::{DigestSuite, EventId};
 
-        let root = akledger_testkit::workspace_root().join("fuzz/corpus");
+        let root = akledger_testkit_core::workspace_root().join("fuzz/corpus");
         let put = |target: &str, name: &str, bytes: &[u8]| {
             let dir = root.join(target);
             std::fs::create_dir_all(&dir).expect("corpus dir");

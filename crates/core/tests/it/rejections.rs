@@ -2,7 +2,7 @@
 //! PROFILE §10 code. Mutated events are re-hashed and re-signed (`common::reseal`) unless
 //! the test is about the id or the proof, so each case breaks exactly one rule.
 
-use akledger_testkit as common;
+use akledger_testkit_core as common;
 
 use std::collections::BTreeSet;
 

@@ -2,7 +2,7 @@
 //! Python hashlib, blake3, cryptography). The crate must agree on every digest, id and
 //! signed byte.
 
-use akledger_testkit as common;
+use akledger_testkit_core as common;
 
 use akledger_core::canonical::{parse_canonical, to_canonical};
 use akledger_core::{
