@@ -186,11 +186,7 @@ fn show(args: &ShowModelArgs) -> Result<Outcome, CliError> {
         print_lines([json_text(&out.into())])?;
     } else {
         let mut lines = vec![format!("{} {}", model.entity, id)];
-        let subjects = model
-            .subjects
-            .iter()
-            .chain(model.skillsets.iter().flat_map(|(_, s)| s));
-        for subject in subjects {
+        for subject in model.offered() {
             for action in &subject.actions {
                 let redacted: Vec<&str> = [&action.input, &action.output]
                     .into_iter()

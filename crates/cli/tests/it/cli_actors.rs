@@ -121,52 +121,34 @@ fn refused_models_write_nothing_and_say_why() {
         (agent.clone(), broken, "actions is required"),
     ];
     for (key, model, needle) in cases {
-        let out = run_ok(
-            &[
-                "actor",
-                "publish",
-                "--dir",
-                p(&dir),
-                "--key",
-                p(&key),
-                "--model",
-                p(&model),
-            ],
-            2,
-        );
+        let out = publish(&dir, &key, &model, 2);
         assert!(stderr(&out).contains(needle), "{needle}: {}", stderr(&out));
         assert_eq!(len(&dir), 1, "{needle}: something was written");
     }
-    run_ok(
-        &[
-            "actor",
-            "publish",
-            "--dir",
-            p(&dir),
-            "--key",
-            p(&agent),
-            "--model",
-            p(&model(tmp.path(), &did, 1)),
-        ],
-        0,
-    );
-    let again = run_ok(
-        &[
-            "actor",
-            "publish",
-            "--dir",
-            p(&dir),
-            "--key",
-            p(&agent),
-            "--model",
-            p(&model(tmp.path(), &did, 1)),
-        ],
-        2,
-    );
+    let v1 = model(tmp.path(), &did, 1);
+    publish(&dir, &agent, &v1, 0);
+    let again = publish(&dir, &agent, &v1, 2);
     assert!(
         stderr(&again).contains("already holds version 1"),
         "{}",
         stderr(&again)
     );
     assert_eq!(len(&dir), 2);
+}
+
+/// `actor publish` of `model` with `key`, expecting exit `code`.
+fn publish(dir: &Path, key: &Path, model: &Path, code: i32) -> std::process::Output {
+    run_ok(
+        &[
+            "actor",
+            "publish",
+            "--dir",
+            p(dir),
+            "--key",
+            p(key),
+            "--model",
+            p(model),
+        ],
+        code,
+    )
 }

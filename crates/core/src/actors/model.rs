@@ -235,12 +235,17 @@ impl ActorModel {
         })
     }
 
+    /// Every subject this model offers: those of `skills`, then those of each skill set.
+    pub fn offered(&self) -> impl Iterator<Item = &Subject> {
+        self.subjects
+            .iter()
+            .chain(self.skillsets.iter().flat_map(|(_, s)| s))
+    }
+
     /// The action (subject, action) this model offers: listed under that subject in
     /// `skills`, or in the `skills` of one of its `skillsets`.
     pub fn action(&self, subject: &str, action: &str) -> Option<&Action> {
-        std::iter::once(&self.subjects)
-            .chain(self.skillsets.iter().map(|(_, s)| s))
-            .flat_map(|subjects| subjects.iter())
+        self.offered()
             .filter(|s| s.name == subject)
             .flat_map(|s| s.actions.iter())
             .find(|a| a.name == action)

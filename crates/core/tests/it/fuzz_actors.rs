@@ -39,11 +39,7 @@ pub fn check_actor_model(data: &[u8]) {
         return;
     };
     let exchange = ExchangeId::parse("exchange-00000000-00000000").expect("an exchange id");
-    let subjects = model
-        .subjects
-        .iter()
-        .chain(model.skillsets.iter().flat_map(|(_, s)| s));
-    for subject in subjects {
+    for subject in model.offered() {
         for action in &subject.actions {
             assert!(model.offers(&subject.name, &action.name));
             let questions = action
