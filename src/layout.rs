@@ -50,6 +50,9 @@ pub const RUNTIME_PROGRESS: &str = "runtime-progress.json";
 pub const RUNTIME_CONFIG: &str = "sidecar-runtime.json";
 /// The controller's key file that `akledger sidecar run` bootstraps (mode 0600).
 pub const CONTROLLER_KEY: &str = "controller.key";
+/// The author's disclosures of redacted values (PROFILE §14.3; mode 0600): never exported,
+/// synced, replicated, snapshotted or tiled.
+pub const DISCLOSURES: &str = "disclosures.jsonl";
 
 /// The paths of one ledger directory's entries.
 #[derive(Clone, Debug)]
@@ -121,5 +124,10 @@ impl Layout {
     /// `DIR/runtime-progress.json`.
     pub fn runtime_progress(&self) -> PathBuf {
         self.root.join(RUNTIME_PROGRESS)
+    }
+
+    /// `DIR/disclosures.jsonl`.
+    pub fn disclosures(&self) -> PathBuf {
+        self.root.join(DISCLOSURES)
     }
 }

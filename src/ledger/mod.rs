@@ -21,6 +21,7 @@ mod append_report;
 mod check;
 mod clock;
 mod config;
+mod disclosure_store;
 mod drop_pending;
 mod exchanges;
 mod feed;
@@ -135,6 +136,8 @@ pub struct Ledger {
     exchanges: Mutex<exchanges::Exchanges>,
     /// The [`Ledger::watch_events`] subscribers.
     event_watchers: Mutex<watch::EventWatchers>,
+    /// An in-memory ledger's disclosures (on disk: `DIR/disclosures.jsonl`).
+    kept_disclosures: Mutex<Vec<crate::actors::Disclosure>>,
     opened: OpenReport,
     /// The root lock, held while the ledger is open (`None` in memory).
     _lock: Option<RootLock>,

@@ -326,6 +326,7 @@ fn assemble(
         index,
         exchanges: Mutex::default(),
         event_watchers: Mutex::default(),
+        kept_disclosures: Mutex::default(),
         opened: report,
         _lock: lock,
     }

@@ -20,14 +20,16 @@
 use ed25519_dalek::SigningKey;
 use rand_core::OsRng;
 
+use crate::actors::{ActorModel, Disclosure, PncpKind, Withheld};
 use crate::canonical::Json;
+use crate::canonical::Object;
 use crate::did::{ActorId, DidCoreId};
 use crate::error::Error;
 use crate::event::{Event, Unverified};
 use crate::exchange::preview::admission_code;
 use crate::exchange::{
-    Act, ExchangeId, ExchangeView, Preview, Projection, Reason, RequestContext, SidecarAuthor,
-    SidecarInfo, TrackRef,
+    Act, Binding, ExchangeId, ExchangeView, PncpDraft, Preview, Projection, Reason, RequestContext,
+    Role, SidecarAuthor, SidecarInfo, TrackRef,
 };
 use crate::id::{EventId, SidecarId};
 use crate::time::Timestamp;
@@ -189,6 +191,152 @@ impl SidecarHandle<'_> {
             .now_after(&[self.sidecar_id().retype(), attach])?;
         let event = author.request(exchange, context, body, at, &mut OsRng)?;
         self.submit("request", exchange, &event)
+    }
+
+    /// Opens `exchange` with a PNCP request for `subject`/`action` (PROFILE §14.2) carrying
+    /// `data`. Every addressed agent's current model must offer the skill (else
+    /// [`Reason::SkillNotOffered`], and nothing is written); the request gets an `after`
+    /// ref to each of those models. The redacted fields of the coordinator's input model
+    /// are committed to before sealing, and their values kept in the ledger's disclosure
+    /// store (§14.3), durably, before the request is appended.
+    pub fn request_skill(
+        &self,
+        exchange: &ExchangeId,
+        context: RequestContext,
+        subject: &str,
+        action: &str,
+        data: Object,
+        body: Json,
+    ) -> Result<EventId, Error> {
+        let mut models = Vec::new();
+        for agent in context.addressed() {
+            models.push(self.offering(exchange, "request", agent, subject, action)?);
+        }
+        let coordinator =
+            self.offering(exchange, "request", context.coordinator(), subject, action)?;
+        let input = coordinator
+            .1
+            .action(subject, action)
+            .and_then(|a| a.input.as_ref());
+        let draft = PncpDraft {
+            kind: PncpKind::Request,
+            subject: subject.to_owned(),
+            action: action.to_owned(),
+            question_id: None,
+            data,
+            model: input,
+            after: models.iter().map(|(id, _)| *id).collect(),
+        };
+        let author = self.fresh_author()?;
+        let attach = latest_attach(author.sidecar())?.event_id;
+        let mut parents = vec![self.sidecar_id().retype(), attach];
+        parents.extend(&draft.after);
+        let at = self.ledger.now_after(&parents)?;
+        let binding = Binding {
+            exchange_id: exchange.clone(),
+            role: Role::Request(context),
+        };
+        let (event, withheld) =
+            author.pncp_message(binding, body, draft, &[attach], at, &mut OsRng)?;
+        self.submit_with_disclosures("request", exchange, &event, withheld)
+    }
+
+    /// Answers `exchange`'s canonical request with a PNCP `Response` (PROFILE §14.2)
+    /// carrying `data`: the redacted fields of this author's own output model (its current
+    /// model must offer the request's skill) are committed to, and their values kept in the
+    /// disclosure store, before the response is appended. `completes` as in
+    /// [`SidecarHandle::respond`].
+    pub fn respond_skill(
+        &self,
+        exchange: &ExchangeId,
+        subject: &str,
+        action: &str,
+        data: Object,
+        body: Json,
+        completes: bool,
+    ) -> Result<EventId, Error> {
+        let p = self.projection("respond", exchange)?;
+        let me = self.author.principal().clone();
+        let (model_event, model) = self.offering(exchange, "respond", &me, subject, action)?;
+        let output = model
+            .action(subject, action)
+            .and_then(|a| a.output.as_ref());
+        let draft = PncpDraft {
+            kind: PncpKind::Response,
+            subject: subject.to_owned(),
+            action: action.to_owned(),
+            question_id: None,
+            data,
+            model: output,
+            after: vec![model_event],
+        };
+        let at = self.ledger.now_after(&[
+            p.request_event_id,
+            self.sidecar_id().retype(),
+            model_event,
+        ])?;
+        let binding = Binding {
+            exchange_id: exchange.clone(),
+            role: Role::Response {
+                request_event_id: p.request_event_id,
+                completes: completes.then_some(p.coordinator_assignment_event_id),
+            },
+        };
+        let (event, withheld) = self.author.pncp_message(
+            binding,
+            body,
+            draft,
+            &[p.request_event_id],
+            at,
+            &mut OsRng,
+        )?;
+        self.submit_with_disclosures("respond", exchange, &event, withheld)
+    }
+
+    /// `agent`'s latest admitted model, when it offers `subject`/`action`; else
+    /// [`Reason::SkillNotOffered`].
+    fn offering(
+        &self,
+        exchange: &ExchangeId,
+        action_name: &'static str,
+        agent: &DidCoreId,
+        subject: &str,
+        action: &str,
+    ) -> Result<(EventId, ActorModel), Error> {
+        let latest = self.ledger.actor_models(agent).last().map(|(_, id)| *id);
+        let found = match latest {
+            Some(id) => Some((id, self.ledger.actor_model(&id)?)),
+            None => None,
+        };
+        found
+            .filter(|(_, model)| model.offers(subject, action))
+            .ok_or_else(|| Error::WouldNotFold {
+                action: action_name,
+                exchange_id: exchange.clone(),
+                reason: Reason::SkillNotOffered,
+                code: None,
+            })
+    }
+
+    /// Keeps the disclosures of `event`'s withheld values (durably), then submits it.
+    fn submit_with_disclosures(
+        &self,
+        action: &'static str,
+        exchange: &ExchangeId,
+        event: &Event<Unverified>,
+        withheld: Vec<Withheld>,
+    ) -> Result<EventId, Error> {
+        let disclosures: Vec<Disclosure> = withheld
+            .into_iter()
+            .map(|w| Disclosure {
+                event_id: event.id(),
+                field: w.field,
+                salt: w.salt,
+                value: w.value,
+            })
+            .collect();
+        self.ledger.keep_disclosures(&disclosures)?;
+        self.submit(action, exchange, event)
     }
 
     /// Answers `exchange`'s canonical request with a user-facing response; `completes`

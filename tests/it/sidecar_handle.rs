@@ -10,6 +10,7 @@ struct Setup {
     _dir: tempfile::TempDir,
     ledger: Ledger,
     sidecar: SidecarId,
+    sidecar_key: SidecarKey,
     controller: SigningKey,
     agents: Vec<SigningKey>,
 }
@@ -32,8 +33,9 @@ impl Setup {
             ));
         }
         let sidecar = private.info.sidecar_id;
+        let sidecar_key = SidecarKey::generate(&mut OsRng);
         ledger
-            .add_sidecar_key(sidecar, 1, SidecarKey::generate(&mut OsRng))
+            .add_sidecar_key(sidecar, 1, sidecar_key.clone())
             .unwrap();
         let agents = (1..=3u8)
             .map(|i| SigningKey::from_bytes(&[i; 32]))
@@ -42,6 +44,7 @@ impl Setup {
             _dir: dir,
             ledger,
             sidecar,
+            sidecar_key,
             controller,
             agents,
         }
@@ -321,4 +324,165 @@ fn acting_on_an_exchange_without_a_request_is_refused() {
             .sidecar_author(s.controller.clone(), s.ledger.heads()[0].retype(), 1),
         Err(Error::UnknownSidecar(_))
     ));
+}
+
+/// Agent `i`'s model: travel/book, its passport (input) and card (output) redacted.
+fn publish_travel_model(s: &Setup, i: usize) -> EventId {
+    let did = s.did(i);
+    let text = format!(
+        r#"{{"id":"{did}#1","skills":{{"skills":[{{"subject":"travel","actions":[{{"action":"book",
+        "input":[{{"name":"destination","optional":false,"redacted":false}},{{"name":"passport","optional":false,"redacted":true}}],
+        "output":[{{"name":"ticket","optional":false,"redacted":false}},{{"name":"card","optional":true,"redacted":true}}]}}]}}]}}}}"#
+    );
+    let model = akledger::canonical::parse_value(text.as_bytes()).unwrap();
+    let key = &s.agents[i];
+    let actor = ActorId::service_for_key(&key.verifying_key());
+    let realm = s.ledger.realms()[0];
+    let event =
+        akledger::actors::publish_model(key, actor, realm, &model, None, Timestamp::now()).unwrap();
+    assert!(matches!(
+        s.ledger.append(event.bytes()).unwrap(),
+        Appended::Admitted(_)
+    ));
+    event.id()
+}
+
+/// Every sidecar message's plaintext, decrypted with the sidecar's key.
+fn plaintexts(s: &Setup) -> Vec<Vec<u8>> {
+    s.ledger
+        .iter()
+        .map(|e| e.unwrap())
+        .filter_map(|e| {
+            let akledger::Body::SidecarMessage { encrypted } = e.body() else {
+                return None;
+            };
+            let ctx = akledger::encrypted::AadContext {
+                scope: e.scope(),
+                event_kind: e.kind(),
+                sender: e.actor(),
+            };
+            Some(encrypted.open(&s.sidecar_key, &ctx).unwrap())
+        })
+        .collect()
+}
+
+/// Whether any file under `dir` but `except` holds `needle`.
+fn found_under(dir: &std::path::Path, except: &str, needle: &[u8]) -> Vec<std::path::PathBuf> {
+    akledger_testkit::files(dir)
+        .into_iter()
+        .filter(|(path, bytes)| {
+            !path.ends_with(except) && bytes.windows(needle.len()).any(|w| w == needle)
+        })
+        .map(|(path, _)| path)
+        .collect()
+}
+
+#[test]
+fn a_skill_request_and_response_keep_redacted_values_off_the_ledger() {
+    let s = Setup::new();
+    let model = publish_travel_model(&s, 0);
+    let travel = exchange("travel1");
+    let context = s
+        .boss()
+        .request_context("orders", "travel1", vec![s.did(0)], None)
+        .unwrap();
+    let data = |text: &str| {
+        akledger::canonical::parse_value(text.as_bytes())
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .clone()
+    };
+    let request = s
+        .boss()
+        .request_skill(
+            &travel,
+            context,
+            "travel",
+            "book",
+            data(r#"{"destination":"Lyon","passport":"P-SECRET-4417"}"#),
+            Json::from("book it"),
+        )
+        .unwrap();
+    let response = s
+        .agent(0)
+        .respond_skill(
+            &travel,
+            "travel",
+            "book",
+            data(r#"{"ticket":"T-1","card":"CARD-SECRET-9981"}"#),
+            Json::from("booked"),
+            true,
+        )
+        .unwrap();
+    let p = s.projection(&travel);
+    assert_eq!(p.request_event_id, request);
+    assert_eq!(p.user_facing_response_event_ids, vec![response]);
+    // The request relies on the model: it has an `after` ref to it.
+    assert!(s.ledger.covers(&[request], &model).unwrap());
+    // Each redacted value is a commitment in the sealed data, and its disclosure opens it.
+    for (event, field, secret) in [
+        (request, "passport", "P-SECRET-4417"),
+        (response, "card", "CARD-SECRET-9981"),
+    ] {
+        let d = s.ledger.disclosure(&event, field).unwrap().unwrap();
+        assert_eq!(d.value, Json::from(secret));
+        let plain = plaintexts(&s)
+            .into_iter()
+            .map(|b| akledger::exchange::MessagePlaintext::parse(&b).unwrap())
+            .find(|m| {
+                m.pncp
+                    .as_ref()
+                    .is_some_and(|p| p.data.as_ref().is_some_and(|d| d.get(field).is_some()))
+            })
+            .unwrap();
+        let sealed = plain
+            .pncp
+            .unwrap()
+            .data
+            .unwrap()
+            .get(field)
+            .unwrap()
+            .clone();
+        assert!(d.opens(&travel, &sealed), "{field}");
+        // Nowhere in any decrypted event, and nowhere under the ledger directory but the
+        // disclosure store.
+        assert!(plaintexts(&s)
+            .iter()
+            .all(|b| !b.windows(secret.len()).any(|w| w == secret.as_bytes())));
+        let dir = s._dir.path();
+        assert_eq!(
+            found_under(dir, "disclosures.jsonl", secret.as_bytes()),
+            Vec::<std::path::PathBuf>::new()
+        );
+        let store = std::fs::read(dir.join("disclosures.jsonl")).unwrap();
+        assert!(
+            store.windows(secret.len()).any(|w| w == secret.as_bytes()),
+            "the disclosure store holds it"
+        );
+    }
+    let store = s._dir.path().join("disclosures.jsonl");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&store).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // An agent whose model does not offer the skill: refused, nothing written.
+    let before = (s.ledger.len(), std::fs::read(&store).unwrap());
+    let context = s
+        .boss()
+        .request_context("orders", "travel2", vec![s.did(1)], None)
+        .unwrap();
+    match s.boss().request_skill(
+        &exchange("travel2"),
+        context,
+        "travel",
+        "book",
+        data(r#"{"destination":"Oslo","passport":"P-OTHER"}"#),
+        Json::Null,
+    ) {
+        Err(Error::WouldNotFold { reason, .. }) => assert_eq!(reason, Reason::SkillNotOffered),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!((s.ledger.len(), std::fs::read(&store).unwrap()), before);
 }

@@ -17,6 +17,7 @@
 use ed25519_dalek::SigningKey;
 use rand_core::CryptoRngCore;
 
+use crate::actors::{check_data, redact, DataFault, DataModel, Pncp, PncpKind, Salt, Withheld};
 use crate::canonical::{Json, Object};
 use crate::did::{ActorId, DidCoreId};
 use crate::encrypted::{
@@ -335,6 +336,58 @@ impl SidecarAuthor {
         self.bound(exchange_id, role, request_event_id, body, at, rng)
     }
 
+    /// A PNCP message (PROFILE §14.2) on `binding`, its data redacted before sealing
+    /// (§14.3): each redacted field of `draft.model` that holds a value is replaced by a
+    /// salted commitment (salts from `rng`), and the values withheld are returned with the
+    /// event, for the author's disclosure store. `after` are the message's own `after`
+    /// refs; `draft.after` (the actor models it relies on) are added. Refuses a kind that
+    /// does not go with the binding's role, and never seals a raw value in a redacted field.
+    pub fn pncp_message(
+        &self,
+        binding: Binding,
+        body: Json,
+        draft: PncpDraft<'_>,
+        after: &[EventId],
+        at: Timestamp,
+        rng: &mut impl CryptoRngCore,
+    ) -> Result<(Event<Unverified>, Vec<Withheld>), Rejection> {
+        if binding.role.name() != draft.kind.role() {
+            return Err(schema(format!(
+                "a PNCP {} goes with role {}, not {}",
+                draft.kind,
+                draft.kind.role(),
+                binding.role.name()
+            )));
+        }
+        let (data, withheld) = redact(&draft.data, draft.model, &binding.exchange_id, || {
+            let mut salt = [0u8; 32];
+            rng.fill_bytes(&mut salt);
+            Salt(salt)
+        });
+        if let Err(DataFault::RawRedacted(field)) = check_data(Some(&data), draft.model) {
+            return Err(schema(format!(
+                "refusing to seal the raw value of the redacted field {field:?}"
+            )));
+        }
+        let pncp = Pncp {
+            kind: draft.kind,
+            subject: draft.subject,
+            action: draft.action,
+            question_id: draft.question_id,
+            data: (!data.is_empty()).then_some(data),
+        };
+        let plaintext = MessagePlaintext {
+            body,
+            binding: Some(binding),
+            pncp: Some(pncp),
+        }
+        .to_json();
+        let mut refs: Vec<EventId> = after.to_vec();
+        refs.extend(draft.after.iter().filter(|id| !after.contains(id)));
+        let event = self.message_raw(&plaintext, &refs, at, rng)?;
+        Ok((event, withheld))
+    }
+
     fn bound(
         &self,
         exchange_id: &ExchangeId,
@@ -516,4 +569,25 @@ fn bounded_basis(
         .collect();
     basis.sort();
     basis
+}
+
+/// What a PNCP message says, before sealing ([`SidecarAuthor::pncp_message`]).
+#[derive(Clone, Debug)]
+pub struct PncpDraft<'m> {
+    /// The kind.
+    pub kind: PncpKind,
+    /// The skill's subject.
+    pub subject: String,
+    /// The skill's action.
+    pub action: String,
+    /// For a question or an answer, the question's id.
+    pub question_id: Option<String>,
+    /// The data, with raw values: redacted fields are committed to before sealing.
+    pub data: Object,
+    /// The data model the data follows (PROFILE §14.2), whose `redacted` fields are kept
+    /// off the ledger; `None` when the action declares none.
+    pub model: Option<&'m DataModel>,
+    /// The actor-model events whose rules the message relies on: it gets an `after` ref to
+    /// each, so that "as seen from the message" names them (§14.2).
+    pub after: Vec<EventId>,
 }

@@ -30,7 +30,7 @@ mod tests;
 
 pub use author::{
     attach_context, create_private_sidecar, create_realm, create_sidecar, create_strand, Act,
-    ExchangeView, PrivateSidecar, SidecarAuthor, MAX_CONTROL_BASIS,
+    ExchangeView, PncpDraft, PrivateSidecar, SidecarAuthor, MAX_CONTROL_BASIS,
 };
 pub use causality::{Causality, MemoryGraph};
 pub use classify::{classify, Classified, ContextAttach, ExchangeItem, Fact, SidecarInfo};

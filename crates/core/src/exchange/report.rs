@@ -68,11 +68,22 @@ pub enum Reason {
     CoordinatorNotAddressed,
     /// Chain control after the terminal one.
     ControlAfterTerminal,
+    /// A PNCP request for a skill an addressed agent's current model, as seen from the
+    /// request, does not offer (PROFILE §14.2).
+    SkillNotOffered,
+    /// PNCP data missing a required field of its model, or naming a question the action
+    /// does not declare (§14.2).
+    PncpDataInvalid,
+    /// A PNCP answer with no `after` ref to an admitted question of the exchange with its
+    /// `question_id` (§14.2).
+    PncpAnswerWithoutQuestion,
+    /// PNCP data holding a raw value in a redacted field (§14.3).
+    RedactionViolation,
 }
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Reason; 25] = [
+    pub const ALL: [Reason; 29] = [
         Reason::NotDecryptable,
         Reason::PlaintextInvalid,
         Reason::BindingInvalid,
@@ -98,6 +109,10 @@ impl Reason {
         Reason::CasMismatch,
         Reason::CoordinatorNotAddressed,
         Reason::ControlAfterTerminal,
+        Reason::SkillNotOffered,
+        Reason::PncpDataInvalid,
+        Reason::PncpAnswerWithoutQuestion,
+        Reason::RedactionViolation,
     ];
 
     /// The snake_case wire name.
@@ -128,6 +143,10 @@ impl Reason {
             Reason::CasMismatch => "cas_mismatch",
             Reason::CoordinatorNotAddressed => "coordinator_not_addressed",
             Reason::ControlAfterTerminal => "control_after_terminal",
+            Reason::SkillNotOffered => "skill_not_offered",
+            Reason::PncpDataInvalid => "pncp_data_invalid",
+            Reason::PncpAnswerWithoutQuestion => "pncp_answer_without_question",
+            Reason::RedactionViolation => "redaction_violation",
         }
     }
 }
