@@ -106,3 +106,42 @@ impl Ledger {
         Ok(out)
     }
 }
+
+impl Ledger {
+    /// Whether `disclosure` opens the commitment its event holds in its field (PROFILE
+    /// §14.3): the event is read from the ledger, its plaintext decrypted with the
+    /// keyring's sidecar key, and the commitment recomputed from the disclosure's salt and
+    /// value for the message's exchange. `Ok(false)` when it does not open it (another
+    /// value, salt, field or exchange, or no commitment there); an error when the event is
+    /// not here, or its plaintext cannot be read.
+    pub fn verify_disclosure(&self, disclosure: &Disclosure) -> Result<bool, Error> {
+        let id = disclosure.event_id;
+        let event = self.get(&id)?.ok_or(Error::NotFound(id))?;
+        let (crate::envelope::Body::SidecarMessage { encrypted }, Some(sidecar)) =
+            (event.body(), event.scope().sidecar_id())
+        else {
+            return Err(Error::Misuse(format!(
+                "{id} is a {} event, not a sidecar message: it holds no PNCP data",
+                event.kind()
+            )));
+        };
+        let keyring = self.verifier().keyring();
+        let bytes = crate::exchange::classify::decrypt(&sidecar, &event, &keyring, encrypted)
+            .map_err(|_| {
+                Error::Misuse(format!(
+                    "{id} does not decrypt with the keyring's key for {sidecar} epoch {}: pass the keyring that holds it",
+                    encrypted.epoch
+                ))
+            })?;
+        let plaintext = crate::exchange::MessagePlaintext::parse(&bytes)
+            .map_err(|_| Error::Misuse(format!("{id}: its plaintext is not a message")))?;
+        let (Some(binding), Some(pncp)) = (plaintext.binding, plaintext.pncp) else {
+            return Ok(false);
+        };
+        let sealed = pncp
+            .data
+            .as_ref()
+            .and_then(|data| data.get(&disclosure.field));
+        Ok(sealed.is_some_and(|s| disclosure.opens(&binding.exchange_id, s)))
+    }
+}

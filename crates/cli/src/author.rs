@@ -111,6 +111,27 @@ impl Signer {
     }
 
     /// Appends `event` and prints its id (or the JSON outcome) plus `extra` members.
+    /// Reports a PNCP message the sidecar handle appended: its id (and, with `--json`,
+    /// `{"event_id","outcome","disclosed"}`, the redacted fields kept in the disclosure store).
+    fn report_skill(&self, id: EventId, json: bool) -> Result<Outcome, CliError> {
+        if !json {
+            print_lines([id.to_string()])?;
+            return Ok(Outcome::Clean);
+        }
+        let disclosed: Vec<akledger::Json> = self
+            .ledger
+            .disclosures_of(&id)?
+            .into_iter()
+            .map(|d| d.field.into())
+            .collect();
+        let out = Object::new()
+            .with("event_id", id.to_string().into())
+            .with("outcome", "admitted".into())
+            .with("disclosed", akledger::Json::Array(disclosed));
+        print_lines([json_text(&out.into())])?;
+        Ok(Outcome::Clean)
+    }
+
     pub(crate) fn submit(
         &self,
         event: Event<Unverified>,
@@ -430,6 +451,14 @@ pub struct RequestArgs {
     /// The sidecar key epoch to seal with.
     #[arg(long, default_value_t = 1)]
     pub epoch: u64,
+    /// A PNCP skill `SUBJECT/ACTION` (PROFILE §14.2): the message carries its data, and
+    /// the redacted fields of the actor model's data model are committed to before sealing,
+    /// their values kept in DIR/disclosures.jsonl (§14.3; `akledger disclose`).
+    #[arg(long, value_name = "SUBJECT/ACTION")]
+    pub skill: Option<String>,
+    /// The PNCP data (a JSON object keyed by field name); with `--skill`.
+    #[arg(long, value_name = "FILE", requires = "skill")]
+    pub data: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub author: AuthorArgs,
 }
@@ -454,6 +483,14 @@ pub struct RespondArgs {
     /// The sidecar key epoch to seal with.
     #[arg(long, default_value_t = 1)]
     pub epoch: u64,
+    /// A PNCP skill `SUBJECT/ACTION` (PROFILE §14.2): the message carries its data, and
+    /// the redacted fields of the actor model's data model are committed to before sealing,
+    /// their values kept in DIR/disclosures.jsonl (§14.3; `akledger disclose`).
+    #[arg(long, value_name = "SUBJECT/ACTION")]
+    pub skill: Option<String>,
+    /// The PNCP data (a JSON object keyed by field name); with `--skill`.
+    #[arg(long, value_name = "FILE", requires = "skill")]
+    pub data: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub author: AuthorArgs,
 }
@@ -483,14 +520,17 @@ pub struct ControlArgs {
 pub fn exchange(action: ExchangeCmd) -> Result<Outcome, CliError> {
     match action {
         ExchangeCmd::Request(r) => request(&r),
-        ExchangeCmd::Respond(r) => respond(
-            &r.author,
-            &r.sidecar,
-            &r.exchange_id,
-            r.completes,
-            &r.body,
-            r.epoch,
-        ),
+        ExchangeCmd::Respond(r) => match &r.skill {
+            Some(skill) => respond_skill(&r, skill),
+            None => respond(
+                &r.author,
+                &r.sidecar,
+                &r.exchange_id,
+                r.completes,
+                &r.body,
+                r.epoch,
+            ),
+        },
         ExchangeCmd::Control(c) => match (&c.sidecar, &c.exchange_id) {
             (Some(s), Some(x)) => control(&c.author, s, x, &c.action, c.epoch),
             _ => Err(CliError::Usage(
@@ -530,6 +570,14 @@ fn request(r: &RequestArgs) -> Result<Outcome, CliError> {
     let coordinator = r.coordinator.as_deref().map(did).transpose()?;
     let context =
         RequestContext::new(track, format!("order-{}", at.millis()), agents, coordinator)?;
+    if let Some(skill) = &r.skill {
+        let (subject, action) = split_skill(skill)?;
+        let data = pncp_data(r.data.as_deref())?;
+        let x = exchange_id(&r.exchange_id)?;
+        let handle = s.ledger.sidecar(&author);
+        let id = handle.request_skill(&x, context, subject, action, data, body(&r.body))?;
+        return s.report_skill(id, r.author.json);
+    }
     let event = author.request(
         &exchange_id(&r.exchange_id)?,
         context,
@@ -564,6 +612,43 @@ fn respond(
         &mut OsRng,
     )?;
     s.submit(event, &[])
+}
+
+/// `akledger exchange respond --skill`: a PNCP response, its redacted fields committed to.
+fn respond_skill(r: &RespondArgs, skill: &str) -> Result<Outcome, CliError> {
+    let (subject, action) = split_skill(skill)?;
+    let data = pncp_data(r.data.as_deref())?;
+    let s = Signer::new(&r.author)?;
+    let sidecar: SidecarId = parse_id(&r.sidecar)?;
+    let author = s.author(sidecar, r.epoch)?;
+    let x = exchange_id(&r.exchange_id)?;
+    let handle = s.ledger.sidecar(&author);
+    let id = handle.respond_skill(&x, subject, action, data, body(&r.body), r.completes)?;
+    s.report_skill(id, r.author.json)
+}
+
+/// `SUBJECT/ACTION`.
+fn split_skill(text: &str) -> Result<(&str, &str), CliError> {
+    text.split_once('/')
+        .filter(|(s, a)| !s.is_empty() && !a.is_empty())
+        .ok_or_else(|| CliError::Usage(format!("--skill {text:?}: expected SUBJECT/ACTION")))
+}
+
+/// The PNCP data file: a JSON object (none: `{}`).
+fn pncp_data(path: Option<&std::path::Path>) -> Result<Object, CliError> {
+    let Some(path) = path else {
+        return Ok(Object::new());
+    };
+    let bytes = super::output::read_bounded(path, akledger::limits::MAX_EVENT_BYTES as u64)?;
+    akledger::canonical::parse_value(&bytes)
+        .ok()
+        .and_then(|v| v.as_object().cloned())
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "{}: PNCP data must be a JSON object keyed by field name",
+                path.display()
+            ))
+        })
 }
 
 /// `akledger exchange control`: the controller closes, cancels, fails or reassigns, over

@@ -22,6 +22,7 @@ mod checkpoint;
 mod dag;
 mod decrypt;
 mod demo;
+mod disclose;
 mod gen;
 mod history;
 mod html;
@@ -111,6 +112,8 @@ enum Command {
     Sidecar(author::SidecarArgs),
     Strand(author::StrandArgs),
     Actor(actor::ActorArgs),
+    Disclose(disclose::DiscloseArgs),
+    VerifyDisclosure(disclose::VerifyDisclosureArgs),
     Verify(verify::VerifyArgs),
     Checkpoint(checkpoint::CheckpointArgs),
     Prove(prove::ProveArgs),
@@ -152,6 +155,8 @@ fn main() -> ExitCode {
         Command::Sidecar(a) => author::sidecar(a),
         Command::Strand(a) => author::strand(a),
         Command::Actor(a) => actor::run(a),
+        Command::Disclose(a) => disclose::disclose(a),
+        Command::VerifyDisclosure(a) => disclose::verify(a),
         Command::Verify(a) => verify::run(a),
         Command::Checkpoint(a) => checkpoint::run(a),
         Command::Prove(a) => prove::run(a),

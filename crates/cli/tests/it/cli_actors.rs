@@ -152,3 +152,128 @@ fn publish(dir: &Path, key: &Path, model: &Path, code: i32) -> std::process::Out
         code,
     )
 }
+
+#[test]
+fn a_redacted_request_is_disclosed_and_verified_and_its_value_stays_off_the_ledger() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let d = p(&dir);
+    run_ok(&["init", "--dir", d], 0);
+    let (boss, _) = key(tmp.path(), "boss.key.json");
+    let (agent, agent_did) = key(tmp.path(), "agent.key.json");
+    let realm = json(&run_ok(
+        &["realm", "create", "--key", p(&boss), "--dir", d, "--json"],
+        0,
+    ));
+    let realm_id = realm["realm_id"].as_str().unwrap();
+    let sidecar = json(&run_ok(
+        &[
+            "sidecar",
+            "create",
+            "--realm",
+            realm_id,
+            "--key",
+            p(&boss),
+            "--dir",
+            d,
+            "--json",
+        ],
+        0,
+    ));
+    let sidecar_id = sidecar["sidecar_id"].as_str().unwrap();
+    publish(&dir, &agent, &model(tmp.path(), &agent_did, 1), 0);
+    let data = tmp.path().join("data.json");
+    std::fs::write(
+        &data,
+        r#"{"destination":"Lyon","passport":"P-SECRET-4417"}"#,
+    )
+    .unwrap();
+    let x = "exchange-travel-from-the-cli";
+    let request = json(&run_ok(
+        &[
+            "exchange",
+            "request",
+            "--key",
+            p(&boss),
+            "--dir",
+            d,
+            "--sidecar",
+            sidecar_id,
+            "--exchange-id",
+            x,
+            "--agent",
+            &agent_did,
+            "--body",
+            "book it",
+            "--skill",
+            "travel/book",
+            "--data",
+            p(&data),
+            "--json",
+        ],
+        0,
+    ));
+    assert_eq!(request["disclosed"], serde_json::json!(["passport"]));
+    let event = request["event_id"].as_str().unwrap();
+    // The disclosure, printed and verified against the sealed event.
+    let disclosure = run_ok(&["disclose", "--dir", d, event, "passport"], 0);
+    let shown = json(&disclosure);
+    assert_eq!(shown["value"], "P-SECRET-4417");
+    assert_eq!(shown["event_id"], event);
+    let file = tmp.path().join("passport.json");
+    std::fs::write(&file, &disclosure.stdout).unwrap();
+    let ok = run_ok(&["verify-disclosure", "--dir", d, p(&file)], 0);
+    assert!(
+        stdout(&ok).contains("opens the commitment"),
+        "{}",
+        stdout(&ok)
+    );
+    // A lie about the value does not open it (exit 1); no disclosure for another field.
+    let mut lie = shown.clone();
+    lie["value"] = "P-SOMETHING-ELSE".into();
+    std::fs::write(&file, lie.to_string()).unwrap();
+    let bad = run_ok(&["verify-disclosure", "--dir", d, p(&file)], 1);
+    assert!(stdout(&bad).contains("does NOT open"), "{}", stdout(&bad));
+    run_ok(&["disclose", "--dir", d, event, "destination"], 1);
+    // The value is nowhere in the exported log, nor in `show --decrypt`.
+    let export = tmp.path().join("export.jsonl");
+    run_ok(&["export", "--dir", d, "--out", p(&export)], 0);
+    let exported = std::fs::read_to_string(&export).unwrap();
+    assert!(!exported.contains("P-SECRET-4417"));
+    let decrypted = stdout(&run_ok(
+        &["show", "--dir", d, event, "--decrypt", "--json"],
+        0,
+    ));
+    assert!(!decrypted.contains("P-SECRET-4417"), "{decrypted}");
+    assert!(decrypted.contains("ak_redacted"), "{decrypted}");
+    // A skill the agent does not offer: refused, nothing written.
+    let before = len(&dir);
+    let refused = run_ok(
+        &[
+            "exchange",
+            "request",
+            "--key",
+            p(&boss),
+            "--dir",
+            d,
+            "--sidecar",
+            sidecar_id,
+            "--exchange-id",
+            "exchange-travel-refused-000",
+            "--agent",
+            &agent_did,
+            "--body",
+            "x",
+            "--skill",
+            "travel/fly",
+            "--json",
+        ],
+        2,
+    );
+    assert!(
+        stderr(&refused).contains("skill_not_offered"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(len(&dir), before);
+}
