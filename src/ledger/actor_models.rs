@@ -90,23 +90,28 @@ impl Ledger {
 
     /// The model an admitted `ak.actor.model` event holds.
     pub fn actor_model(&self, id: &EventId) -> Result<ActorModel, Error> {
-        let event = self.get(id)?.ok_or(Error::NotFound(*id))?;
-        let Body::ActorModel(version) = event.body() else {
-            return Err(Error::Misuse(format!(
-                "{id} is not an ak.actor.model event"
-            )));
-        };
-        let model = event
-            .envelope()
-            .payload
-            .as_object()
-            .and_then(|o| o.get("model"))
-            .ok_or_else(|| {
-                Error::Rejected(Rejection::new(
-                    Code::SchemaViolation,
-                    format!("{id}: an actor model payload without its model"),
-                ))
-            })?;
-        ActorModel::parse(model, &version.entity).map_err(Error::Rejected)
+        model_of(&self.get(id)?.ok_or(Error::NotFound(*id))?)
     }
+}
+
+/// The model an `ak.actor.model` event holds.
+pub(super) fn model_of(event: &crate::event::Event) -> Result<ActorModel, Error> {
+    let id = event.id();
+    let Body::ActorModel(version) = event.body() else {
+        return Err(Error::Misuse(format!(
+            "{id} is not an ak.actor.model event"
+        )));
+    };
+    let model = event
+        .envelope()
+        .payload
+        .as_object()
+        .and_then(|o| o.get("model"))
+        .ok_or_else(|| {
+            Error::Rejected(Rejection::new(
+                Code::SchemaViolation,
+                format!("{id}: an actor model payload without its model"),
+            ))
+        })?;
+    ActorModel::parse(model, &version.entity).map_err(Error::Rejected)
 }

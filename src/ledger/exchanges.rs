@@ -13,7 +13,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::actors::ActorModel;
 use crate::dag::Pos;
+use crate::did::DidCoreId;
 use crate::error::Error;
 use crate::event::Event;
 use crate::exchange::{
@@ -23,59 +25,93 @@ use crate::exchange::{
 };
 use crate::id::{EventId, SidecarId};
 use crate::keyring::Keyring;
+use crate::store::log::SegmentReader;
 
 use super::feed::{ExchangeFeed, ExchangeSender};
 use super::state::State;
 use super::stored::Stored;
 use super::Ledger;
 
-/// Causal questions answered by the ledger's DAG index.
-pub struct StateCausality<'a>(pub &'a State);
+/// Causal questions answered by the ledger's DAG index; with the log's reader, also the
+/// actor models the fold's PROFILE §14.2 checks ask for.
+pub struct StateCausality<'a> {
+    state: &'a State,
+    models: Option<&'a SegmentReader>,
+}
 
-impl StateCausality<'_> {
+impl<'a> StateCausality<'a> {
+    /// Causality only: the fold applies no §14.2 check.
+    pub fn new(state: &'a State) -> Self {
+        StateCausality {
+            state,
+            models: None,
+        }
+    }
+
+    /// With the actor models whose events `reader` holds.
+    pub fn with_models(state: &'a State, reader: &'a SegmentReader) -> Self {
+        StateCausality {
+            state,
+            models: Some(reader),
+        }
+    }
+
     fn positions(&self, ids: &[EventId]) -> Vec<Pos> {
-        ids.iter().filter_map(|id| self.0.ids.get(id)).collect()
+        ids.iter().filter_map(|id| self.state.ids.get(id)).collect()
     }
 }
 
 impl Causality for StateCausality<'_> {
     fn covers(&self, basis: &[EventId], x: &EventId) -> bool {
-        match self.0.ids.get(x) {
-            Some(x) => self.0.dag.covers(&self.positions(basis), x),
+        match self.state.ids.get(x) {
+            Some(x) => self.state.dag.covers(&self.positions(basis), x),
             None => false,
         }
     }
 
     fn heads_of(&self, set: &[EventId]) -> Vec<EventId> {
         let mut ids: Vec<EventId> = self
-            .0
+            .state
             .dag
             .heads_of(&self.positions(set))
             .into_iter()
-            .filter_map(|p| self.0.id_at(p))
+            .filter_map(|p| self.state.id_at(p))
             .collect();
         ids.sort_unstable();
         ids
     }
 
     fn is_admitted(&self, id: &EventId) -> bool {
-        self.0.ids.contains(id)
+        self.state.ids.contains(id)
     }
 
     fn covered_among(&self, basis: &[EventId], candidates: &[EventId]) -> Vec<EventId> {
         let basis = self.positions(basis);
         let known: Vec<(EventId, Pos)> = candidates
             .iter()
-            .filter_map(|x| self.0.ids.get(x).map(|p| (*x, p)))
+            .filter_map(|x| self.state.ids.get(x).map(|p| (*x, p)))
             .collect();
         let at: Vec<Pos> = known.iter().map(|(_, p)| *p).collect();
         // One closure of the basis answers every candidate (see `DagIndex::covers_all`).
         known
             .iter()
-            .zip(self.0.dag.covers_all(&basis, &at))
+            .zip(self.state.dag.covers_all(&basis, &at))
             .filter(|(_, covered)| *covered)
             .map(|((x, _), _)| *x)
             .collect()
+    }
+
+    fn knows_models(&self) -> bool {
+        self.models.is_some()
+    }
+
+    fn current_model(&self, did: &DidCoreId, seen_from: &EventId) -> Option<ActorModel> {
+        let reader = self.models?;
+        let seen = self.state.ids.get(seen_from)?;
+        let at =
+            crate::actors::current_model_at(&self.state.dag, self.state.actors.get(did)?, seen)?;
+        let at = self.state.at.get(at.index())?;
+        super::actor_models::model_of(&reader.event(at).ok()?).ok()
     }
 }
 
@@ -195,7 +231,13 @@ impl Exchanges {
 
     /// Classifies freshly admitted events of built sidecars and refolds what they touch,
     /// notifying watchers of changed projections.
-    pub fn on_admitted(&mut self, events: &[Event], state: &State, keyring: &Keyring) {
+    pub fn on_admitted(
+        &mut self,
+        events: &[Event],
+        state: &State,
+        keyring: &Keyring,
+        reader: &SegmentReader,
+    ) {
         let mut dirty: BTreeSet<(SidecarId, ExchangeId)> = BTreeSet::new();
         for event in events {
             let Some(sidecar) = event.scope().sidecar_id() else {
@@ -207,7 +249,7 @@ impl Exchanges {
                 }
             }
         }
-        let causality = StateCausality(state);
+        let causality = StateCausality::with_models(state, reader);
         for (sidecar, exchange) in dirty {
             let Some(sx) = self.sidecars.get_mut(&sidecar) else {
                 continue;
@@ -279,7 +321,7 @@ impl Ledger {
             let event = self.reader.event(at)?;
             touched.extend(sx.add(&event, keyring));
         }
-        let causality = StateCausality(state);
+        let causality = StateCausality::with_models(state, &self.reader);
         for exchange in touched {
             sx.refold(&exchange, &causality);
         }
@@ -336,7 +378,7 @@ impl Ledger {
                 exchange_id,
                 items,
                 outcome,
-                &StateCausality(state),
+                &StateCausality::with_models(state, &self.reader),
             ))
         })
     }
@@ -370,7 +412,13 @@ impl Ledger {
                     .map(|f| &f.outcome);
                 (items, folded)
             };
-            preview(&sx.info, known, candidate, &keyring, &StateCausality(state))
+            preview(
+                &sx.info,
+                known,
+                candidate,
+                &keyring,
+                &StateCausality::with_models(state, &self.reader),
+            )
         })
     }
 
@@ -505,7 +553,7 @@ impl Ledger {
                 &sx.info,
                 &events,
                 &self.verifier.keyring(),
-                &StateCausality(fresh),
+                &StateCausality::with_models(fresh, &self.reader),
             );
             if full != sx.fold() {
                 diffs.push(format!(
@@ -540,12 +588,12 @@ fn announce_differences(
 impl Causality for Ledger {
     fn covers(&self, basis: &[EventId], x: &EventId) -> bool {
         self.read_state()
-            .is_ok_and(|s| StateCausality(&s).covers(basis, x))
+            .is_ok_and(|s| StateCausality::new(&s).covers(basis, x))
     }
 
     fn heads_of(&self, set: &[EventId]) -> Vec<EventId> {
         self.read_state()
-            .map(|s| StateCausality(&s).heads_of(set))
+            .map(|s| StateCausality::new(&s).heads_of(set))
             .unwrap_or_default()
     }
 
@@ -555,7 +603,7 @@ impl Causality for Ledger {
 
     fn covered_among(&self, basis: &[EventId], candidates: &[EventId]) -> Vec<EventId> {
         self.read_state()
-            .map(|s| StateCausality(&s).covered_among(basis, candidates))
+            .map(|s| StateCausality::new(&s).covered_among(basis, candidates))
             .unwrap_or_default()
     }
 }

@@ -486,3 +486,113 @@ fn a_skill_request_and_response_keep_redacted_values_off_the_ledger() {
     }
     assert_eq!((s.ledger.len(), std::fs::read(&store).unwrap()), before);
 }
+
+/// PNCP messages authored elsewhere (not through the handle's checks) meet the fold's own
+/// §14.2 rules: a skill an addressed agent does not offer, a raw value in a redacted field,
+/// a response missing a required field; well-formed ones fold.
+#[test]
+fn the_fold_applies_the_pncp_rules_to_messages_authored_elsewhere() {
+    use akledger::actors::PncpKind;
+    use akledger::exchange::{Binding, PncpDraft, Role};
+    let s = Setup::new();
+    let model = publish_travel_model(&s, 0);
+    let boss = s
+        .ledger
+        .sidecar_author(s.controller.clone(), s.sidecar, 1)
+        .unwrap();
+    let attach = boss.sidecar().latest_attach().unwrap().event_id;
+    let data = |text: &str| {
+        akledger::canonical::parse_value(text.as_bytes())
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .clone()
+    };
+    // A request sealed as given: no redaction by the author (model: None).
+    let request = |name: &str, action: &str, text: &str| {
+        let context = s
+            .boss()
+            .request_context("orders", name, vec![s.did(0)], None)
+            .unwrap();
+        let draft = PncpDraft {
+            kind: PncpKind::Request,
+            subject: "travel".into(),
+            action: action.into(),
+            question_id: None,
+            data: data(text),
+            model: None,
+            after: vec![model],
+        };
+        let binding = Binding {
+            exchange_id: exchange(name),
+            role: Role::Request(context),
+        };
+        let at = s.ledger.now_after(&[attach, model]).unwrap();
+        let (event, _) = boss
+            .pncp_message(binding, Json::Null, draft, &[attach], at, &mut OsRng)
+            .unwrap();
+        assert!(matches!(
+            s.ledger.append(event.bytes()).unwrap(),
+            Appended::Admitted(_)
+        ));
+        event.id()
+    };
+    let unoffered = request("fly1", "fly", r#"{"destination":"Oslo"}"#);
+    let raw = request(
+        "raw1",
+        "book",
+        r#"{"destination":"Oslo","passport":"P-RAW"}"#,
+    );
+    let good = s
+        .boss()
+        .request_skill(
+            &exchange("good1"),
+            s.boss()
+                .request_context("orders", "good1", vec![s.did(0)], None)
+                .unwrap(),
+            "travel",
+            "book",
+            data(r#"{"destination":"Oslo","passport":"P-1"}"#),
+            Json::Null,
+        )
+        .unwrap();
+    // A response without its required `ticket`, appended anyway.
+    let short = s
+        .agent(0)
+        .unchecked()
+        .respond_skill(
+            &exchange("good1"),
+            "travel",
+            "book",
+            data(r#"{"card":"C-1"}"#),
+            Json::Null,
+            true,
+        )
+        .unwrap();
+    let fold = s.ledger.exchanges(&s.sidecar).unwrap();
+    let reason = |id: EventId| {
+        fold.not_folded
+            .iter()
+            .find(|n| n.event_id == id)
+            .map(|n| n.reason)
+    };
+    assert_eq!(reason(unoffered), Some(Reason::SkillNotOffered));
+    assert_eq!(reason(raw), Some(Reason::RedactionViolation));
+    assert_eq!(reason(short), Some(Reason::PncpDataInvalid));
+    assert_eq!(reason(good), None);
+    assert_eq!(s.projection(&exchange("good1")).request_event_id, good);
+    // Checked, the handle refuses the short response with the same reason.
+    match s.agent(0).respond_skill(
+        &exchange("good1"),
+        "travel",
+        "book",
+        data(r#"{"card":"C-2"}"#),
+        Json::Null,
+        true,
+    ) {
+        Err(Error::WouldNotFold { reason, .. }) => assert_eq!(reason, Reason::PncpDataInvalid),
+        other => panic!("{other:?}"),
+    }
+    // The same answers from a fresh fold of the reopened ledger (the check compares them).
+    assert!(s.ledger.check().unwrap().is_clean());
+}

@@ -20,6 +20,23 @@ pub trait Causality {
     /// True when `id` is an admitted event.
     fn is_admitted(&self, id: &EventId) -> bool;
 
+    /// Whether this causality knows actor models (PROFILE §14.1): when it does not (the
+    /// default), the fold applies no §14.2 check to PNCP messages.
+    fn knows_models(&self) -> bool {
+        false
+    }
+
+    /// The current actor model of `did` as seen from the event `seen_from` (the greatest
+    /// version `seen_from` covers); `None` when it covers none, or models are not known.
+    fn current_model(
+        &self,
+        did: &crate::did::DidCoreId,
+        seen_from: &EventId,
+    ) -> Option<crate::actors::ActorModel> {
+        let _ = (did, seen_from);
+        None
+    }
+
     /// The members of `candidates` covered by `basis`, in their input order. Override when
     /// one walk can answer for all candidates.
     fn covered_among(&self, basis: &[EventId], candidates: &[EventId]) -> Vec<EventId> {

@@ -115,6 +115,8 @@ pub struct ExchangeItem {
     pub after: Vec<EventId>,
     /// What it says.
     pub fact: Fact,
+    /// The PNCP message a bound message is (PROFILE §14.2), if it is one.
+    pub pncp: Option<crate::actors::Pncp>,
 }
 
 impl ExchangeItem {
@@ -155,26 +157,28 @@ pub fn classify(
             reason,
         })
     };
-    let (fact, exchange_id) = match event.body() {
+    let (fact, exchange_id, pncp) = match event.body() {
         Body::SidecarMessage { encrypted } => {
             let bytes = match open(sidecar, event, keyring, encrypted, MESSAGE_CONTENT_TYPE) {
                 Ok(bytes) => bytes,
                 Err(reason) => return Some(unbound(None, reason)),
             };
-            let binding = match MessagePlaintext::parse(&bytes) {
+            let (binding, pncp) = match MessagePlaintext::parse(&bytes) {
                 Ok(MessagePlaintext { binding: None, .. }) => {
                     return Some(Classified::Plain(event.id()))
                 }
                 Ok(MessagePlaintext {
-                    binding: Some(b), ..
-                }) => b,
+                    binding: Some(b),
+                    pncp,
+                    ..
+                }) => (b, pncp),
                 Err(MessageError::Plaintext) => {
                     return Some(unbound(None, Reason::PlaintextInvalid))
                 }
                 Err(MessageError::Binding(x)) => return Some(unbound(x, Reason::BindingInvalid)),
             };
             let Binding { exchange_id, role } = binding;
-            (Fact::Message(role), exchange_id)
+            (Fact::Message(role), exchange_id, pncp)
         }
         Body::ExchangeControl {
             strand_id,
@@ -196,7 +200,7 @@ pub fn classify(
                 strand_id: *strand_id,
                 plaintext,
             };
-            (fact, exchange_id)
+            (fact, exchange_id, None)
         }
         Body::ContextAttach(a) if *event.actor() == sidecar.controller => {
             return Some(Classified::Attach(ContextAttach {
@@ -215,6 +219,7 @@ pub fn classify(
         by_controller: *event.actor() == sidecar.controller,
         after: after_refs(event),
         fact,
+        pncp,
     })))
 }
 

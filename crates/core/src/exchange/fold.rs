@@ -11,6 +11,7 @@ use super::causality::Causality;
 use super::classify::{ExchangeItem, Fact, SidecarInfo};
 use super::controls::{chain, static_check, Conflict, Control, Request, State};
 use super::plaintext::{ExchangeId, Role};
+use super::pncp_rules;
 use super::report::{NotFolded, Projection, Reason, Status};
 
 /// What folding one exchange gives.
@@ -71,7 +72,11 @@ pub fn fold_exchange(
     };
     let messages: Vec<AgentMessage> = items
         .iter()
-        .filter_map(|i| check_message(i, &request).map_err(|r| skip(i, r)).ok()?)
+        .filter_map(|i| {
+            check_message(i, &request, causality)
+                .map_err(|r| skip(i, r))
+                .ok()?
+        })
         .collect();
     let validated: Vec<EventId> = messages
         .iter()
@@ -134,6 +139,8 @@ fn canonical_request<'a>(
                 || sidecar.current_context(&item.event_id, causality) != Some(track.strand_id)
             {
                 skip(item, Reason::RequestContextNotCurrent);
+            } else if let Some(reason) = pncp_rules::request_fault(item, context, causality) {
+                skip(item, reason);
             } else {
                 valid.push(Request {
                     id: item.event_id,
@@ -169,6 +176,7 @@ fn canonical_request<'a>(
 pub(super) fn check_message(
     item: &ExchangeItem,
     request: &Request<'_>,
+    causality: &impl Causality,
 ) -> Result<Option<AgentMessage>, Reason> {
     let (request_event_id, response) = match &item.fact {
         Fact::Message(Role::Response {
@@ -188,6 +196,9 @@ pub(super) fn check_message(
     }
     if response && !item.has_after(&request.id) {
         return Err(Reason::MissingAfterRef);
+    }
+    if let Some(reason) = pncp_rules::message_fault(item, causality) {
+        return Err(reason);
     }
     Ok(Some(AgentMessage {
         id: item.event_id,

@@ -82,7 +82,7 @@ pub fn fold_added(
     let Some(request) = request else {
         return Added::Refold;
     };
-    let reason = match check_message(item, &request) {
+    let reason = match check_message(item, &request, causality) {
         Err(reason) => Some(reason),
         Ok(None) => return Added::Refold,
         Ok(Some(_)) if projection.terminal_event_id.is_some() => Some(Reason::AfterTerminal),

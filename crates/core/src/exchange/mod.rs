@@ -21,6 +21,7 @@ pub mod fold;
 pub mod history;
 pub mod incremental;
 pub mod plaintext;
+mod pncp_rules;
 pub mod preview;
 pub mod report;
 pub mod sidecar;

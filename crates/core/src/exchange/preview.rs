@@ -148,6 +148,25 @@ impl<C: Causality> Causality for OnTop<'_, C> {
         *id == self.id || self.base.is_admitted(id)
     }
 
+    fn knows_models(&self) -> bool {
+        self.base.knows_models()
+    }
+
+    /// As seen from the extra event: the greatest version any of its parents sees.
+    fn current_model(
+        &self,
+        did: &crate::did::DidCoreId,
+        seen_from: &EventId,
+    ) -> Option<crate::actors::ActorModel> {
+        if *seen_from != self.id {
+            return self.base.current_model(did, seen_from);
+        }
+        self.parents
+            .iter()
+            .filter_map(|p| self.base.current_model(did, p))
+            .max_by_key(|m| m.entity.version())
+    }
+
     fn covered_among(&self, basis: &[EventId], candidates: &[EventId]) -> Vec<EventId> {
         let (lowered, had) = self.lower(basis);
         let below = self.base.covered_among(&lowered, candidates);

@@ -1,0 +1,83 @@
+//! The fold's PROFILE §14.2 checks of PNCP messages, against the actor models the
+//! [`Causality`] knows as seen from each message: a request for a skill an addressed
+//! agent does not offer is not a valid request (`skill_not_offered`); data that misses a
+//! required field or names an undeclared question is `pncp_data_invalid`, and data that
+//! holds a raw value in a redacted field is `redaction_violation` (§14.3). A causality that
+//! knows no models (`knows_models() == false`) gets no §14.2 check.
+//!
+//! Not checked yet: an answer's `after` ref to its question (`pncp_answer_without_question`,
+//! which needs the exchange's other items), and the controller's own questions and answers
+//! (they never fold as participation).
+
+use crate::actors::{check_data, ActorModel, DataFault, DataModel, PncpKind};
+
+use super::causality::Causality;
+use super::classify::ExchangeItem;
+use super::plaintext::RequestContext;
+use super::report::Reason;
+
+/// §14.2 of a request: every addressed agent offers the skill in its current model as seen
+/// from the request, and the data fits the coordinator's input model.
+pub(super) fn request_fault(
+    item: &ExchangeItem,
+    context: &RequestContext,
+    causality: &impl Causality,
+) -> Option<Reason> {
+    let pncp = item.pncp.as_ref().filter(|_| causality.knows_models())?;
+    let model_of = |agent| causality.current_model(agent, &item.event_id);
+    let offers = |m: &Option<ActorModel>| {
+        m.as_ref()
+            .is_some_and(|m| m.offers(&pncp.subject, &pncp.action))
+    };
+    if !context.addressed().iter().all(|a| offers(&model_of(a))) {
+        return Some(Reason::SkillNotOffered);
+    }
+    let coordinator = model_of(context.coordinator())?;
+    let input = coordinator
+        .action(&pncp.subject, &pncp.action)
+        .and_then(|a| a.input.as_ref());
+    data_fault(pncp.data.as_ref(), input)
+}
+
+/// §14.2 of an agent's response or internal message: the data fits the author's model
+/// for the message's kind (the action's output, or the question's question or answer).
+pub(super) fn message_fault(item: &ExchangeItem, causality: &impl Causality) -> Option<Reason> {
+    let pncp = item.pncp.as_ref().filter(|_| causality.knows_models())?;
+    let model = causality.current_model(&item.author, &item.event_id);
+    let action = model
+        .as_ref()
+        .and_then(|m| m.action(&pncp.subject, &pncp.action));
+    let data_model: Option<&DataModel> = match pncp.kind {
+        PncpKind::Response => action.and_then(|a| a.output.as_ref()),
+        PncpKind::Question | PncpKind::Answer => {
+            let Some(action) = action else {
+                return Some(Reason::PncpDataInvalid);
+            };
+            let question = action
+                .requester_questions
+                .iter()
+                .chain(&action.fulfiller_questions)
+                .find(|q| Some(&q.id) == pncp.question_id.as_ref());
+            let Some(question) = question else {
+                return Some(Reason::PncpDataInvalid);
+            };
+            match pncp.kind {
+                PncpKind::Question => question.question.as_ref(),
+                _ => question.answer.as_ref(),
+            }
+        }
+        _ => None,
+    };
+    data_fault(pncp.data.as_ref(), data_model)
+}
+
+fn data_fault(
+    data: Option<&crate::canonical::Object>,
+    model: Option<&DataModel>,
+) -> Option<Reason> {
+    match check_data(data, model) {
+        Ok(()) => None,
+        Err(DataFault::RawRedacted(_)) => Some(Reason::RedactionViolation),
+        Err(DataFault::Missing(_)) => Some(Reason::PncpDataInvalid),
+    }
+}
