@@ -386,13 +386,6 @@ fn a_skill_request_and_response_keep_redacted_values_off_the_ledger() {
         .boss()
         .request_context("orders", "travel1", vec![s.did(0)], None)
         .unwrap();
-    let data = |text: &str| {
-        akledger::canonical::parse_value(text.as_bytes())
-            .unwrap()
-            .as_object()
-            .unwrap()
-            .clone()
-    };
     let request = s
         .boss()
         .request_skill(
@@ -501,13 +494,6 @@ fn the_fold_applies_the_pncp_rules_to_messages_authored_elsewhere() {
         .sidecar_author(s.controller.clone(), s.sidecar, 1)
         .unwrap();
     let attach = boss.sidecar().latest_attach().unwrap().event_id;
-    let data = |text: &str| {
-        akledger::canonical::parse_value(text.as_bytes())
-            .unwrap()
-            .as_object()
-            .unwrap()
-            .clone()
-    };
     // A request sealed as given: no redaction by the author (model: None).
     let request = |name: &str, action: &str, text: &str| {
         let context = s
@@ -595,4 +581,13 @@ fn the_fold_applies_the_pncp_rules_to_messages_authored_elsewhere() {
     }
     // The same answers from a fresh fold of the reopened ledger (the check compares them).
     assert!(s.ledger.check().unwrap().is_clean());
+}
+
+/// A PNCP data object from JSON text.
+fn data(text: &str) -> akledger::Object {
+    akledger::canonical::parse_value(text.as_bytes())
+        .unwrap()
+        .as_object()
+        .unwrap()
+        .clone()
 }

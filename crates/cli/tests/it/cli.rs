@@ -543,26 +543,8 @@ fn authoring_an_exchange_to_complete() {
     // keygen refuses to overwrite.
     run_ok(&["keygen", "--out", p(&boss)], 2);
 
-    let realm = json(&run_ok(
-        &["realm", "create", "--key", p(&boss), "--dir", d, "--json"],
-        0,
-    ));
+    let (realm, sidecar) = super::support::realm_and_sidecar(&dir, &boss);
     assert_eq!(realm["outcome"], "admitted");
-    let realm_id = realm["realm_id"].as_str().unwrap();
-    let sidecar = json(&run_ok(
-        &[
-            "sidecar",
-            "create",
-            "--realm",
-            realm_id,
-            "--key",
-            p(&boss),
-            "--dir",
-            d,
-            "--json",
-        ],
-        0,
-    ));
     let sidecar_id = sidecar["sidecar_id"].as_str().unwrap();
     // The controller's private strand was created and attached with the sidecar.
     let strand_id = sidecar["strand_id"].as_str().unwrap();

@@ -161,25 +161,7 @@ fn a_redacted_request_is_disclosed_and_verified_and_its_value_stays_off_the_ledg
     run_ok(&["init", "--dir", d], 0);
     let (boss, _) = key(tmp.path(), "boss.key.json");
     let (agent, agent_did) = key(tmp.path(), "agent.key.json");
-    let realm = json(&run_ok(
-        &["realm", "create", "--key", p(&boss), "--dir", d, "--json"],
-        0,
-    ));
-    let realm_id = realm["realm_id"].as_str().unwrap();
-    let sidecar = json(&run_ok(
-        &[
-            "sidecar",
-            "create",
-            "--realm",
-            realm_id,
-            "--key",
-            p(&boss),
-            "--dir",
-            d,
-            "--json",
-        ],
-        0,
-    ));
+    let (_, sidecar) = super::support::realm_and_sidecar(&dir, &boss);
     let sidecar_id = sidecar["sidecar_id"].as_str().unwrap();
     publish(&dir, &agent, &model(tmp.path(), &agent_did, 1), 0);
     let data = tmp.path().join("data.json");
@@ -189,28 +171,14 @@ fn a_redacted_request_is_disclosed_and_verified_and_its_value_stays_off_the_ledg
     )
     .unwrap();
     let x = "exchange-travel-from-the-cli";
-    let request = json(&run_ok(
-        &[
-            "exchange",
-            "request",
-            "--key",
-            p(&boss),
-            "--dir",
-            d,
-            "--sidecar",
-            sidecar_id,
-            "--exchange-id",
-            x,
-            "--agent",
-            &agent_did,
-            "--body",
-            "book it",
-            "--skill",
-            "travel/book",
-            "--data",
-            p(&data),
-            "--json",
-        ],
+    let request = json(&skill_request(
+        &dir,
+        &boss,
+        sidecar_id,
+        x,
+        &agent_did,
+        "travel/book",
+        Some(&data),
         0,
     ));
     assert_eq!(request["disclosed"], serde_json::json!(["passport"]));
@@ -248,26 +216,14 @@ fn a_redacted_request_is_disclosed_and_verified_and_its_value_stays_off_the_ledg
     assert!(decrypted.contains("ak_redacted"), "{decrypted}");
     // A skill the agent does not offer: refused, nothing written.
     let before = len(&dir);
-    let refused = run_ok(
-        &[
-            "exchange",
-            "request",
-            "--key",
-            p(&boss),
-            "--dir",
-            d,
-            "--sidecar",
-            sidecar_id,
-            "--exchange-id",
-            "exchange-travel-refused-000",
-            "--agent",
-            &agent_did,
-            "--body",
-            "x",
-            "--skill",
-            "travel/fly",
-            "--json",
-        ],
+    let refused = skill_request(
+        &dir,
+        &boss,
+        sidecar_id,
+        "exchange-travel-refused-000",
+        &agent_did,
+        "travel/fly",
+        None,
         2,
     );
     assert!(
@@ -276,4 +232,42 @@ fn a_redacted_request_is_disclosed_and_verified_and_its_value_stays_off_the_ledg
         stderr(&refused)
     );
     assert_eq!(len(&dir), before);
+}
+
+/// `exchange request --skill SKILL [--data FILE] --json` by `boss` to `agent`, expecting exit
+/// `code`.
+#[allow(clippy::too_many_arguments)]
+fn skill_request(
+    dir: &Path,
+    boss: &Path,
+    sidecar: &str,
+    exchange: &str,
+    agent: &str,
+    skill: &str,
+    data: Option<&Path>,
+    code: i32,
+) -> std::process::Output {
+    let mut args = vec![
+        "exchange",
+        "request",
+        "--key",
+        p(boss),
+        "--dir",
+        p(dir),
+        "--sidecar",
+        sidecar,
+        "--exchange-id",
+        exchange,
+        "--agent",
+        agent,
+        "--body",
+        "book it",
+        "--skill",
+        skill,
+        "--json",
+    ];
+    if let Some(data) = data {
+        args.extend(["--data", p(data)]);
+    }
+    run_ok(&args, code)
 }

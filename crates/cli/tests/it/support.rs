@@ -101,3 +101,29 @@ pub fn len(dir: &Path) -> usize {
         .as_u64()
         .unwrap_or(0) as usize
 }
+
+/// `realm create` then `sidecar create` in it by `key` in the ledger `dir`: their JSON
+/// outputs (the sidecar's with its private strand).
+pub fn realm_and_sidecar(dir: &Path, key: &Path) -> (Value, Value) {
+    let d = p(dir);
+    let realm = json(&run_ok(
+        &["realm", "create", "--key", p(key), "--dir", d, "--json"],
+        0,
+    ));
+    let realm_id = realm["realm_id"].as_str().unwrap_or_default().to_owned();
+    let sidecar = json(&run_ok(
+        &[
+            "sidecar",
+            "create",
+            "--realm",
+            &realm_id,
+            "--key",
+            p(key),
+            "--dir",
+            d,
+            "--json",
+        ],
+        0,
+    ));
+    (realm, sidecar)
+}
