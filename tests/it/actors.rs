@@ -308,3 +308,50 @@ fn malformed_actor_models_are_schema_violations() {
     let broken = akledger::canonical::parse_value(br#"{"id":"nobody#1"}"#).unwrap();
     assert!(publish_model(&a.key, a.actor.clone(), realm_id, &broken, None, at(1)).is_err());
 }
+
+use proptest::strategy::Just;
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(16))]
+
+    /// The current model as seen from an event is order-independent, like the fold: any
+    /// arrival order of the realm, three versions and a note after each version gives every
+    /// note the version it follows, and every version itself.
+    #[test]
+    fn the_current_model_does_not_depend_on_arrival_order(
+        order in proptest::strategy::Strategy::prop_shuffle(Just((0..7usize).collect::<Vec<_>>()))
+    ) {
+        let a = Actor::new(11);
+        let c = chain(&a);
+        let realm_id: RealmId = c.realm.id().retype();
+        let notes: Vec<Event<Unverified>> = c
+            .versions
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                EventBuilder::new(
+                    "ak.note.create",
+                    ScopeRef::Realm { realm_id },
+                    a.actor.clone(),
+                    at(100 + i as u64),
+                )
+                .after([v.id()])
+                .sign(&a.key)
+                .unwrap()
+            })
+            .collect();
+        let all: Vec<&Event<Unverified>> = std::iter::once(&c.realm)
+            .chain(&c.versions)
+            .chain(&notes)
+            .collect();
+        let ledger = Ledger::open_with(Config::in_memory()).unwrap();
+        for i in &order {
+            append(&ledger, all[*i]);
+        }
+        proptest::prop_assert_eq!(ledger.len(), 7);
+        for (v, note) in c.versions.iter().zip(&notes) {
+            proptest::prop_assert_eq!(ledger.current_model_event(a.did(), &note.id()).unwrap(), Some(v.id()));
+            proptest::prop_assert_eq!(ledger.current_model_event(a.did(), &v.id()).unwrap(), Some(v.id()));
+        }
+    }
+}
