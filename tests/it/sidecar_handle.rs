@@ -332,7 +332,8 @@ fn publish_travel_model(s: &Setup, i: usize) -> EventId {
     let text = format!(
         r#"{{"id":"{did}#1","skills":{{"skills":[{{"subject":"travel","actions":[{{"action":"book",
         "input":[{{"name":"destination","optional":false,"redacted":false}},{{"name":"passport","optional":false,"redacted":true}}],
-        "output":[{{"name":"ticket","optional":false,"redacted":false}},{{"name":"card","optional":true,"redacted":true}}]}}]}}]}}}}"#
+        "output":[{{"name":"ticket","optional":false,"redacted":false}},{{"name":"card","optional":true,"redacted":true}}],
+        "requesterQuestions":[{{"id":"eta","name":"when?","question":null,"answer":{{"name":"eta","optional":false,"redacted":false}}}}]}}]}}]}}}}"#
     );
     let model = akledger::canonical::parse_value(text.as_bytes()).unwrap();
     let key = &s.agents[i];
@@ -590,4 +591,97 @@ fn data(text: &str) -> akledger::Object {
         .as_object()
         .unwrap()
         .clone()
+}
+
+/// §14.2 answers: an agent's answer folds with an `after` ref to the requester's question
+/// of the same `question_id`; without one it is `pncp_answer_without_question`, and with a
+/// `question_id` the action does not declare it is `pncp_data_invalid`.
+#[test]
+fn an_answer_needs_its_question() {
+    use akledger::actors::PncpKind;
+    use akledger::exchange::{Binding, PncpDraft, Role};
+    let s = Setup::new();
+    let model = publish_travel_model(&s, 0);
+    let x = exchange("qa1");
+    let context = s
+        .boss()
+        .request_context("orders", "qa1", vec![s.did(0)], None)
+        .unwrap();
+    let request = s
+        .boss()
+        .request_skill(
+            &x,
+            context,
+            "travel",
+            "book",
+            data(r#"{"destination":"Oslo","passport":"P-1"}"#),
+            Json::Null,
+        )
+        .unwrap();
+    let internal = |key: &SigningKey, kind, question: &str, text: &str, after: Vec<EventId>| {
+        let author = s.ledger.sidecar_author(key.clone(), s.sidecar, 1).unwrap();
+        let draft = PncpDraft {
+            kind,
+            subject: "travel".into(),
+            action: "book".into(),
+            question_id: Some(question.into()),
+            data: data(text),
+            model: None,
+            after: vec![model],
+        };
+        let binding = Binding {
+            exchange_id: x.clone(),
+            role: Role::Internal {
+                request_event_id: request,
+            },
+        };
+        let mut refs = vec![request];
+        refs.extend(after);
+        let at = s.ledger.now_after(&refs).unwrap();
+        let (event, _) = author
+            .pncp_message(binding, Json::Null, draft, &refs, at, &mut OsRng)
+            .unwrap();
+        assert!(matches!(
+            s.ledger.append(event.bytes()).unwrap(),
+            Appended::Admitted(_)
+        ));
+        event.id()
+    };
+    // The requester (the controller) asks; its question is an exchange fact that never
+    // folds as participation.
+    let asked = internal(&s.controller, PncpKind::Question, "eta", "{}", vec![]);
+    let answered = internal(
+        &s.agents[0],
+        PncpKind::Answer,
+        "eta",
+        r#"{"eta":"5 min"}"#,
+        vec![asked],
+    );
+    let unasked = internal(
+        &s.agents[0],
+        PncpKind::Answer,
+        "eta",
+        r#"{"eta":"soon"}"#,
+        vec![],
+    );
+    let undeclared = internal(
+        &s.agents[0],
+        PncpKind::Answer,
+        "nope",
+        r#"{"eta":"x"}"#,
+        vec![asked],
+    );
+    let fold = s.ledger.exchanges(&s.sidecar).unwrap();
+    let reason = |id: EventId| {
+        fold.not_folded
+            .iter()
+            .find(|n| n.event_id == id)
+            .map(|n| n.reason)
+    };
+    assert_eq!(reason(asked), Some(Reason::AuthorIsController));
+    assert_eq!(reason(answered), None);
+    assert_eq!(reason(unasked), Some(Reason::PncpAnswerWithoutQuestion));
+    assert_eq!(reason(undeclared), Some(Reason::PncpDataInvalid));
+    assert!(s.projection(&x).participating_agent_ids.contains(&s.did(0)));
+    assert!(s.ledger.check().unwrap().is_clean());
 }

@@ -74,6 +74,10 @@ pub fn fold_exchange(
         .iter()
         .filter_map(|i| {
             check_message(i, &request, causality)
+                .and_then(|m| match pncp_rules::answer_fault(i, &items, causality) {
+                    Some(reason) if m.is_some() => Err(reason),
+                    _ => Ok(m),
+                })
                 .map_err(|r| skip(i, r))
                 .ok()?
         })

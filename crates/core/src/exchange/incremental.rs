@@ -82,6 +82,15 @@ pub fn fold_added(
     let Some(request) = request else {
         return Added::Refold;
     };
+    // An answer is judged against the exchange's questions: the full fold has them.
+    if causality.knows_models()
+        && item
+            .pncp
+            .as_ref()
+            .is_some_and(|p| p.kind == crate::actors::PncpKind::Answer)
+    {
+        return Added::Refold;
+    }
     let reason = match check_message(item, &request, causality) {
         Err(reason) => Some(reason),
         Ok(None) => return Added::Refold,

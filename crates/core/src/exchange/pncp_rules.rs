@@ -5,9 +5,10 @@
 //! holds a raw value in a redacted field is `redaction_violation` (§14.3). A causality that
 //! knows no models (`knows_models() == false`) gets no §14.2 check.
 //!
-//! Not checked yet: an answer's `after` ref to its question (`pncp_answer_without_question`,
-//! which needs the exchange's other items), and the controller's own questions and answers
-//! (they never fold as participation).
+//! An agent's answer needs an `after` ref to an admitted question of its exchange with the
+//! same `question_id` (`pncp_answer_without_question`). The controller's own questions and
+//! answers are exchange facts that never fold as participation, so none of this applies to
+//! them.
 
 use crate::actors::{check_data, ActorModel, DataFault, DataModel, PncpKind};
 
@@ -69,6 +70,29 @@ pub(super) fn message_fault(item: &ExchangeItem, causality: &impl Causality) -> 
         _ => None,
     };
     data_fault(pncp.data.as_ref(), data_model)
+}
+
+/// §14.2 of an agent's answer: an `after` ref to a question of the same exchange (one of
+/// `items`) with its `question_id`.
+pub(super) fn answer_fault(
+    item: &ExchangeItem,
+    items: &[&ExchangeItem],
+    causality: &impl Causality,
+) -> Option<Reason> {
+    let pncp = item
+        .pncp
+        .as_ref()
+        .filter(|p| p.kind == PncpKind::Answer && causality.knows_models())?;
+    let asked = item.after.iter().any(|target| {
+        items.iter().any(|q| {
+            q.event_id == *target
+                && q.exchange_id == item.exchange_id
+                && q.pncp.as_ref().is_some_and(|qp| {
+                    qp.kind == PncpKind::Question && qp.question_id == pncp.question_id
+                })
+        })
+    });
+    (!asked).then_some(Reason::PncpAnswerWithoutQuestion)
 }
 
 fn data_fault(
