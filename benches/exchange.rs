@@ -304,36 +304,39 @@ fn redacted_request(c: &mut Criterion) -> Res<()> {
                 .unwrap()
         })
     });
+    // One PNCP request, its data sealed as given (no model) or with the passport committed
+    // to (the action's input model).
+    let seal_one = |model: Option<&akledger::actors::DataModel>| {
+        let draft = PncpDraft {
+            kind: PncpKind::Request,
+            subject: "travel".into(),
+            action: "book".into(),
+            question_id: None,
+            data: data.clone(),
+            model,
+            after: Vec::new(),
+        };
+        let binding = Binding {
+            exchange_id: x.clone(),
+            role: Role::Request(ctx.clone()),
+        };
+        b.controller
+            .pncp_message(
+                binding,
+                akledger::Json::Null,
+                draft,
+                &[attach],
+                b.at,
+                &mut OsRng,
+            )
+            .unwrap()
+    };
     // What redaction adds, measured the way a noisy machine allows: 30 pairs of 500
     // requests each, sealed as given and redacted in alternation, and the median ratio.
     let seal = |model: Option<&akledger::actors::DataModel>, n: usize| {
         let started = std::time::Instant::now();
         for _ in 0..n {
-            let draft = PncpDraft {
-                kind: PncpKind::Request,
-                subject: "travel".into(),
-                action: "book".into(),
-                question_id: None,
-                data: data.clone(),
-                model,
-                after: Vec::new(),
-            };
-            let binding = Binding {
-                exchange_id: x.clone(),
-                role: Role::Request(ctx.clone()),
-            };
-            std::hint::black_box(
-                b.controller
-                    .pncp_message(
-                        binding,
-                        akledger::Json::Null,
-                        draft,
-                        &[attach],
-                        b.at,
-                        &mut OsRng,
-                    )
-                    .unwrap(),
-            );
+            std::hint::black_box(seal_one(model));
         }
         started.elapsed().as_secs_f64()
     };
@@ -345,39 +348,11 @@ fn redacted_request(c: &mut Criterion) -> Res<()> {
         "author_request: redacting 1 field costs {:.3}x sealing the same data as given (median of 30 alternating pairs of 500)",
         ratios[15]
     );
-    // The same PNCP request sealed with its data as given (no model: nothing redacted), and
-    // with the passport committed to: the difference is what redaction adds.
     for (name, model) in [
         ("pncp_unredacted", None),
         ("pncp_redacted_1_field", input.as_ref()),
     ] {
-        group.bench_function(name, |bench| {
-            bench.iter(|| {
-                let draft = PncpDraft {
-                    kind: PncpKind::Request,
-                    subject: "travel".into(),
-                    action: "book".into(),
-                    question_id: None,
-                    data: data.clone(),
-                    model,
-                    after: Vec::new(),
-                };
-                let binding = Binding {
-                    exchange_id: x.clone(),
-                    role: Role::Request(ctx.clone()),
-                };
-                b.controller
-                    .pncp_message(
-                        binding,
-                        akledger::Json::Null,
-                        draft,
-                        &[attach],
-                        b.at,
-                        &mut OsRng,
-                    )
-                    .unwrap()
-            })
-        });
+        group.bench_function(name, |bench| bench.iter(|| seal_one(model)));
     }
     group.finish();
     Ok(())

@@ -70,6 +70,35 @@ impl Setup {
         DidCoreId::for_key(&self.agents[i].verifying_key())
     }
 
+    /// Why the ledger's fold lists `id` as not folded, if it does.
+    fn not_folded_reason(&self, id: EventId) -> Option<Reason> {
+        let fold = self.ledger.exchanges(&self.sidecar).unwrap();
+        fold.not_folded
+            .iter()
+            .find(|n| n.event_id == id)
+            .map(|n| n.reason)
+    }
+
+    /// Opens `name` with a travel/book request to agent `i` carrying `text` as its data.
+    fn skill_request(&self, name: &str, i: usize, text: &str) -> (ExchangeId, EventId) {
+        let context = self
+            .boss()
+            .request_context("orders", name, vec![self.did(i)], None)
+            .unwrap();
+        let request = self
+            .boss()
+            .request_skill(
+                &exchange(name),
+                context,
+                "travel",
+                "book",
+                data(text),
+                Json::Null,
+            )
+            .unwrap();
+        (exchange(name), request)
+    }
+
     /// Opens `name` addressed to agents `to` (the first coordinates).
     fn open(&self, name: &str, to: &[usize]) -> ExchangeId {
         let exchange = exchange(name);
@@ -382,22 +411,11 @@ fn found_under(dir: &std::path::Path, except: &str, needle: &[u8]) -> Vec<std::p
 fn a_skill_request_and_response_keep_redacted_values_off_the_ledger() {
     let s = Setup::new();
     let model = publish_travel_model(&s, 0);
-    let travel = exchange("travel1");
-    let context = s
-        .boss()
-        .request_context("orders", "travel1", vec![s.did(0)], None)
-        .unwrap();
-    let request = s
-        .boss()
-        .request_skill(
-            &travel,
-            context,
-            "travel",
-            "book",
-            data(r#"{"destination":"Lyon","passport":"P-SECRET-4417"}"#),
-            Json::from("book it"),
-        )
-        .unwrap();
+    let (travel, request) = s.skill_request(
+        "travel1",
+        0,
+        r#"{"destination":"Lyon","passport":"P-SECRET-4417"}"#,
+    );
     let response = s
         .agent(0)
         .respond_skill(
@@ -556,13 +574,7 @@ fn the_fold_applies_the_pncp_rules_to_messages_authored_elsewhere() {
             true,
         )
         .unwrap();
-    let fold = s.ledger.exchanges(&s.sidecar).unwrap();
-    let reason = |id: EventId| {
-        fold.not_folded
-            .iter()
-            .find(|n| n.event_id == id)
-            .map(|n| n.reason)
-    };
+    let reason = |id: EventId| s.not_folded_reason(id);
     assert_eq!(reason(unoffered), Some(Reason::SkillNotOffered));
     assert_eq!(reason(raw), Some(Reason::RedactionViolation));
     assert_eq!(reason(short), Some(Reason::PncpDataInvalid));
@@ -602,22 +614,7 @@ fn an_answer_needs_its_question() {
     use akledger::exchange::{Binding, PncpDraft, Role};
     let s = Setup::new();
     let model = publish_travel_model(&s, 0);
-    let x = exchange("qa1");
-    let context = s
-        .boss()
-        .request_context("orders", "qa1", vec![s.did(0)], None)
-        .unwrap();
-    let request = s
-        .boss()
-        .request_skill(
-            &x,
-            context,
-            "travel",
-            "book",
-            data(r#"{"destination":"Oslo","passport":"P-1"}"#),
-            Json::Null,
-        )
-        .unwrap();
+    let (x, request) = s.skill_request("qa1", 0, r#"{"destination":"Oslo","passport":"P-1"}"#);
     let internal = |key: &SigningKey, kind, question: &str, text: &str, after: Vec<EventId>| {
         let author = s.ledger.sidecar_author(key.clone(), s.sidecar, 1).unwrap();
         let draft = PncpDraft {
@@ -671,13 +668,7 @@ fn an_answer_needs_its_question() {
         r#"{"eta":"x"}"#,
         vec![asked],
     );
-    let fold = s.ledger.exchanges(&s.sidecar).unwrap();
-    let reason = |id: EventId| {
-        fold.not_folded
-            .iter()
-            .find(|n| n.event_id == id)
-            .map(|n| n.reason)
-    };
+    let reason = |id: EventId| s.not_folded_reason(id);
     assert_eq!(reason(asked), Some(Reason::AuthorIsController));
     assert_eq!(reason(answered), None);
     assert_eq!(reason(unasked), Some(Reason::PncpAnswerWithoutQuestion));
