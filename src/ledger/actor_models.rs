@@ -20,16 +20,6 @@ impl State {
 }
 
 impl Ledger {
-    /// The admitted realms, by id.
-    pub fn realms(&self) -> Vec<crate::id::RealmId> {
-        let mut realms: Vec<crate::id::RealmId> = self
-            .read_state()
-            .map(|s| s.realms.keys().copied().collect())
-            .unwrap_or_default();
-        realms.sort_unstable();
-        realms
-    }
-
     /// Every admitted model version of `did`, ascending, with its event.
     pub fn actor_models(&self, did: &DidCoreId) -> Vec<(u64, EventId)> {
         let Ok(state) = self.read_state() else {

@@ -44,6 +44,16 @@ impl Ledger {
             .unwrap_or_default()
     }
 
+    /// The admitted realms, by id.
+    pub fn realms(&self) -> Vec<crate::id::RealmId> {
+        let mut realms: Vec<crate::id::RealmId> = self
+            .read_state()
+            .map(|s| s.realms.keys().copied().collect())
+            .unwrap_or_default();
+        realms.sort_unstable();
+        realms
+    }
+
     /// Whether `id` is admitted here.
     pub fn contains(&self, id: &EventId) -> bool {
         self.read_state().is_ok_and(|s| s.ids.contains(id))

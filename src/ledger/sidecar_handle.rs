@@ -208,15 +208,19 @@ impl SidecarHandle<'_> {
         data: Object,
         body: Json,
     ) -> Result<EventId, Error> {
+        // Each addressed agent's model, read once; the coordinator is one of them.
         let mut models = Vec::new();
+        let mut coordinator = None;
         for agent in context.addressed() {
-            models.push(self.offering(exchange, "request", agent, subject, action)?);
+            let (id, model) = self.offering(exchange, "request", agent, subject, action)?;
+            if agent == context.coordinator() {
+                coordinator = Some(model);
+            }
+            models.push(id);
         }
-        let coordinator =
-            self.offering(exchange, "request", context.coordinator(), subject, action)?;
         let input = coordinator
-            .1
-            .action(subject, action)
+            .as_ref()
+            .and_then(|m| m.action(subject, action))
             .and_then(|a| a.input.as_ref());
         let draft = PncpDraft {
             kind: PncpKind::Request,
@@ -225,7 +229,7 @@ impl SidecarHandle<'_> {
             question_id: None,
             data,
             model: input,
-            after: models.iter().map(|(id, _)| *id).collect(),
+            after: models,
         };
         let author = self.fresh_author()?;
         let attach = latest_attach(author.sidecar())?.event_id;

@@ -25,15 +25,20 @@ pub(super) fn request_fault(
     causality: &impl Causality,
 ) -> Option<Reason> {
     let pncp = item.pncp.as_ref().filter(|_| causality.knows_models())?;
-    let model_of = |agent| causality.current_model(agent, &item.event_id);
-    let offers = |m: &Option<ActorModel>| {
-        m.as_ref()
-            .is_some_and(|m| m.offers(&pncp.subject, &pncp.action))
-    };
-    if !context.addressed().iter().all(|a| offers(&model_of(a))) {
-        return Some(Reason::SkillNotOffered);
+    // Each addressed agent's model, read once; the coordinator is one of them.
+    let mut coordinator: Option<ActorModel> = None;
+    for agent in context.addressed() {
+        let model = causality
+            .current_model(agent, &item.event_id)
+            .filter(|m| m.offers(&pncp.subject, &pncp.action));
+        let Some(model) = model else {
+            return Some(Reason::SkillNotOffered);
+        };
+        if agent == context.coordinator() {
+            coordinator = Some(model);
+        }
     }
-    let coordinator = model_of(context.coordinator())?;
+    let coordinator = coordinator?;
     let input = coordinator
         .action(&pncp.subject, &pncp.action)
         .and_then(|a| a.input.as_ref());
