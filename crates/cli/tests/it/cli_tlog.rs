@@ -52,12 +52,40 @@ fn event_id(line: &str) -> String {
     v["event_id"].as_str().unwrap().to_string()
 }
 
+/// `verify-proof` of `proof` against the checkpoint `note` (and `old`, the older one a
+/// consistency proof starts from) with `vkey`, expecting exit `code`.
+fn verify_proof(
+    proof: &Path,
+    note: &Path,
+    old: Option<&Path>,
+    vkey: &Path,
+    code: i32,
+) -> std::process::Output {
+    let mut args = vec!["verify-proof", "--proof", p(proof), "--checkpoint", p(note)];
+    if let Some(old) = old {
+        args.extend(["--old-checkpoint", p(old)]);
+    }
+    args.extend(["--vkey", p(vkey)]);
+    run_ok(&args, code)
+}
+
+/// A generated ledger of `events` events and its lines, a checkpoint key, and the
+/// checkpoint it signed (note and verifier key files tagged `tag`).
+fn checkpointed(
+    dir: &Path,
+    events: usize,
+    tag: &str,
+) -> (PathBuf, Vec<String>, PathBuf, PathBuf, PathBuf) {
+    let (ledger, lines) = ledger_of_generated(dir, events);
+    let key = key(dir, "ckpt.key.json");
+    let (note, vkey) = checkpoint(dir, &ledger, &key, tag);
+    (ledger, lines, key, note, vkey)
+}
+
 #[test]
 fn checkpoint_prove_and_verify_proof_round_trip() {
     let tmp = tempfile::tempdir().unwrap();
-    let (ledger, lines) = ledger_of_generated(tmp.path(), 40);
-    let key = key(tmp.path(), "ckpt.key.json");
-    let (note, vkey) = checkpoint(tmp.path(), &ledger, &key, "full");
+    let (ledger, lines, key, note, vkey) = checkpointed(tmp.path(), 40, "full");
     let note_text = std::fs::read_to_string(&note).unwrap();
     let first = event_id(&lines[0]);
     let token = first.rsplit(':').next().unwrap();
@@ -89,18 +117,7 @@ fn checkpoint_prove_and_verify_proof_round_trip() {
         text.lines().filter(|l| l.starts_with("hash ")).count(),
         doc["hashes"].as_array().unwrap().len()
     );
-    let ok = run_ok(
-        &[
-            "verify-proof",
-            "--proof",
-            p(&proof_file),
-            "--checkpoint",
-            p(&note),
-            "--vkey",
-            p(&vkey),
-        ],
-        0,
-    );
+    let ok = verify_proof(&proof_file, &note, None, &vkey, 0);
     assert!(stdout(&ok).starts_with("ok: "), "{}", stdout(&ok));
 
     // Consistency between a checkpoint of an older copy and the current one.
@@ -150,18 +167,7 @@ fn checkpoint_prove_and_verify_proof_round_trip() {
         stdout(&bad)
     );
     // A consistency proof needs the old note; an inclusion proof takes none.
-    let e = run_ok(
-        &[
-            "verify-proof",
-            "--proof",
-            p(&consistency_file),
-            "--checkpoint",
-            p(&note),
-            "--vkey",
-            p(&vkey),
-        ],
-        2,
-    );
+    let e = verify_proof(&consistency_file, &note, None, &vkey, 2);
     assert!(stderr(&e).contains("--old-checkpoint"), "{}", stderr(&e));
     run(args(&proof_file, &old_note, &note), 2);
 
@@ -179,20 +185,7 @@ fn checkpoint_prove_and_verify_proof_round_trip() {
         0,
     ));
     let at20 = file(tmp.path(), "at20.json", &at20);
-    let verify = |proof: &Path, note: &Path, code| {
-        run_ok(
-            &[
-                "verify-proof",
-                "--proof",
-                p(proof),
-                "--checkpoint",
-                p(note),
-                "--vkey",
-                p(&vkey),
-            ],
-            code,
-        )
-    };
+    let verify = |proof: &Path, note: &Path, code| verify_proof(proof, note, None, &vkey, code);
     verify(&at20, &old_note, 0);
     let wrong = verify(&at20, &note, 1);
     assert!(
@@ -205,26 +198,12 @@ fn checkpoint_prove_and_verify_proof_round_trip() {
 #[test]
 fn bad_inputs_have_their_codes_exit_codes_and_messages() {
     let tmp = tempfile::tempdir().unwrap();
-    let (ledger, lines) = ledger_of_generated(tmp.path(), 12);
-    let key = key(tmp.path(), "ckpt.key.json");
-    let (note, vkey) = checkpoint(tmp.path(), &ledger, &key, "n");
+    let (ledger, lines, key, note, vkey) = checkpointed(tmp.path(), 12, "n");
     let id = event_id(&lines[4]);
     let proof = stdout(&run_ok(&["prove", "--dir", p(&ledger), &id, "--json"], 0));
     let proof_file = file(tmp.path(), "inc.json", &proof);
-    let verify = |proof: &Path, note: &Path, vkey: &Path, code| {
-        run_ok(
-            &[
-                "verify-proof",
-                "--proof",
-                p(proof),
-                "--checkpoint",
-                p(note),
-                "--vkey",
-                p(vkey),
-            ],
-            code,
-        )
-    };
+    let verify =
+        |proof: &Path, note: &Path, vkey: &Path, code| verify_proof(proof, note, None, vkey, code);
 
     // A malformed note, and one whose body changed: checkpoint_invalid, exit 1.
     let note_text = std::fs::read_to_string(&note).unwrap();
@@ -345,9 +324,7 @@ fn bad_inputs_have_their_codes_exit_codes_and_messages() {
 #[test]
 fn audit_against_a_checkpoint() {
     let tmp = tempfile::tempdir().unwrap();
-    let (ledger, lines) = ledger_of_generated(tmp.path(), 30);
-    let key = key(tmp.path(), "ckpt.key.json");
-    let (note, vkey) = checkpoint(tmp.path(), &ledger, &key, "n");
+    let (ledger, lines, key, note, vkey) = checkpointed(tmp.path(), 30, "n");
     let audit = |lines: &[&String], name: &str, code| {
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         let log = file(tmp.path(), name, &text);
@@ -447,20 +424,7 @@ fn audit_against_a_checkpoint() {
     // The audit's consistency proof verifies against the note and the longer ledger's.
     let (new_note, _) = checkpoint(tmp.path(), &longer_ledger, &key, "new");
     let proof = file(tmp.path(), "audit-cons.json", &c["consistency"].to_string());
-    run_ok(
-        &[
-            "verify-proof",
-            "--proof",
-            p(&proof),
-            "--checkpoint",
-            p(&new_note),
-            "--old-checkpoint",
-            p(&note),
-            "--vkey",
-            p(&vkey),
-        ],
-        0,
-    );
+    verify_proof(&proof, &new_note, Some(&note), &vkey, 0);
     // Usage: --checkpoint needs --vkey.
     run_ok(
         &[
@@ -518,20 +482,7 @@ fn a_checkpoint_after_a_sigkilled_import_extends_the_one_before() {
         0,
     ));
     let proof = file(tmp.path(), "kill.json", &proof);
-    run_ok(
-        &[
-            "verify-proof",
-            "--proof",
-            p(&proof),
-            "--checkpoint",
-            p(&after),
-            "--old-checkpoint",
-            p(&before),
-            "--vkey",
-            p(&vkey),
-        ],
-        0,
-    );
+    verify_proof(&proof, &after, Some(&before), &vkey, 0);
     run_ok(&["check", "--dir", p(&ledger)], 0);
 }
 
@@ -635,18 +586,7 @@ fn tiles_writes_a_tlog_tiles_directory_whose_checkpoint_verifies() {
         0,
     ));
     let proof = file(tmp.path(), "t.json", &proof);
-    run_ok(
-        &[
-            "verify-proof",
-            "--proof",
-            p(&proof),
-            "--checkpoint",
-            p(&out.join("checkpoint")),
-            "--vkey",
-            p(&vkey),
-        ],
-        0,
-    );
+    verify_proof(&proof, &out.join("checkpoint"), None, &vkey, 0);
     // A key file others can read is refused, and nothing is written.
     let loose = tmp.path().join("loose.key");
     std::fs::copy(&key, &loose).unwrap();
