@@ -355,7 +355,7 @@ fn cross_checked(id: &EventId) -> bool {
 /// directly are also read the general way ([`cross_checked`] picks them), and the two must
 /// agree.
 #[cfg(any(test, debug_assertions, feature = "cross-check"))]
-pub(crate) fn same_as_general(bytes: &[u8], direct: &Direct) {
+pub fn same_as_general(bytes: &[u8], direct: &Direct) {
     let general = match read_general(bytes) {
         Ok(general) => general,
         Err(refused) => panic!("read directly, but the general way refuses it: {refused}"),

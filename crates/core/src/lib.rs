@@ -55,6 +55,9 @@ pub mod error;
 pub mod event;
 pub mod exchange;
 pub mod id;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals;
 pub mod keyring;
 pub mod limits;
 pub mod proof;

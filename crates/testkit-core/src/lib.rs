@@ -3,7 +3,8 @@
 //! bytes, so that a test isolates exactly the rule it is about), where the workspace is,
 //! and the replay of a fuzz target's corpus. A crate of its own so that the core's tests
 //! depend on the core alone and build while the engine does; `akledger-testkit` re-exports
-//! all of it. It turns on the core's reader cross-check for every test build.
+//! all of it. It turns on, in every test build, the core's reader cross-check, its clock and
+//! the white-box hooks (`internals`) the tests in `tests/it/unit/` use.
 // Test fixtures panic on what they set up themselves.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 #![allow(missing_docs)]

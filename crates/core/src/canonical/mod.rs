@@ -11,11 +11,11 @@
 //! the grammar and adds the value rules on top: duplicate keys, floats, out-of-range
 //! integers, depth, NFC and byte-order marks are rejected while the value is built.
 
-mod keys;
+pub(crate) mod keys;
 mod parse;
 mod serde_bridge;
-mod strict;
-mod value;
+pub(crate) mod strict;
+pub(crate) mod value;
 mod write;
 
 pub use parse::{parse_canonical, parse_value};
@@ -23,6 +23,3 @@ pub(crate) use strict::Reader;
 pub use strict::{parse_strict, Canonical};
 pub use value::{Json, Object};
 pub use write::{to_canonical, write_canonical, write_string};
-
-#[cfg(test)]
-mod tests;

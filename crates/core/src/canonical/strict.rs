@@ -366,7 +366,7 @@ impl<'a> Reader<'a> {
 /// run of ordinary string bytes. Eight bytes are tested at a time (a SWAR scan: a byte is
 /// flagged when subtracting from it borrows into its top bit; borrows only start at a
 /// flagged byte, so the lowest flag is exact).
-fn special_byte(bytes: &[u8]) -> Option<usize> {
+pub fn special_byte(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const TOPS: u64 = 0x8080_8080_8080_8080;
     let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & TOPS;
@@ -389,24 +389,4 @@ fn special_byte(bytes: &[u8]) -> Option<usize> {
         .iter()
         .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
         .map(|i| base + i)
-}
-
-#[cfg(test)]
-mod special_byte_tests {
-    use proptest::prelude::*;
-
-    proptest! {
-        /// The word-at-a-time scan finds what a byte-at-a-time scan finds, for every mix of
-        /// quotes, backslashes, control, ASCII and non-ASCII bytes.
-        #[test]
-        fn agrees_with_a_byte_at_a_time_scan(
-            bytes in prop::collection::vec(
-                prop::sample::select(vec![b'a', b'"', b'\\', 0x00, 0x1f, 0x20, 0x7f, 0x80, 0xc3, 0xff, b'!', b']']),
-                0..40,
-            ),
-        ) {
-            let naive = bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
-            prop_assert_eq!(super::special_byte(&bytes), naive);
-        }
-    }
 }

@@ -69,7 +69,7 @@
 mod chains;
 mod order;
 mod query;
-mod running;
+pub(crate) mod running;
 mod snapshot;
 mod walk;
 
@@ -174,6 +174,21 @@ impl DagIndex {
     /// An empty index.
     pub fn new() -> Self {
         DagIndex::with_capacity(0)
+    }
+
+    /// An empty index with the given running clocks.
+    #[cfg(feature = "internals")]
+    pub(crate) fn with_running(running: RunningClocks) -> Self {
+        DagIndex {
+            running,
+            ..DagIndex::new()
+        }
+    }
+
+    /// The running clocks.
+    #[cfg(feature = "internals")]
+    pub(crate) fn running_clocks(&self) -> &RunningClocks {
+        &self.running
     }
 
     /// An empty index with room for `n` events (parents assumed ~2 per event).

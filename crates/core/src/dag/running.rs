@@ -23,7 +23,7 @@ use super::{DagIndex, Pos};
 
 /// Most chains whose tip clocks are kept: 1024² × 4 bytes = 4 MiB at most. Past it the
 /// index walks for every checkpoint, as it does without running clocks.
-pub(crate) const MAX_TRACKED_CHAINS: usize = 1024;
+pub const MAX_TRACKED_CHAINS: usize = 1024;
 
 /// Superseded tips whose clocks are kept, most recent first out: events name recent
 /// events of other writers, which have often moved on since.
@@ -75,12 +75,21 @@ impl Default for RunningClocks {
 impl RunningClocks {
     /// Running clocks that are never kept (tests compare an index built with them to one
     /// built without).
-    #[cfg(test)]
+    /// Clocks that track nothing: every checkpoint is walked for.
+    #[cfg(feature = "internals")]
     pub(crate) fn disabled() -> Self {
         RunningClocks {
             off: true,
             ..RunningClocks::default()
         }
+    }
+
+    /// Whether tracking stopped, how many chain tips are held and how many of those are
+    /// known.
+    #[cfg(feature = "internals")]
+    pub(crate) fn counts(&self) -> (bool, usize, usize) {
+        let known = self.tips.iter().filter(|t| t.is_some()).count();
+        (self.off, self.tips.len(), known)
     }
 
     /// Approximate heap bytes.
@@ -253,89 +262,5 @@ fn join(acc: &mut Vec<u32>, other: &[u32]) {
 pub(crate) fn trim(clock: &mut Vec<u32>) {
     while clock.last() == Some(&0) {
         clock.pop();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::workload::SplitMix;
-
-    /// `n` events by `writers` writers; each names its writer's previous event first (when
-    /// `chained`), then up to three others: recent ones, the first event, or (when `any`)
-    /// any at all.
-    fn dag(seed: u64, n: usize, writers: usize, chained: bool, any: bool) -> Vec<Vec<Pos>> {
-        let mut rng = SplitMix::new(seed | 1);
-        let mut latest: Vec<Option<u32>> = vec![None; writers];
-        let mut out = Vec::with_capacity(n);
-        for i in 0..n {
-            let w = rng.below(writers);
-            let mut ps = Vec::new();
-            if let (true, Some(p)) = (chained, latest[w]) {
-                ps.push(Pos::new(p));
-            }
-            for _ in 0..rng.below(4).min(i) {
-                let p = match rng.below(4) {
-                    0 => 0,
-                    1 if any => rng.below(i) as u32,
-                    _ => (i - 1 - rng.below(i.min(50))) as u32,
-                };
-                ps.push(Pos::new(p));
-            }
-            latest[w] = Some(i as u32);
-            out.push(ps);
-        }
-        out
-    }
-
-    fn build(events: &[Vec<Pos>], running: RunningClocks) -> DagIndex {
-        let mut idx = DagIndex {
-            running,
-            ..DagIndex::new()
-        };
-        for (i, ps) in events.iter().enumerate() {
-            idx.insert(ps, i as u64).expect("parents exist");
-        }
-        idx
-    }
-
-    #[test]
-    fn checkpoints_equal_those_walked_for() {
-        let shapes = [
-            (1, 5_000, 1, true),
-            (2, 5_000, 8, true),
-            (3, 20_000, 64, true),
-        ];
-        let shapes = shapes
-            .into_iter()
-            .chain([(4, 5_000, 64, false), (5, 3_000, 300, true)]);
-        let shapes = shapes.chain([(6, 20_000, 64, true)]);
-        for (seed, n, writers, chained) in shapes {
-            let events = dag(seed, n, writers, chained, seed % 2 == 1);
-            let walked = build(&events, RunningClocks::disabled());
-            let running = build(&events, RunningClocks::default());
-            assert!(walked.running.tips.is_empty());
-            assert!(
-                walked == running,
-                "seed {seed}: {n} events, {writers} writers, chained {chained}"
-            );
-        }
-    }
-
-    #[test]
-    fn tip_clocks_are_mostly_known_and_tracking_stops_past_its_bound() {
-        let idx = build(&dag(9, 20_000, 64, true, false), RunningClocks::default());
-        let known = idx.running.tips.iter().filter(|t| t.is_some()).count();
-        assert!(
-            known * 2 > idx.chain_count(),
-            "{known} of {}",
-            idx.chain_count()
-        );
-        // Unchained events by many writers start a chain each time no parent is a tip.
-        let events = dag(10, 4_000, 4_000, false, true);
-        let running = build(&events, RunningClocks::default());
-        assert!(running.chain_count() > MAX_TRACKED_CHAINS);
-        assert!(running.running.off && running.running.tips.is_empty());
-        assert!(running == build(&events, RunningClocks::disabled()));
     }
 }

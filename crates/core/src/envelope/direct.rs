@@ -25,10 +25,12 @@ use crate::id::{EventId, RealmId, SidecarId};
 use crate::time::Timestamp;
 
 /// An event's envelope as read, and where its preimage's members lie (`Runs`: ranges).
-pub(crate) struct Direct<Runs = [Range<usize>; 3]> {
+pub struct Direct<Runs = [Range<usize>; 3]> {
+    /// The envelope.
     pub envelope: Envelope,
     /// The stated id.
     pub id: EventId,
+    /// The producer's proof.
     pub proof: ProducerProof,
     /// [`Envelope::causal_refs`].
     pub causal: Vec<EventId>,
@@ -39,7 +41,7 @@ pub(crate) struct Direct<Runs = [Range<usize>; 3]> {
 }
 
 /// Reads `bytes` as an event the fast way; `None` sends the caller the general way.
-pub(crate) fn read_direct(bytes: &[u8]) -> Option<Direct> {
+pub fn read_direct(bytes: &[u8]) -> Option<Direct> {
     let r = &mut Reader::over(bytes).ok()?;
     eat(r, b"{")?;
     let first = r.at();
@@ -205,74 +207,5 @@ fn refs(r: &mut Reader<'_>) -> Option<(Vec<SemanticRef>, Vec<EventId>)> {
             return Some(refs.into_parts());
         }
         eat(r, b",")?;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-
-    use super::read_direct;
-    use crate::workload::{realm_dag, sidecar_workload, SidecarSpec};
-    use crate::Event;
-
-    /// Valid events of every kind the workloads write: realm DAG events with one to
-    /// several refs, and a sidecar's realm, sidecar, strand, attach and exchange events
-    /// (account and service actors, sidecar scopes, encrypted controls), forgeries too.
-    fn samples() -> Vec<Vec<u8>> {
-        let mut out: Vec<Vec<u8>> = realm_dag(3, 40, 3, 96)
-            .expect("realm DAG")
-            .iter()
-            .map(|e| e.bytes().to_vec())
-            .collect();
-        let spec = SidecarSpec {
-            exchanges: 6,
-            agents: 2,
-            forgeries: true,
-        };
-        let sidecar = sidecar_workload(5, spec).expect("sidecar workload");
-        out.extend(sidecar.events.iter().map(|e| e.bytes().to_vec()));
-        out.extend(sidecar.forgeries.into_iter().map(|f| f.bytes));
-        out
-    }
-
-    #[test]
-    fn every_valid_event_of_the_workloads_is_read_directly() {
-        for bytes in samples() {
-            if Event::parse(&bytes).is_ok() {
-                assert!(
-                    read_direct(&bytes).is_some(),
-                    "not read directly: {}",
-                    String::from_utf8_lossy(&bytes)
-                );
-            }
-        }
-    }
-
-    proptest! {
-        /// Whatever the direct reader accepts, the general way reads alike — for bytes
-        /// changed, inserted or cut anywhere in valid events.
-        #[test]
-        fn what_is_read_directly_the_general_way_reads_alike(
-            pick in any::<prop::sample::Index>(),
-            edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..4),
-        ) {
-            let samples = samples();
-            let mut bytes = pick.get(&samples).clone();
-            for (at, byte, how) in edits {
-                let i = at.index(bytes.len() + 1);
-                match how {
-                    0 if i < bytes.len() => bytes[i] = byte,
-                    1 => bytes.insert(i, byte),
-                    _ if i < bytes.len() => {
-                        bytes.remove(i);
-                    }
-                    _ => {}
-                }
-            }
-            if let Some(direct) = read_direct(&bytes) {
-                crate::event::same_as_general(&bytes, &direct);
-            }
-        }
     }
 }

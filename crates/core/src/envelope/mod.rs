@@ -5,7 +5,7 @@
 //! [`crate::proof`]. Reading is pure and total: any shape error is a [`Rejection`].
 
 mod body;
-mod direct;
+pub(crate) mod direct;
 mod refs;
 mod scope;
 

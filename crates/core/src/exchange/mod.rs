@@ -26,9 +26,6 @@ pub mod preview;
 pub mod report;
 pub mod sidecar;
 
-#[cfg(test)]
-mod tests;
-
 pub use author::{
     attach_context, create_private_sidecar, create_realm, create_sidecar, create_strand, Act,
     ExchangeView, PncpDraft, PrivateSidecar, SidecarAuthor, MAX_CONTROL_BASIS,

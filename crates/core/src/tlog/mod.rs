@@ -78,6 +78,3 @@ pub use tiles::{
 };
 pub use tree::{consistency_proof, inclusion_proof, tree_hash};
 pub use verify::{verify_consistency, verify_inclusion};
-
-#[cfg(test)]
-mod tests;

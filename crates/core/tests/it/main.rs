@@ -13,4 +13,5 @@ mod fuzz_tlog;
 mod rejections;
 mod tlog_oracle;
 mod tlog_vectors;
+mod unit;
 mod vectors;

@@ -3,8 +3,8 @@
 use ed25519_dalek::SigningKey;
 
 use super::*;
-use crate::error::Code;
-use crate::limits::{MAX_NOTE_BYTES, MAX_NOTE_SIGNATURES};
+use akledger_core::error::Code;
+use akledger_core::limits::{MAX_NOTE_BYTES, MAX_NOTE_SIGNATURES};
 
 fn signer(name: &str, seed: u8) -> NoteSigner {
     NoteSigner::new(name, SigningKey::from_bytes(&[seed; 32])).unwrap()

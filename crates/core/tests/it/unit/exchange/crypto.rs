@@ -3,10 +3,10 @@
 use rand_core::OsRng;
 
 use super::*;
-use crate::canonical::Object;
-use crate::encrypted::{AadContext, EncryptedEnvelope, MESSAGE_CONTENT_TYPE};
-use crate::envelope::{ScopeRef, MESSAGE_CREATE};
-use crate::event::EventBuilder;
+use akledger_core::canonical::Object;
+use akledger_core::encrypted::{AadContext, EncryptedEnvelope, MESSAGE_CONTENT_TYPE};
+use akledger_core::envelope::{ScopeRef, MESSAGE_CREATE};
+use akledger_core::event::EventBuilder;
 
 fn response_plaintext(x: &ExchangeId, r: EventId) -> Json {
     let binding = Binding {
@@ -139,7 +139,7 @@ fn envelope_lifted_from_another_event_is_not_decryptable() {
     let r = w.request(&x, &[0, 1], Some(0));
     let original = w.respond(1, &x, r);
     let lifted = match w.events.iter().find(|e| e.id() == original).unwrap().body() {
-        crate::envelope::Body::SidecarMessage { encrypted } => encrypted.clone(),
+        akledger_core::envelope::Body::SidecarMessage { encrypted } => encrypted.clone(),
         other => panic!("{other:?}"),
     };
     // Agent 0 re-posts agent 1's ciphertext: the AAD names agent 1 as sender.
@@ -155,8 +155,8 @@ fn envelope_lifted_from_another_event_is_not_decryptable() {
 /// a control sealed under another content type does not read as a control.
 #[test]
 fn control_content_type_is_the_profile_one() {
-    use crate::encrypted::CONTROL_CONTENT_TYPE;
-    use crate::envelope::EXCHANGE_CONTROL;
+    use akledger_core::encrypted::CONTROL_CONTENT_TYPE;
+    use akledger_core::envelope::EXCHANGE_CONTROL;
     assert_eq!(
         CONTROL_CONTENT_TYPE,
         "application/vnd.arkret.agent-sidecar-exchange-control+json"
@@ -167,7 +167,7 @@ fn control_content_type_is_the_profile_one() {
     let view = ExchangeView::of(&w.projection(&x));
     let good = w.control_from(&view, Act::Close);
     let sealed = match w.events.last().map(|e| e.body().clone()) {
-        Some(crate::envelope::Body::ExchangeControl { encrypted, .. }) => encrypted,
+        Some(akledger_core::envelope::Body::ExchangeControl { encrypted, .. }) => encrypted,
         other => panic!("not a control: {other:?}"),
     };
     assert_eq!(sealed.content_type, CONTROL_CONTENT_TYPE);

@@ -66,17 +66,17 @@ impl Sim {
     fn reattach(&mut self) {
         let (key, actor) = signer(1);
         let n = self.w.sidecar.attaches.len();
-        let scope = crate::envelope::ScopeRef::Realm {
+        let scope = akledger_core::envelope::ScopeRef::Realm {
             realm_id: self.w.sidecar.realm_id,
         };
-        let strand = crate::event::EventBuilder::new(
-            crate::envelope::STRAND_CREATE,
+        let strand = akledger_core::event::EventBuilder::new(
+            akledger_core::envelope::STRAND_CREATE,
             scope,
             actor.clone(),
             at(),
         )
         .payload(
-            crate::canonical::Object::new()
+            akledger_core::canonical::Object::new()
                 .with("n", Json::Int(n as i64))
                 .into(),
         )
@@ -231,10 +231,10 @@ fn check_invariants(w: &World, fold: &SidecarFold) {
         .all(|n| n.reason != Reason::RequestContextNotCurrent));
     // Realm, sidecar, strand and attach events are not exchange events.
     let structural = [
-        crate::envelope::REALM_CREATE,
-        crate::envelope::SIDECAR_CREATE,
-        crate::envelope::STRAND_CREATE,
-        crate::envelope::CONTEXT_ATTACH,
+        akledger_core::envelope::REALM_CREATE,
+        akledger_core::envelope::SIDECAR_CREATE,
+        akledger_core::envelope::STRAND_CREATE,
+        akledger_core::envelope::CONTEXT_ATTACH,
     ];
     for e in w.events.iter().filter(|e| !structural.contains(&e.kind())) {
         let folded = fold

@@ -86,7 +86,7 @@ fn check_2_invalid_binding_is_listed() {
     let mut obj = bad.as_object().unwrap().clone();
     obj.insert("role", "internal".into());
     obj.insert("completes_exchange", true.into());
-    let plaintext = crate::canonical::Object::new()
+    let plaintext = akledger_core::canonical::Object::new()
         .with("body", Json::Null)
         .with("sidecar_exchange_binding", obj.into());
     let e = w.agents[0].message_raw(&plaintext.into(), &[r], at(), &mut OsRng);
@@ -448,7 +448,10 @@ fn static_validity_of_controls() {
             response_event_ids: vec![],
         },
     };
-    let create = w.sidecar.sidecar_id.retype::<crate::id::EventKind>();
+    let create = w
+        .sidecar
+        .sidecar_id
+        .retype::<akledger_core::id::EventKind>();
     let ghost = EventId::of_preimage(DigestSuite::Blake3, b"never admitted");
     let wrong_request = w.raw_control(&cancel(create, vec![r]), &[r]);
     let ghost_basis = w.raw_control(&cancel(r, vec![ghost]), &[r]);
@@ -579,14 +582,14 @@ fn projection_json_has_the_profile_members() {
     let expect = blake3::hash(&array.to_bytes());
     assert_eq!(
         digest,
-        format!("blake3:{}", crate::id::hex(expect.as_bytes()))
+        format!("blake3:{}", akledger_core::id::hex(expect.as_bytes()))
     );
 }
 
 #[test]
 fn reason_names_are_snake_case_and_unique() {
     let mut names: Vec<&str> = Reason::ALL.iter().map(|r| r.as_str()).collect();
-    assert!(names.iter().all(|n| crate::envelope::is_code(n)));
+    assert!(names.iter().all(|n| akledger_core::envelope::is_code(n)));
     names.sort();
     names.dedup();
     assert_eq!(names.len(), Reason::ALL.len());

@@ -6,7 +6,7 @@ mod notes;
 mod tiles;
 mod tree;
 
-use super::*;
+use akledger_core::tlog::*;
 
 /// The leaf hashes of entries 0, 1, 2, … (each its index, big-endian).
 fn leaves(n: u64) -> Vec<Hash> {

@@ -1,8 +1,8 @@
 //! The proofs' JSON forms: round trips, strictness, and verification against checkpoints.
 
 use super::*;
-use crate::error::Code;
-use crate::id::{DigestSuite, EventId};
+use akledger_core::error::Code;
+use akledger_core::id::{DigestSuite, EventId};
 
 fn event(i: u64) -> EventId {
     EventId::of_preimage(DigestSuite::Blake3, &i.to_be_bytes())

@@ -2,7 +2,7 @@
 //! the verifiers' edge cases.
 
 use super::*;
-use crate::limits::MAX_TREE_SIZE;
+use akledger_core::limits::MAX_TREE_SIZE;
 
 #[test]
 fn hash_spellings_are_strict() {
@@ -108,7 +108,7 @@ fn impossible_requests_are_the_callers_mistake() {
         }))
     );
     let err = tree_hash(6, &stored).unwrap_err();
-    assert_eq!(err.fault(), crate::error::Fault::Io);
+    assert_eq!(err.fault(), akledger_core::error::Fault::Io);
     assert!(err.to_string().contains("no hash is stored at index"));
 }
 
@@ -159,7 +159,7 @@ fn proofs_from_stored_hashes_verify_and_name_their_errors() {
     }
     let root = tree_hash(7, &stored).unwrap();
     let err = verify_inclusion(&leaves[0], 7, 7, &[], &root).unwrap_err();
-    assert_eq!(err.code(), crate::error::Code::ProofInvalid);
+    assert_eq!(err.code(), akledger_core::error::Code::ProofInvalid);
     assert_eq!(
         err.to_string(),
         "proof_invalid: leaf 7 is not in a tree of 7 leaves"

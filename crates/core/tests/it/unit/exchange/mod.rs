@@ -8,16 +8,16 @@ mod rules;
 use ed25519_dalek::SigningKey;
 use rand_core::OsRng;
 
-use super::*;
-use crate::canonical::Json;
-use crate::did::{ActorId, DidCoreId};
-use crate::encrypted::SidecarKey;
-use crate::error::Rejection;
-use crate::event::{Event, Unverified, Verified};
-use crate::id::{DigestSuite, EventId, StrandId};
-use crate::keyring::Keyring;
-use crate::proof::Verifier;
-use crate::time::Timestamp;
+use akledger_core::canonical::Json;
+use akledger_core::did::{ActorId, DidCoreId};
+use akledger_core::encrypted::SidecarKey;
+use akledger_core::error::Rejection;
+use akledger_core::event::{Event, Unverified, Verified};
+use akledger_core::exchange::*;
+use akledger_core::id::{DigestSuite, EventId, StrandId};
+use akledger_core::keyring::Keyring;
+use akledger_core::proof::Verifier;
+use akledger_core::time::Timestamp;
 
 /// Controller, agents A/B/C, one sidecar, and the admitted events so far.
 pub(super) struct World {
@@ -112,18 +112,26 @@ impl World {
     }
 
     /// The timeline of `x`: its items classified and folded as `fold_sidecar` does.
-    pub fn history(&self, x: &ExchangeId) -> super::ExchangeHistory {
-        let items: Vec<super::ExchangeItem> = self
+    pub fn history(&self, x: &ExchangeId) -> akledger_core::exchange::ExchangeHistory {
+        let items: Vec<akledger_core::exchange::ExchangeItem> = self
             .events
             .iter()
-            .filter_map(|e| match super::classify(&self.sidecar, e, &self.keyring) {
-                Some(super::Classified::Exchange(item)) => Some(*item),
-                _ => None,
+            .filter_map(|e| {
+                match akledger_core::exchange::classify(&self.sidecar, e, &self.keyring) {
+                    Some(akledger_core::exchange::Classified::Exchange(item)) => Some(*item),
+                    _ => None,
+                }
             })
             .collect();
         let graph = self.graph();
-        let outcome = super::fold_exchange(&self.sidecar, x, &items, &graph);
-        super::exchange_history(self.sidecar.sidecar_id, x, &items, &outcome, &graph)
+        let outcome = akledger_core::exchange::fold_exchange(&self.sidecar, x, &items, &graph);
+        akledger_core::exchange::exchange_history(
+            self.sidecar.sidecar_id,
+            x,
+            &items,
+            &outcome,
+            &graph,
+        )
     }
 
     /// The reason `id` did not fold, or `None` when it is not listed.

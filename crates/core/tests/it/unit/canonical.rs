@@ -1,5 +1,5 @@
-use super::*;
-use crate::error::Code;
+use akledger_core::canonical::*;
+use akledger_core::error::Code;
 
 fn code(bytes: &[u8]) -> Code {
     match parse_canonical(bytes) {
@@ -82,7 +82,7 @@ fn depth_64_is_accepted_and_65_rejected() {
 
 #[test]
 fn size_limit_is_payload_too_large() {
-    let limit = crate::limits::MAX_EVENT_BYTES;
+    let limit = akledger_core::limits::MAX_EVENT_BYTES;
     let at = format!("\"{}\"", "a".repeat(limit - 2));
     assert!(parse_canonical(at.as_bytes()).is_ok());
     let over = format!("\"{}\"", "a".repeat(limit - 1));
@@ -202,7 +202,7 @@ proptest::proptest! {
         b in "[a-c\u{e9}\u{e000}\u{ffff}\u{1f600}]{0,6}",
     ) {
         proptest::prop_assert_eq!(
-            super::value::utf16_cmp(&a, &b),
+            akledger_core::internals::utf16_cmp(&a, &b),
             a.encode_utf16().cmp(b.encode_utf16())
         );
     }
