@@ -34,6 +34,9 @@
 //! ```
 #![deny(missing_docs)]
 pub mod error;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals;
 pub mod key_file;
 pub mod layout;
 pub mod ledger;

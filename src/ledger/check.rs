@@ -106,7 +106,7 @@ impl Ledger {
 }
 
 /// Every difference between two states, as sentences (empty when they agree).
-pub(super) fn compare_states(fresh: &State, live: &State, diffs: &mut Vec<String>) {
+pub fn compare_states(fresh: &State, live: &State, diffs: &mut Vec<String>) {
     let mut differ = |what: &str, same: bool| {
         if !same {
             diffs.push(format!(

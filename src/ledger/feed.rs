@@ -48,16 +48,16 @@ pub enum ExchangeChange {
 pub type ExchangeFeed = Feed<ExchangeChange>;
 
 /// The ledger's end of one exchange feed.
-pub(super) type ExchangeSender = FeedSender<ExchangeChange>;
+pub type ExchangeSender = FeedSender<ExchangeChange>;
 
 /// A connected exchange feed, its two ends.
-pub(super) fn exchange_feed() -> (ExchangeSender, ExchangeFeed) {
+pub fn exchange_feed() -> (ExchangeSender, ExchangeFeed) {
     bounded(EXCHANGE_FEED_CAPACITY, usize::MAX, 0)
 }
 
 impl ExchangeSender {
     /// Offers a change; `false` when the subscriber is gone (the sender is then dropped).
-    pub(super) fn announce(&self, previous: Option<Status>, projection: &Projection) -> bool {
+    pub fn announce(&self, previous: Option<Status>, projection: &Projection) -> bool {
         let change = ExchangeChange::Changed {
             previous,
             projection: Box::new(projection.clone()),
@@ -91,7 +91,7 @@ pub struct Feed<T> {
 
 /// The ledger's end of a bounded feed.
 #[derive(Debug)]
-pub(super) struct FeedSender<T> {
+pub struct FeedSender<T> {
     tx: Sender<(T, usize)>,
     shared: Arc<Shared>,
 }
@@ -106,11 +106,7 @@ struct Shared {
 
 /// A connected bounded feed holding at most `capacity` items and `max_bytes` bytes (as
 /// weighed by the sender) for its subscriber.
-pub(super) fn bounded<T>(
-    capacity: usize,
-    max_bytes: usize,
-    start: u64,
-) -> (FeedSender<T>, Feed<T>) {
+pub fn bounded<T>(capacity: usize, max_bytes: usize, start: u64) -> (FeedSender<T>, Feed<T>) {
     let (tx, rx) = crossbeam::channel::bounded(capacity);
     let shared = Arc::new(Shared {
         lagged: AtomicBool::new(false),
@@ -129,7 +125,7 @@ pub(super) fn bounded<T>(
 impl<T> FeedSender<T> {
     /// Offers `item` weighing `bytes`; `false` when the subscriber is gone (the sender is
     /// then dropped). A full feed drops the item and marks the subscriber lagged.
-    pub(super) fn send(&self, item: T, bytes: usize) -> bool {
+    pub fn send(&self, item: T, bytes: usize) -> bool {
         // Sent even while lagged: an item queued before the marker is subsumed by the
         // re-read the marker asks for.
         let queued = self.shared.queued_bytes.load(Ordering::Acquire);
@@ -191,88 +187,5 @@ impl<T: FeedItem> Feed<T> {
             .lagged
             .swap(false, Ordering::AcqRel)
             .then(T::lagged)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::workload::{sidecar_workload, SidecarSpec};
-
-    fn projection() -> Projection {
-        let w = sidecar_workload(
-            3,
-            SidecarSpec {
-                exchanges: 1,
-                agents: 1,
-                forgeries: false,
-            },
-        )
-        .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let ledger =
-            crate::Ledger::open_with(crate::Config::new(dir.path()).keyring(w.keyring.clone()))
-                .unwrap();
-        for e in &w.events {
-            ledger.append(e.bytes()).unwrap();
-        }
-        let fold = ledger.exchanges(&w.sidecar).unwrap();
-        fold.projections[0].clone()
-    }
-
-    #[test]
-    fn a_slow_subscriber_gets_a_bounded_queue_then_one_lag_marker() {
-        let p = projection();
-        let (tx, feed) = exchange_feed();
-        for _ in 0..EXCHANGE_FEED_CAPACITY + 5 {
-            assert!(tx.announce(None, &p));
-        }
-        let got = feed.drain();
-        assert_eq!(
-            got.len(),
-            EXCHANGE_FEED_CAPACITY + 1,
-            "queue, then the marker"
-        );
-        assert_eq!(got.last(), Some(&ExchangeChange::Lagged));
-        assert!(got[..EXCHANGE_FEED_CAPACITY]
-            .iter()
-            .all(|c| matches!(c, ExchangeChange::Changed { previous: None, .. })));
-        // After the marker the feed flows again, and a dropped feed is forgotten.
-        assert!(tx.announce(Some(Status::Delivered), &p));
-        assert_eq!(
-            feed.try_next(),
-            Some(ExchangeChange::Changed {
-                previous: Some(Status::Delivered),
-                projection: Box::new(p.clone())
-            })
-        );
-        assert_eq!(feed.try_next(), None);
-        drop(feed);
-        assert!(!tx.announce(None, &p));
-    }
-
-    /// A number, or the lag marker.
-    impl FeedItem for Option<u32> {
-        fn lagged() -> Self {
-            None
-        }
-    }
-
-    #[test]
-    fn a_feed_is_bounded_by_bytes_too() {
-        let (tx, rx) = bounded::<Option<u32>>(100, 10, 0);
-        assert!(tx.send(Some(1), 6));
-        assert!(
-            tx.send(Some(2), 6),
-            "dropped for bytes, the subscriber is still there"
-        );
-        assert!(tx.send(Some(3), 4));
-        assert_eq!(rx.drain(), [Some(1), Some(3), None]);
-        // Reading freed the bytes.
-        assert!(tx.send(Some(4), 10));
-        assert_eq!(rx.try_next(), Some(Some(4)));
-        drop(rx);
-        assert!(!tx.send(Some(5), 1));
-        assert!(!tx.send(Some(6), 100));
     }
 }

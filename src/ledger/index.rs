@@ -28,12 +28,12 @@ use super::record::Record;
 use super::state::{PendingEntry, Staged, State};
 use crate::codec::{put_u32, Reader};
 
-const EVENT_BATCHES: Table<u32, Vec<u8>> = Table::new("event_batches");
+pub const EVENT_BATCHES: Table<u32, Vec<u8>> = Table::new("event_batches");
 /// The one-row-per-event table of layout 1 (such an index is removed on open).
-#[cfg(test)]
-const EVENTS_V1: Table<u32, Vec<u8>> = Table::new("events");
+#[cfg(feature = "internals")]
+pub const EVENTS_V1: Table<u32, Vec<u8>> = Table::new("events");
 /// `meta` key of the layout version; an index without it (or with another) is rebuilt.
-const FORMAT_KEY: &str = "index_format";
+pub const FORMAT_KEY: &str = "index_format";
 /// The layout described above (1: one `events` row per record).
 const FORMAT: u32 = 2;
 /// Index records per `event_batches` row, at most: sled keeps up to 16 rows in a leaf and
@@ -67,7 +67,7 @@ impl Value for PendingEntry {
 }
 
 /// Number of [`Index::clear_step`]s.
-const CLEAR_STEPS: usize = 4;
+pub const CLEAR_STEPS: usize = 4;
 
 /// The index changes of one batch besides the admitted records.
 #[derive(Debug, Default)]
@@ -111,7 +111,7 @@ impl Changes {
 
 /// The sled side of the ledger.
 pub struct Index {
-    store: Store,
+    pub store: Store,
 }
 
 fn store_error(path: &Path, e: StoreError) -> Error {
@@ -189,7 +189,7 @@ impl Index {
     }
 
     /// One table of [`Index::clear`], in order.
-    fn clear_step(&self, step: usize) -> Result<(), Error> {
+    pub fn clear_step(&self, step: usize) -> Result<(), Error> {
         // The high-water mark goes first: without it the index is "empty" and is rebuilt
         // again, whatever rows a crash left behind. Cleared last, a crash after the rows
         // could leave a mark over missing rows, and open would silently skip those events.
@@ -316,7 +316,7 @@ impl Index {
     }
 
     /// `Err` unless the tables are in this version's layout ([`FORMAT`]).
-    fn check_format(&self) -> Result<(), String> {
+    pub fn check_format(&self) -> Result<(), String> {
         let meta = self.store.tree(&META).map_err(|e| e.to_string())?;
         let found = meta
             .get(&FORMAT_KEY.to_string())
@@ -376,7 +376,7 @@ fn put_rows(batch: &mut WriteBatch, first: usize, records: &[Record]) -> Result<
 
 /// An `event_batches` value: count `u32` LE, then per record its length `u32` LE and the
 /// record.
-fn encode_records(records: &[Record]) -> Vec<u8> {
+pub fn encode_records(records: &[Record]) -> Vec<u8> {
     let mut out = Vec::with_capacity(4 + records.len() * 96);
     put_u32(&mut out, records.len() as u32);
     for record in records {
@@ -389,7 +389,7 @@ fn encode_records(records: &[Record]) -> Vec<u8> {
 
 /// The records of an `event_batches` value; `None` unless it decodes exactly (count,
 /// lengths, every record, nothing after the last).
-fn decode_records(bytes: &[u8]) -> Option<Vec<Record>> {
+pub fn decode_records(bytes: &[u8]) -> Option<Vec<Record>> {
     let mut reader = Reader::new(bytes);
     let count = reader.u32()? as usize;
     // Each record takes more than 4 bytes: a count the bytes cannot hold is damage.
@@ -414,206 +414,4 @@ pub(super) fn decode_rejection(id: &[u8; 33], text: &[u8]) -> Option<(EventId, R
     let text = std::str::from_utf8(text).ok()?;
     let (code, message) = text.split_once('\n')?;
     Some((id, Rejection::new(Code::parse(code)?, message)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ledger::{Config, Durability, Ledger};
-    use crate::workload::realm_dag;
-
-    /// A crash in the middle of `clear` (before a rebuild) leaves some of its steps done;
-    /// every such index must still open to the state of the log.
-    #[test]
-    fn an_index_cleared_partway_still_opens_to_the_log_state() {
-        let events = realm_dag(5, 60, 3, 8).unwrap();
-        for done in 0..=CLEAR_STEPS {
-            let dir = tempfile::tempdir().unwrap();
-            let config = Config::new(dir.path()).durability(Durability::Buffered);
-            {
-                let ledger = Ledger::open_with(config.clone()).unwrap();
-                // The last ten wait on event 50 (pending rows), then the rest is admitted.
-                let late: Vec<&[u8]> = events[51..].iter().map(|e| e.bytes()).collect();
-                ledger.append_batch(&late).unwrap();
-                let early: Vec<&[u8]> = events[..40].iter().map(|e| e.bytes()).collect();
-                ledger.append_batch(&early).unwrap();
-                assert_eq!((ledger.len(), ledger.pending().len()), (40, 10));
-            }
-            {
-                let index = Index::open(&dir.path().join("index")).unwrap();
-                for step in 0..done {
-                    index.clear_step(step).unwrap();
-                }
-            }
-            let ledger = Ledger::open_with(config).unwrap();
-            assert_eq!(
-                (ledger.len(), ledger.pending().len()),
-                (40, 10),
-                "after {done} clear steps: {:?}",
-                ledger.open_report()
-            );
-            assert!(ledger.check().unwrap().is_clean());
-        }
-    }
-}
-
-#[cfg(test)]
-mod layout_tests {
-    use super::*;
-    use crate::ledger::record::Role;
-    use crate::ledger::{Config, Durability, Ledger};
-    use crate::workload::realm_dag;
-
-    /// A ledger of `realm_dag(seed, events, 3, 8)` appended in batches of `batch`, closed
-    /// (with a state snapshot); returns its directory, config and heads.
-    fn written(
-        seed: u64,
-        events: usize,
-        batch: usize,
-    ) -> (tempfile::TempDir, Config, Vec<EventId>) {
-        let events = realm_dag(seed, events, 3, 8).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let config = Config::new(dir.path()).durability(Durability::Buffered);
-        let ledger = Ledger::open_with(config.clone()).unwrap();
-        for part in events.chunks(batch) {
-            let bytes: Vec<&[u8]> = part.iter().map(|e| e.bytes()).collect();
-            ledger.append_batch(&bytes).unwrap();
-        }
-        let heads = ledger.heads();
-        ledger.close().unwrap();
-        (dir, config, heads)
-    }
-
-    /// A ledger of 61 events in batches of 20, without a state snapshot; returns its
-    /// directory and config.
-    fn closed_ledger() -> (tempfile::TempDir, Config) {
-        let (dir, config, _) = written(5, 60, 20);
-        std::fs::remove_file(dir.path().join("snapshot")).unwrap();
-        (dir, config)
-    }
-
-    /// The key (first position) of every `event_batches` row of the ledger in `dir`.
-    fn row_firsts(dir: &Path) -> Vec<u32> {
-        let index = Index::open(&dir.join("index")).unwrap();
-        let rows = index.store.tree(&EVENT_BATCHES).unwrap();
-        rows.iter().map(|r| r.unwrap().0).collect()
-    }
-
-    fn reopened_rebuilt(config: Config) -> String {
-        let ledger = Ledger::open_with(config).unwrap();
-        assert_eq!(ledger.len(), 61);
-        assert!(ledger.check().unwrap().is_clean());
-        ledger.open_report().rebuilt.clone().unwrap_or_default()
-    }
-
-    #[test]
-    fn a_batch_row_holds_a_batch_and_the_index_loads_without_a_rebuild() {
-        let (dir, config) = closed_ledger();
-        assert_eq!(row_firsts(dir.path()), [0, 20, 40, 60]);
-        let ledger = Ledger::open_with(config).unwrap();
-        assert_eq!(ledger.len(), 61);
-        assert_eq!(ledger.open_report().rebuilt, None);
-        assert_eq!(ledger.open_report().replayed, 0);
-    }
-
-    #[test]
-    fn a_large_batch_is_split_into_rows_of_at_most_row_records() {
-        let (dir, config, _) = written(2, 150, 151);
-        std::fs::remove_file(dir.path().join("snapshot")).unwrap();
-        assert_eq!(row_firsts(dir.path()), [0, 64, 128]);
-        let ledger = Ledger::open_with(config).unwrap();
-        assert_eq!(ledger.len(), 151);
-        assert_eq!(ledger.open_report().rebuilt, None);
-        assert!(ledger.check().unwrap().is_clean());
-    }
-
-    /// A rewrite from the snapshot killed part way leaves rows and no high-water mark:
-    /// the next open clears them and rewrites the index again.
-    #[test]
-    fn rows_left_without_a_mark_by_an_interrupted_rewrite_are_rewritten() {
-        let (dir, config, heads) = written(4, 200, 201);
-        std::fs::remove_dir_all(dir.path().join("index")).unwrap();
-        {
-            // The first transaction of a rewrite, with a damaged second row for good
-            // measure: nothing may be read from tables without a mark.
-            let index = Index::open(&dir.path().join("index")).unwrap();
-            let mut batch = WriteBatch::new();
-            batch.insert(&EVENT_BATCHES, &0, &encode_records(&[]));
-            batch.insert(&EVENT_BATCHES, &64, &vec![0xff; 7]);
-            index.store.apply(batch).unwrap();
-        }
-        let ledger = Ledger::open_with(config).unwrap();
-        let report = ledger.open_report();
-        assert!(report.index_from_snapshot.is_some(), "{report:?}");
-        assert_eq!(ledger.heads(), heads);
-        assert!(ledger.check().unwrap().is_clean());
-    }
-
-    #[test]
-    fn a_ledger_that_recorded_nothing_checks_clean() {
-        let dir = tempfile::tempdir().unwrap();
-        let ledger = Ledger::open_with(Config::new(dir.path())).unwrap();
-        let check = ledger.check().unwrap();
-        assert!(check.is_clean(), "{check:?}");
-    }
-
-    #[test]
-    fn an_index_in_the_one_row_per_event_layout_is_rebuilt_and_its_rows_removed() {
-        let (dir, config) = closed_ledger();
-        {
-            let index = Index::open(&dir.path().join("index")).unwrap();
-            let mut batch = WriteBatch::new();
-            batch.remove(&META, &FORMAT_KEY.to_string());
-            batch.insert(&EVENTS_V1, &0, &vec![1, 2, 3]);
-            index.store.apply(batch).unwrap();
-        }
-        assert!(reopened_rebuilt(config).contains("older layout"));
-        let index = Index::open(&dir.path().join("index")).unwrap();
-        assert!(index.store.tree(&EVENTS_V1).unwrap().is_empty());
-        assert!(index.check_format().is_ok());
-    }
-
-    #[test]
-    fn a_damaged_batch_row_makes_the_index_rebuilt() {
-        let (dir, config) = closed_ledger();
-        {
-            let index = Index::open(&dir.path().join("index")).unwrap();
-            let rows = index.store.tree(&EVENT_BATCHES).unwrap();
-            let mut row = rows.get(&20).unwrap().unwrap();
-            row.pop();
-            rows.insert(&20, &row).unwrap();
-        }
-        assert!(reopened_rebuilt(config).contains("index row 20 is damaged"));
-    }
-
-    #[test]
-    fn batch_rows_decode_exactly_what_was_encoded_and_nothing_else() {
-        let events = realm_dag(1, 6, 1, 2).unwrap();
-        let records: Vec<Record> = events
-            .iter()
-            .enumerate()
-            .map(|(i, e)| Record {
-                id: e.id(),
-                at: LogPos {
-                    segment: 1,
-                    offset: 100 * i as u64,
-                },
-                stamp: i as u64,
-                parents: (0..i as u32).map(crate::dag::Pos::new).collect(),
-                role: Role::Plain,
-            })
-            .collect();
-        let bytes = encode_records(&records);
-        assert_eq!(decode_records(&bytes), Some(records.clone()));
-        assert_eq!(decode_records(&encode_records(&[])), Some(Vec::new()));
-        for cut in 0..bytes.len() {
-            assert_eq!(decode_records(&bytes[..cut]), None, "cut at {cut}");
-        }
-        let mut longer = bytes.clone();
-        longer.push(0);
-        assert_eq!(decode_records(&longer), None);
-        let mut more = bytes;
-        more[..4].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert_eq!(decode_records(&more), None);
-    }
 }

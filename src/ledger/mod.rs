@@ -15,33 +15,59 @@
 //! one caller: batch n+1 is verified while batch n is committed.
 
 mod actor_models;
-mod admit;
+// Reached by the tests through `internals`, which holds it to no public API rules.
+#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+pub(crate) mod admit;
 mod append_log;
 mod append_report;
-mod check;
+// Reached by the tests through `internals`, which holds it to no public API rules.
+#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+pub(crate) mod check;
 mod clock;
 mod config;
 mod disclosure_store;
 mod drop_pending;
 mod exchanges;
-mod feed;
-mod graph_file;
-mod id_table;
-mod index;
+// Reached by the tests through `internals`, which holds it to no public API rules.
+#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+pub(crate) mod feed;
+// Reached by the tests through `internals`, which holds it to no public API rules.
+#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+pub(crate) mod graph_file;
+// Reached by the tests through `internals`, which holds it to no public API rules.
+#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+pub(crate) mod id_table;
+// Reached by the tests through `internals`, which holds it to no public API rules.
+#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+pub(crate) mod index;
 pub mod keyring_file;
 mod live_keys;
 mod open;
-mod pending_set;
+// Reached by the tests through `internals`, which holds it to no public API rules.
+#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+pub(crate) mod pending_set;
 mod pipeline;
 mod pool;
-mod positions;
-mod queries;
-mod record;
+// Reached by the tests through `internals`, which holds it to no public API rules.
+#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+pub(crate) mod positions;
+// Reached by the tests through `internals`, which holds it to no public API rules.
+#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+pub(crate) mod queries;
+// Reached by the tests through `internals`, which holds it to no public API rules.
+#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+pub(crate) mod record;
 mod replay;
 mod sidecar_handle;
-mod snapshot;
-mod state;
-mod stored;
+// Reached by the tests through `internals`, which holds it to no public API rules.
+#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+pub(crate) mod snapshot;
+// Reached by the tests through `internals`, which holds it to no public API rules.
+#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+pub(crate) mod state;
+// Reached by the tests through `internals`, which holds it to no public API rules.
+#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+pub(crate) mod stored;
 mod stored_checkpoint;
 mod tiles;
 mod tree;

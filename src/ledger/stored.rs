@@ -36,7 +36,7 @@ impl Stored for SegmentReader {
 
 /// Re-reads the event the log holds at `at` (see the module doc); bytes that no longer
 /// read are corruption of the log.
-pub(crate) fn reread(bytes: &[u8], at: LogPos) -> Result<Event, Error> {
+pub fn reread(bytes: &[u8], at: LogPos) -> Result<Event, Error> {
     Event::reread_unchecked(bytes).map_err(|r| Error::Corrupt {
         path: format!("{}/{}", layout::LOG, segment_file_name(at.segment)).into(),
         offset: at.offset,

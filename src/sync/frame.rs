@@ -51,7 +51,8 @@ pub enum Frame {
     Refused(Vec<(u64, String, String)>),
 }
 
-const HELLO: u8 = 1;
+/// The type byte of a `hello` frame (docs/format.md).
+pub const HELLO: u8 = 1;
 const HAVE: u8 = 2;
 const KNOWN: u8 = 3;
 const PULL: u8 = 4;
@@ -378,59 +379,5 @@ impl<'a> Cursor<'a> {
         let mut n = [0u8; 4];
         n.copy_from_slice(raw);
         Ok(u32::from_be_bytes(n))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn round_trip(frame: Frame, bits: usize) {
-        let mut buf = Vec::new();
-        let written = write_frame(&mut buf, &frame).unwrap();
-        assert_eq!(written as usize, buf.len());
-        let (back, read) = read_frame(&mut buf.as_slice(), bits).unwrap().unwrap();
-        assert_eq!(back, frame);
-        assert_eq!(read, written);
-    }
-
-    #[test]
-    fn frames_round_trip() {
-        let id = EventId::of_preimage(crate::id::DigestSuite::Blake3, b"x");
-        round_trip(Frame::Hello(vec![id, id]), 0);
-        round_trip(
-            Frame::Known(vec![
-                true, false, true, true, false, false, true, false, true,
-            ]),
-            9,
-        );
-        round_trip(Frame::Events(vec![b"{}".to_vec(), Vec::new()]), 0);
-        round_trip(Frame::Done(7), 0);
-        round_trip(Frame::Bye, 0);
-    }
-
-    #[test]
-    fn bad_frames_are_protocol_errors() {
-        let oversized = [1u8, HELLO, 0xFF, 0xFF, 0xFF, 0xFF];
-        assert!(matches!(
-            read_frame(&mut &oversized[..], 0),
-            Err(SyncError::Protocol(_))
-        ));
-        let version = [9u8, HELLO, 0, 0, 0, 0];
-        assert!(matches!(
-            read_frame(&mut &version[..], 0),
-            Err(SyncError::Protocol(_))
-        ));
-        let short = [1u8, HELLO, 0, 0, 0, 4, 0, 0, 0, 9];
-        assert!(matches!(
-            read_frame(&mut &short[..], 0),
-            Err(SyncError::Protocol(_))
-        ));
-        let cut = [1u8, HELLO, 0, 0, 0, 40, 0];
-        assert!(matches!(
-            read_frame(&mut &cut[..], 0),
-            Err(SyncError::Disconnected)
-        ));
-        assert!(read_frame(&mut &[][..], 0).unwrap().is_none());
     }
 }

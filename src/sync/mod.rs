@@ -24,7 +24,9 @@
 //! whose advertised heads are not delivered is reported. What was admitted before a failure stays (each batch
 //! is committed on its own), so a rerun completes.
 
-mod budget;
+// Reached by the tests through `internals`, which holds it to no public API rules.
+#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+pub(crate) mod budget;
 mod client;
 pub mod frame;
 mod negotiate;

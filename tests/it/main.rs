@@ -25,5 +25,6 @@ mod seed_fidelity;
 mod sidecar_handle;
 mod snapshot;
 mod tree;
+mod unit;
 mod watch_events;
 mod zip215;

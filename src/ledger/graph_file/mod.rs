@@ -28,11 +28,11 @@ pub(crate) const MAGIC_BYTES: std::ops::Range<usize> = 0..8;
 /// Where the header holds the log batch the file was taken after (seq, segment, offset).
 pub(crate) const HIGH_WATER_BYTES: std::ops::Range<usize> = 40..60;
 /// Bytes of the fixed header (magic, checksum, fields).
-const HEADER_BYTES: u64 = 129;
+pub const HEADER_BYTES: u64 = 129;
 /// Bytes of the header covered by its checksum, which also covers the page table.
-const HEADER_FIELDS: std::ops::Range<usize> = 40..129;
+pub const HEADER_FIELDS: std::ops::Range<usize> = 40..129;
 /// Bytes of one page checksum in the page table.
-const PAGE_SUM_BYTES: u64 = 16;
+pub const PAGE_SUM_BYTES: u64 = 16;
 /// Buckets of the fanout table.
 const FANOUT: u64 = 1 << GRAPH_FANOUT_BITS;
 /// Bytes of one sorted entry: the id's 33 bytes and its position.
@@ -40,9 +40,9 @@ const SORTED_ENTRY: u64 = 37;
 
 /// Where each section of the body starts, for `n` events and `m` parent edges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Layout {
-    n: u64,
-    m: u64,
+pub struct Layout {
+    pub n: u64,
+    pub m: u64,
 }
 
 impl Layout {
@@ -61,7 +61,7 @@ impl Layout {
     fn parents(self) -> u64 {
         self.parent_off() + (self.n + 1) * 4
     }
-    fn body_len(self) -> u64 {
+    pub fn body_len(self) -> u64 {
         self.parents() + self.m * 4
     }
     fn pages(self) -> u64 {
@@ -82,7 +82,7 @@ fn sort_key(raw: &[u8; 33]) -> (&[u8], u8) {
 }
 
 /// The checksum of one page, as the page table stores it.
-fn page_sum(page: &[u8]) -> [u8; PAGE_SUM_BYTES as usize] {
+pub fn page_sum(page: &[u8]) -> [u8; PAGE_SUM_BYTES as usize] {
     let hash = blake3::hash(page);
     let mut sum = [0; PAGE_SUM_BYTES as usize];
     for (s, h) in sum.iter_mut().zip(hash.as_bytes()) {
@@ -200,17 +200,17 @@ impl State {
 
 /// The header's fields, decoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Header {
+pub struct Header {
     high: HighWater,
     layout: Layout,
     last_at: LogPos,
     last_id: [u8; 33],
-    pages: u64,
+    pub pages: u64,
 }
 
 impl Header {
     /// Decodes the fixed header (its checksum is checked with the page table, by the view).
-    fn decode(bytes: &[u8; HEADER_BYTES as usize]) -> Option<Header> {
+    pub fn decode(bytes: &[u8; HEADER_BYTES as usize]) -> Option<Header> {
         let mut r = crate::codec::Reader::new(bytes);
         if r.array::<8>()? != MAGIC {
             return None;

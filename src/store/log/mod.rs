@@ -90,9 +90,6 @@ pub mod format;
 mod reader;
 mod recovery;
 mod scan;
-#[cfg(test)]
-mod tests;
-
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -369,6 +366,34 @@ impl SegmentLog {
         self.opts.durability
     }
 
+    /// Swaps the active segment's handle for a read-only one, so that the OS refuses the
+    /// next write: the workspace's tests' way to a real write failure.
+    #[cfg(feature = "internals")]
+    #[doc(hidden)]
+    pub fn make_active_segment_read_only(&mut self) -> std::io::Result<()> {
+        let active = &self.active;
+        let read_only = std::fs::File::open(&active.path)?;
+        self.active = Arc::new(SegmentFile {
+            number: active.number,
+            path: active.path.clone(),
+            file: backing::Backing::File(read_only),
+            base_seq: active.base_seq,
+        });
+        Ok(())
+    }
+
+    /// The bytes of segment `n` as written, whatever backs it, and how many segments
+    /// there are: for the workspace's tests.
+    #[cfg(feature = "internals")]
+    #[doc(hidden)]
+    pub fn segment_bytes(&self, n: u32) -> Option<(Vec<u8>, usize)> {
+        let shared = self.reader.shared.read().unwrap_or_else(|e| e.into_inner());
+        let seg = shared.segments.get(n as usize)?;
+        let mut bytes = vec![0u8; usize::try_from(seg.end).ok()?];
+        seg.file.file.read_exact_at(&mut bytes, 0).ok()?;
+        Some((bytes, shared.segments.len()))
+    }
+
     /// True after a failed write or sync; appends then return [`LogError::Poisoned`].
     pub fn is_poisoned(&self) -> bool {
         self.poisoned
@@ -496,14 +521,14 @@ impl SegmentLog {
         Ok(positions)
     }
 
-    #[cfg(not(test))]
+    #[cfg(not(feature = "internals"))]
     fn fail_writes_for_test(&self) -> bool {
         false
     }
 
-    #[cfg(test)]
+    #[cfg(feature = "internals")]
     fn fail_writes_for_test(&self) -> bool {
-        tests::FAIL_WRITES.with(|f| f.get())
+        crate::internals::FAIL_LOG_WRITES.with(|f| f.get())
     }
 
     /// Makes everything appended so far durable (fdatasync of the active segment).

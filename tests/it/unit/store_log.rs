@@ -1,19 +1,15 @@
 //! Unit tests of the segment log: round trips, rotation, torn tails, corruption, poison.
 
-use std::cell::Cell;
-
-thread_local! {
-    /// Test hook: when set, the next writes fail as if the disk returned EIO.
-    pub(super) static FAIL_WRITES: Cell<bool> = const { Cell::new(false) };
-}
+#[allow(unused_imports)]
+use akledger::*;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 
-use super::format::FILE_HEADER_LEN;
-use super::*;
+use akledger::store::log::format::FILE_HEADER_LEN;
+use akledger::store::log::*;
 
 fn opts(segment_size: u64) -> LogOptions {
     LogOptions {
@@ -546,9 +542,9 @@ fn failed_write_poisons_the_log() {
     let (mut log, _) = open(dir.path(), &LogOptions::default());
     let first: Batch = vec![(1, b"kept".to_vec())];
     append(&mut log, &first);
-    FAIL_WRITES.with(|f| f.set(true));
+    akledger::internals::FAIL_LOG_WRITES.with(|f| f.set(true));
     let res = log.append_batch(&[(1, b"lost")]);
-    FAIL_WRITES.with(|f| f.set(false));
+    akledger::internals::FAIL_LOG_WRITES.with(|f| f.set(false));
     assert!(matches!(res, Err(LogError::Io { .. })), "{res:?}");
     assert!(log.is_poisoned());
     assert!(matches!(
@@ -569,15 +565,8 @@ fn failed_write_poisons_the_log() {
 fn real_write_failure_poisons_the_log() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (mut log, _) = open(dir.path(), &LogOptions::default());
-    // Swap the active segment's handle for a read-only one: the OS refuses the pwrite.
-    let path = seg_path(dir.path(), 0);
-    let ro = fs::File::open(&path).expect("open ro");
-    log.active = std::sync::Arc::new(SegmentFile {
-        number: 0,
-        path,
-        file: super::backing::Backing::File(ro),
-        base_seq: 0,
-    });
+    // A read-only handle on the active segment: the OS refuses the pwrite.
+    log.make_active_segment_read_only().unwrap();
     assert!(matches!(
         log.append_batch(&[(1, b"x")]),
         Err(LogError::Io { .. })
@@ -678,19 +667,12 @@ proptest! {
 
 /// The bytes of segment `n` of `log`, whatever backs it.
 fn segment_bytes(log: &SegmentLog, n: u32) -> Vec<u8> {
-    let shared = log.reader.shared.read().expect("segment table");
-    let seg = shared.segments.get(n as usize).expect("segment");
-    let mut bytes = vec![0u8; seg.end as usize];
-    seg.file
-        .file
-        .read_exact_at(&mut bytes, 0)
-        .expect("segment bytes");
-    bytes
+    log.segment_bytes(n).expect("segment").0
 }
 
 #[test]
 fn in_memory_frames_are_the_files_without_checksums() {
-    use super::format::{parse_frame, Record, Sealing, CHECKSUM_LEN};
+    use akledger::store::log::format::{parse_frame, Record, Sealing, CHECKSUM_LEN};
     let dir = tempfile::tempdir().expect("tempdir");
     let o = opts(2048);
     let batches: Vec<Batch> = (0..12u64)
@@ -706,7 +688,7 @@ fn in_memory_frames_are_the_files_without_checksums() {
         assert_eq!(append(&mut disk, b), append(&mut memory, b));
     }
     check_contents(&memory, &batches);
-    let segments = disk.reader.shared.read().expect("table").segments.len();
+    let segments = disk.segment_bytes(0).expect("segment").1;
     assert!(segments > 2, "the batches span several segments");
     for n in 0..segments as u32 {
         // The file's frames with their checksums and batch digests zeroed are the

@@ -1,0 +1,78 @@
+//! White-box hooks for the workspace's own tests, behind the `internals` feature (which
+//! `akledger-testkit` turns on): the engine's tests live in `tests/it/`, so that
+//! `cargo test` compiles the engine once instead of twice, and these are the private parts
+//! that `tests/it/unit/` checks directly. Not part of the API; nothing here is promised to
+//! stay.
+#![allow(missing_docs)]
+
+use std::cell::Cell;
+
+thread_local! {
+    /// When set, this thread's segment-log writes fail as if the disk returned EIO.
+    pub static FAIL_LOG_WRITES: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The ledger's live state, read-locked.
+pub fn read_state(
+    ledger: &crate::Ledger,
+) -> Result<std::sync::RwLockReadGuard<'_, state::State>, crate::Error> {
+    ledger.read_state()
+}
+
+pub mod check {
+    pub use crate::ledger::check::*;
+}
+pub mod graph_file {
+    pub use crate::ledger::graph_file::*;
+}
+
+pub mod admit {
+    pub use crate::ledger::admit::*;
+}
+pub mod budget {
+    pub use crate::sync::budget::*;
+    use std::time::Duration;
+
+    /// [`MemoryBudget::try_reserve`], which the API keeps to the sync session.
+    pub fn try_reserve(budget: &MemoryBudget, bytes: u64) -> Option<Room> {
+        budget.try_reserve(bytes)
+    }
+
+    /// [`MemoryBudget::reserve_within`], which the API keeps to the sync session.
+    pub fn reserve_within(budget: &MemoryBudget, bytes: u64, wait: Duration) -> Option<Room> {
+        budget.reserve_within(bytes, wait)
+    }
+}
+pub mod feed {
+    pub use crate::ledger::feed::*;
+}
+pub mod graph_view {
+    pub use crate::ledger::graph_file::view::*;
+}
+pub mod id_table {
+    pub use crate::ledger::id_table::*;
+}
+pub mod index {
+    pub use crate::ledger::index::*;
+}
+pub mod pending_set {
+    pub use crate::ledger::pending_set::*;
+}
+pub mod positions {
+    pub use crate::ledger::positions::*;
+}
+pub mod queries {
+    pub use crate::ledger::queries::*;
+}
+pub mod record {
+    pub use crate::ledger::record::*;
+}
+pub mod snapshot {
+    pub use crate::ledger::snapshot::*;
+}
+pub mod state {
+    pub use crate::ledger::state::*;
+}
+pub mod stored {
+    pub use crate::ledger::stored::*;
+}

@@ -1,0 +1,68 @@
+use akledger::internals::snapshot::*;
+use akledger::ledger::Ledger;
+use akledger::store::log::HighWater;
+use akledger::workload::{realm_dag, sidecar_workload, SidecarSpec};
+use akledger::ActorId;
+use akledger::EventBuilder;
+use akledger::ScopeRef;
+use akledger::Timestamp;
+#[allow(unused_imports)]
+use akledger::*;
+
+#[test]
+fn a_state_round_trips_and_any_damage_is_refused() {
+    let dag = realm_dag(3, 300, 4, 8).unwrap();
+    let spec = SidecarSpec {
+        exchanges: 3,
+        agents: 2,
+        forgeries: false,
+    };
+    let work = sidecar_workload(4, spec).unwrap();
+    // An event older than its parent waits for it, then is rejected on release.
+    let key = ed25519_dalek::SigningKey::from_bytes(&[3; 32]);
+    let parent = &dag[5];
+    let early = EventBuilder::new(
+        "ak.note.create",
+        ScopeRef::Realm {
+            realm_id: dag[0].id().retype(),
+        },
+        ActorId::service_for_key(&key.verifying_key()),
+        Timestamp::from_millis(parent.created_at().millis() - 1).unwrap(),
+    )
+    .after([parent.id()])
+    .sign(&key)
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let ledger = Ledger::open(tmp.path()).unwrap();
+    let first = ledger.append(early.bytes()).unwrap();
+    assert!(
+        matches!(first, akledger::ledger::Appended::Pending { .. }),
+        "{first:?}"
+    );
+    // Newest first, all but event 10: what descends from 10 stays pending.
+    let dag_bytes: Vec<&[u8]> = (0..dag.len())
+        .rev()
+        .filter(|i| *i != 10)
+        .map(|i| dag[i].bytes())
+        .collect();
+    ledger.append_batch(&dag_bytes).unwrap();
+    let bytes: Vec<&[u8]> = work.events.iter().map(|e| e.bytes()).collect();
+    ledger.append_batch(&bytes).unwrap();
+    assert_eq!(ledger.rejected_on_release().len(), 1);
+    let state = akledger::internals::read_state(&ledger).unwrap();
+    assert!(state.pending.len() > 0 && !state.sidecars.is_empty());
+    let high = HighWater::default();
+    let encoded = state.encode_snapshot(high);
+    let back = Snapshot::decode(&encoded).unwrap();
+    assert_eq!(back.high, high);
+    let mut differences = Vec::new();
+    akledger::internals::check::compare_states(&back.state, &state, &mut differences);
+    assert!(differences.is_empty(), "{differences:?}");
+    assert_eq!(back.state.pending.bytes(), state.pending.bytes());
+    for i in (0..encoded.len()).step_by(211) {
+        let mut damaged = encoded.clone();
+        damaged[i] ^= 1;
+        assert!(Snapshot::decode(&damaged).is_err(), "byte {i}");
+    }
+    assert!(Snapshot::decode(&encoded[..encoded.len() - 1]).is_err());
+}
