@@ -648,6 +648,14 @@ impl<'s> Decider<'s> {
                             )));
                         }
                     }
+                    Body::ObservationGrant { .. } | Body::ObservationRevoke { .. }
+                        if !by_controller =>
+                    {
+                        return Err(Rejection::new(
+                            Code::SidecarExchangeControlForbidden,
+                            "observation grants and revokes: only the sidecar's controller (complete actor) may author them",
+                        ));
+                    }
                     _ => {}
                 }
                 Ok(())

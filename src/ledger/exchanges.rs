@@ -13,6 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::actors::observe::{read_observation, ObservationRead};
 use crate::actors::ActorModel;
 use crate::dag::Pos;
 use crate::did::DidCoreId;
@@ -118,16 +119,18 @@ impl Causality for StateCausality<'_> {
 /// One sidecar's classified events and fold outcomes.
 #[derive(Debug)]
 pub struct SidecarExchanges {
-    info: SidecarInfo,
-    items: BTreeMap<ExchangeId, Vec<ExchangeItem>>,
+    pub(super) info: SidecarInfo,
+    pub(super) items: BTreeMap<ExchangeId, Vec<ExchangeItem>>,
     unbound: BTreeSet<NotFolded>,
-    outcomes: BTreeMap<ExchangeId, Folded>,
+    pub(super) outcomes: BTreeMap<ExchangeId, Folded>,
+    /// The sidecar's observation grants and revokes (PROFILE §14.4), by event.
+    pub(super) observations: BTreeMap<EventId, ObservationRead>,
 }
 
 /// An exchange's fold outcome and how many of its items (a prefix) it has folded.
 #[derive(Debug, Default)]
-struct Folded {
-    outcome: ExchangeOutcome,
+pub(super) struct Folded {
+    pub(super) outcome: ExchangeOutcome,
     items: usize,
 }
 
@@ -138,11 +141,16 @@ impl SidecarExchanges {
             items: BTreeMap::new(),
             unbound: BTreeSet::new(),
             outcomes: BTreeMap::new(),
+            observations: BTreeMap::new(),
         }
     }
 
     /// Classifies `event`; returns the exchange to refold, if any.
     fn add(&mut self, event: &Event, keyring: &Keyring) -> Option<ExchangeId> {
+        if let Some(observation) = read_observation(&self.info, event, keyring) {
+            self.observations.insert(event.id(), observation);
+            return None;
+        }
         match classify(&self.info, event, keyring)? {
             Classified::Exchange(item) => {
                 let id = item.exchange_id.clone();
@@ -278,7 +286,7 @@ impl Exchanges {
 
 impl Ledger {
     /// Builds `sidecar`'s exchange state if needed and runs `f` on it.
-    fn with_sidecar<T>(
+    pub(super) fn with_sidecar<T>(
         &self,
         sidecar: &SidecarId,
         f: impl FnOnce(&State, &SidecarExchanges, &mut Exchanges) -> T,

@@ -16,12 +16,18 @@
 
 mod actor_models;
 // Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+#[cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 pub(crate) mod admit;
 mod append_log;
 mod append_report;
 // Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+#[cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 pub(crate) mod check;
 mod clock;
 mod config;
@@ -29,44 +35,78 @@ mod disclosure_store;
 mod drop_pending;
 mod exchanges;
 // Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+#[cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 pub(crate) mod feed;
 // Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+#[cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 pub(crate) mod graph_file;
 // Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+#[cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 pub(crate) mod id_table;
 // Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+#[cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 pub(crate) mod index;
 pub mod keyring_file;
 mod live_keys;
+mod observers;
 mod open;
 // Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+#[cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 pub(crate) mod pending_set;
 mod pipeline;
 mod pool;
 // Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+#[cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 pub(crate) mod positions;
 // Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+#[cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 pub(crate) mod queries;
 // Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+#[cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 pub(crate) mod record;
 mod replay;
 mod sidecar_handle;
 // Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+#[cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 pub(crate) mod snapshot;
 // Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+#[cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 pub(crate) mod state;
 // Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+#[cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 pub(crate) mod stored;
 mod stored_checkpoint;
 mod tiles;
@@ -82,6 +122,7 @@ pub use check::CheckReport;
 pub use config::Config;
 pub use feed::{ExchangeChange, ExchangeFeed, Feed, FeedItem};
 pub use graph_file::view::GraphView;
+pub use observers::ObserverFeed;
 pub use open::OpenReport;
 pub use pipeline::Pipeline;
 pub use queries::{pending_causes, PendingCause};

@@ -20,7 +20,7 @@
 use ed25519_dalek::SigningKey;
 use rand_core::OsRng;
 
-use crate::actors::{ActorModel, Disclosure, PncpKind, Withheld};
+use crate::actors::{ActorModel, Disclosure, Grant, PncpKind, Withheld};
 use crate::canonical::Json;
 use crate::canonical::Object;
 use crate::did::{ActorId, DidCoreId};
@@ -222,6 +222,17 @@ impl SidecarHandle<'_> {
             .as_ref()
             .and_then(|m| m.action(subject, action))
             .and_then(|a| a.input.as_ref());
+        // Every grant and revoke of the sidecar: a grant applies to the exchanges whose
+        // request covers it, and a revoke stops it for those whose request covers it
+        // (PROFILE §14.4), so the request names them all.
+        let observations: Vec<EventId> = self
+            .ledger
+            .observations(&self.sidecar_id())?
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        // Covering the maximal ones covers the rest (a revoke covers its grant).
+        models.extend(self.ledger.heads_of(&observations)?);
         let draft = PncpDraft {
             kind: PncpKind::Request,
             subject: subject.to_owned(),
@@ -320,6 +331,36 @@ impl SidecarHandle<'_> {
                 reason: Reason::SkillNotOffered,
                 code: None,
             })
+    }
+
+    /// Grants an observer the exchanges of one skill (PROFILE §14.4); only the sidecar's
+    /// controller may. Exchanges requested from now on through this handle are observed
+    /// when they match (their requests get an `after` ref to the grant).
+    pub fn grant_observation(&self, grant: &Grant) -> Result<EventId, Error> {
+        let author = self.fresh_author()?;
+        let sidecar = self.sidecar_id().retype();
+        let at = self.ledger.now_after(&[sidecar])?;
+        let event = author.grant_observation(grant, &[sidecar], at, &mut OsRng)?;
+        self.append_observation(&event)
+    }
+
+    /// Ends the grant `grant_event_id`: exchanges requested from now on are not observed
+    /// under it (PROFILE §14.4); only the sidecar's controller may.
+    pub fn revoke_observation(&self, grant_event_id: EventId) -> Result<EventId, Error> {
+        let author = self.fresh_author()?;
+        let at = self.ledger.now_after(&[grant_event_id])?;
+        let event = author.revoke_observation(grant_event_id, &[], at, &mut OsRng)?;
+        self.append_observation(&event)
+    }
+
+    fn append_observation(&self, event: &Event<Unverified>) -> Result<EventId, Error> {
+        match self.ledger.append(event.bytes())? {
+            Appended::Admitted(id) | Appended::Duplicate(id) => Ok(id),
+            Appended::Rejected { rejection, .. } => Err(Error::Rejected(rejection)),
+            Appended::Pending { id, .. } => Err(Error::Misuse(format!(
+                "{id} is pending: the grant it revokes is not admitted"
+            ))),
+        }
     }
 
     /// Keeps the disclosures of `event`'s withheld values (durably), then submits it.

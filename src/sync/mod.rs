@@ -25,7 +25,10 @@
 //! is committed on its own), so a rerun completes.
 
 // Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(feature = "internals", allow(missing_docs, clippy::len_without_is_empty))]
+#[cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 pub(crate) mod budget;
 mod client;
 pub mod frame;

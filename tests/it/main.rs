@@ -16,6 +16,7 @@ mod fuzz_regressions;
 mod graph_file;
 mod in_memory;
 mod ledger;
+mod observers;
 mod pending;
 mod pending_order;
 mod pipeline;

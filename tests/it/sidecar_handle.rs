@@ -6,17 +6,17 @@
 use akledger::prelude::*;
 use akledger::Code;
 
-struct Setup {
-    _dir: tempfile::TempDir,
-    ledger: Ledger,
-    sidecar: SidecarId,
-    sidecar_key: SidecarKey,
-    controller: SigningKey,
-    agents: Vec<SigningKey>,
+pub(crate) struct Setup {
+    pub(crate) _dir: tempfile::TempDir,
+    pub(crate) ledger: Ledger,
+    pub(crate) sidecar: SidecarId,
+    pub(crate) sidecar_key: SidecarKey,
+    pub(crate) controller: SigningKey,
+    pub(crate) agents: Vec<SigningKey>,
 }
 
 impl Setup {
-    fn new() -> Setup {
+    pub(crate) fn new() -> Setup {
         let dir = tempfile::tempdir().unwrap();
         let ledger = Ledger::open(dir.path()).unwrap();
         let controller = SigningKey::from_bytes(&[7; 32]);
@@ -50,7 +50,7 @@ impl Setup {
         }
     }
 
-    fn handle(&self, key: &SigningKey) -> SidecarHandle<'_> {
+    pub(crate) fn handle(&self, key: &SigningKey) -> SidecarHandle<'_> {
         let author = self
             .ledger
             .sidecar_author(key.clone(), self.sidecar, 1)
@@ -58,15 +58,15 @@ impl Setup {
         self.ledger.sidecar(&author)
     }
 
-    fn boss(&self) -> SidecarHandle<'_> {
+    pub(crate) fn boss(&self) -> SidecarHandle<'_> {
         self.handle(&self.controller)
     }
 
-    fn agent(&self, i: usize) -> SidecarHandle<'_> {
+    pub(crate) fn agent(&self, i: usize) -> SidecarHandle<'_> {
         self.handle(&self.agents[i])
     }
 
-    fn did(&self, i: usize) -> DidCoreId {
+    pub(crate) fn did(&self, i: usize) -> DidCoreId {
         DidCoreId::for_key(&self.agents[i].verifying_key())
     }
 
@@ -80,7 +80,7 @@ impl Setup {
     }
 
     /// Opens `name` with a travel/book request to agent `i` carrying `text` as its data.
-    fn skill_request(&self, name: &str, i: usize, text: &str) -> (ExchangeId, EventId) {
+    pub(crate) fn skill_request(&self, name: &str, i: usize, text: &str) -> (ExchangeId, EventId) {
         let context = self
             .boss()
             .request_context("orders", name, vec![self.did(i)], None)
@@ -100,7 +100,7 @@ impl Setup {
     }
 
     /// Opens `name` addressed to agents `to` (the first coordinates).
-    fn open(&self, name: &str, to: &[usize]) -> ExchangeId {
+    pub(crate) fn open(&self, name: &str, to: &[usize]) -> ExchangeId {
         let exchange = exchange(name);
         let agents = to.iter().map(|i| self.did(*i)).collect();
         let coordinator = (to.len() > 1).then(|| self.did(to[0]));
@@ -114,7 +114,7 @@ impl Setup {
         exchange
     }
 
-    fn projection(&self, exchange: &ExchangeId) -> Projection {
+    pub(crate) fn projection(&self, exchange: &ExchangeId) -> Projection {
         self.ledger
             .exchange(&self.sidecar, exchange)
             .unwrap()
@@ -152,7 +152,7 @@ impl Setup {
     }
 }
 
-fn exchange(name: &str) -> ExchangeId {
+pub(crate) fn exchange(name: &str) -> ExchangeId {
     format!("exchange-{name:0>16}").parse().unwrap()
 }
 
@@ -356,7 +356,7 @@ fn acting_on_an_exchange_without_a_request_is_refused() {
 }
 
 /// Agent `i`'s model: travel/book, its passport (input) and card (output) redacted.
-fn publish_travel_model(s: &Setup, i: usize) -> EventId {
+pub(crate) fn publish_travel_model(s: &Setup, i: usize) -> EventId {
     let did = s.did(i);
     let text = format!(
         r#"{{"id":"{did}#1","skills":{{"skills":[{{"subject":"travel","actions":[{{"action":"book",
@@ -378,7 +378,7 @@ fn publish_travel_model(s: &Setup, i: usize) -> EventId {
 }
 
 /// Every sidecar message's plaintext, decrypted with the sidecar's key.
-fn plaintexts(s: &Setup) -> Vec<Vec<u8>> {
+pub(crate) fn plaintexts(s: &Setup) -> Vec<Vec<u8>> {
     s.ledger
         .iter()
         .map(|e| e.unwrap())
@@ -597,7 +597,7 @@ fn the_fold_applies_the_pncp_rules_to_messages_authored_elsewhere() {
 }
 
 /// A PNCP data object from JSON text.
-fn data(text: &str) -> akledger::Object {
+pub(crate) fn data(text: &str) -> akledger::Object {
     akledger::canonical::parse_value(text.as_bytes())
         .unwrap()
         .as_object()

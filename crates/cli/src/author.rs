@@ -94,7 +94,7 @@ impl Signer {
     }
 
     /// A sealing author in `sidecar` with the keyring's key at `epoch`.
-    fn author(&self, sidecar: SidecarId, epoch: u64) -> Result<SidecarAuthor, CliError> {
+    pub(crate) fn author(&self, sidecar: SidecarId, epoch: u64) -> Result<SidecarAuthor, CliError> {
         let info = self.sidecar(sidecar)?;
         SidecarAuthor::from_keyring(
             self.key.clone(),

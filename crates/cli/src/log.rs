@@ -4,19 +4,11 @@
 
 use clap::Args;
 use std::collections::VecDeque;
-use std::time::Duration;
 
 use akledger::canonical::Object;
-use akledger::layout::Layout;
-use akledger::{Event, Ledger};
+use akledger::Event;
 
 use super::output::{json_text, print_text_lines, CliError, LedgerArgs, Outcome};
-
-/// How often `--follow` looks for newly admitted events. Each look opens the ledger
-/// read-only and closes it again: with a shared lock, held only while reading, when no
-/// writer holds the ledger (so a writer is never kept out for longer than one look), and
-/// beside the writer when one does.
-const FOLLOW_POLL: Duration = Duration::from_millis(250);
 
 /// Events `--follow` shows before following when no `--limit` is given (as `tail -f`).
 const FOLLOW_DEFAULT_LIMIT: usize = 10;
@@ -108,39 +100,12 @@ fn line(event: &Event, args: &LogArgs) -> Option<String> {
 
 /// Prints every event admitted after the first `seen`, as it comes, until killed.
 fn follow(ledger: &LedgerArgs, args: &LogArgs, mut seen: usize) -> Result<Outcome, CliError> {
-    let mut looked_at = None;
-    loop {
-        std::thread::sleep(FOLLOW_POLL);
-        // Opening is not free (a state snapshot read, the log after it replayed): only
-        // reopen when the log's segments changed since the last look.
-        let now = log_sizes(&ledger.dir);
-        if now.is_some() && now == looked_at {
-            continue;
-        }
-        let opened: Ledger = ledger.open()?;
-        looked_at = now;
+    super::follow::follow(ledger, |opened| {
         let mut lines = Vec::new();
         for event in opened.iter_from(seen as u64) {
             lines.extend(line(&event?, args));
             seen += 1;
         }
-        drop(opened);
-        print_text_lines(lines)?;
-        if super::output::stdout_closed() {
-            return Ok(Outcome::Clean);
-        }
-    }
-}
-
-/// The names and lengths of the ledger's log segments (`DIR/log/*.log`, see
-/// docs/format.md): the log only grows, so any admitted event changes them.
-fn log_sizes(dir: &std::path::Path) -> Option<Vec<(std::ffi::OsString, u64)>> {
-    let mut sizes: Vec<(std::ffi::OsString, u64)> = std::fs::read_dir(Layout::new(dir).log())
-        .ok()?
-        .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
-        .filter_map(|e| Some((e.file_name(), e.metadata().ok()?.len())))
-        .collect();
-    sizes.sort();
-    Some(sizes)
+        Ok(lines)
+    })
 }

@@ -23,12 +23,14 @@ mod dag;
 mod decrypt;
 mod demo;
 mod disclose;
+mod follow;
 mod gen;
 mod history;
 mod html;
 mod io;
 mod keys;
 mod log;
+mod observe;
 mod output;
 mod pending;
 mod progress;
@@ -112,6 +114,7 @@ enum Command {
     Sidecar(author::SidecarArgs),
     Strand(author::StrandArgs),
     Actor(actor::ActorArgs),
+    Observe(observe::ObserveArgs),
     Disclose(disclose::DiscloseArgs),
     VerifyDisclosure(disclose::VerifyDisclosureArgs),
     Verify(verify::VerifyArgs),
@@ -155,6 +158,7 @@ fn main() -> ExitCode {
         Command::Sidecar(a) => author::sidecar(a),
         Command::Strand(a) => author::strand(a),
         Command::Actor(a) => actor::run(a),
+        Command::Observe(a) => observe::run(a),
         Command::Disclose(a) => disclose::disclose(a),
         Command::VerifyDisclosure(a) => disclose::verify(a),
         Command::Verify(a) => verify::run(a),

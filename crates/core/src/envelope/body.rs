@@ -1,5 +1,6 @@
 //! Kind-specific payload rules (PROFILE §6) and the typed view of what a payload means.
 
+use crate::actors::observe::{GRANT_KIND, REVOKE_KIND};
 use crate::actors::{ActorModel, EntityId};
 use crate::canonical::{Json, Object};
 use crate::did::only_keys;
@@ -54,6 +55,16 @@ pub enum Body {
         /// The encrypted control plaintext.
         encrypted: EncryptedEnvelope,
     },
+    /// `ak.observation.grant` in sidecar scope: the controller's sealed grant (§14.4).
+    ObservationGrant {
+        /// The encrypted grant plaintext.
+        encrypted: EncryptedEnvelope,
+    },
+    /// `ak.observation.revoke` in sidecar scope: the controller's sealed revoke (§14.4).
+    ObservationRevoke {
+        /// The encrypted revoke plaintext.
+        encrypted: EncryptedEnvelope,
+    },
     /// Anything else: stored, indexed and returned, not interpreted.
     Other,
 }
@@ -87,6 +98,26 @@ impl Body {
                     encrypted: EncryptedEnvelope::from_json(e)?,
                 })
             }
+            (GRANT_KIND | REVOKE_KIND, ScopeRef::Sidecar { sidecar_id, .. }) => {
+                only_keys(
+                    obj,
+                    &["sidecar_id", "encrypted_payload"],
+                    "observation payload",
+                )?;
+                if obj.get("sidecar_id").and_then(Json::as_str) != Some(&sidecar_id.to_string()) {
+                    return Err(schema(
+                        "observation payload: sidecar_id must be the scope's",
+                    ));
+                }
+                let e = obj.get("encrypted_payload").unwrap_or(&Json::Null);
+                let encrypted = EncryptedEnvelope::from_json(e)?;
+                Ok(if kind == GRANT_KIND {
+                    Body::ObservationGrant { encrypted }
+                } else {
+                    Body::ObservationRevoke { encrypted }
+                })
+            }
+            (GRANT_KIND | REVOKE_KIND, _) => Err(schema(format!("{kind} must have sidecar scope"))),
             (EXCHANGE_CONTROL, _) => read_control(scope, payload).map_err(|why| {
                 Rejection::new(
                     Code::SidecarExchangeControlForbidden,

@@ -17,7 +17,10 @@
 use ed25519_dalek::SigningKey;
 use rand_core::CryptoRngCore;
 
-use crate::actors::{check_data, redact, DataFault, DataModel, Pncp, PncpKind, Salt, Withheld};
+use crate::actors::observe::{GRANT_CONTENT_TYPE, GRANT_KIND, REVOKE_CONTENT_TYPE, REVOKE_KIND};
+use crate::actors::{
+    check_data, redact, DataFault, DataModel, Grant, Pncp, PncpKind, Revoke, Salt, Withheld,
+};
 use crate::canonical::{Json, Object};
 use crate::did::{ActorId, DidCoreId};
 use crate::encrypted::{
@@ -28,7 +31,7 @@ use crate::envelope::{
     ScopeRef, CONTEXT_ATTACH, EXCHANGE_CONTROL, MESSAGE_CREATE, REALM_CREATE, SIDECAR_CREATE,
     STRAND_CREATE,
 };
-use crate::error::{schema, Rejection};
+use crate::error::{schema, Code, Rejection};
 use crate::event::{Event, EventBuilder, Unverified};
 use crate::id::{EventId, EventKind, RealmId, SidecarId, StrandId};
 use crate::keyring::Keyring;
@@ -486,6 +489,60 @@ impl SidecarAuthor {
             .with("source_context_ref", strand_ref(strand_id))
             .with("encrypted_payload", sealed.to_json());
         self.sign(EXCHANGE_CONTROL, payload.into(), after, at)
+    }
+
+    /// An `ak.observation.grant` sealing `grant` (PROFILE §14.4). Only the sidecar's
+    /// controller may grant: anyone else is refused here as admission would refuse them.
+    pub fn grant_observation(
+        &self,
+        grant: &Grant,
+        after: &[EventId],
+        at: Timestamp,
+        rng: &mut impl CryptoRngCore,
+    ) -> Result<Event<Unverified>, Rejection> {
+        let plaintext = grant.to_json();
+        // Nothing invalid is authored: the plaintext must read back.
+        Grant::from_json(&plaintext)?;
+        self.observation(GRANT_KIND, GRANT_CONTENT_TYPE, &plaintext, after, at, rng)
+    }
+
+    /// An `ak.observation.revoke` of the grant `grant_event_id`, with an `after` ref to it
+    /// besides `after` (PROFILE §14.4); the controller only, as for grants.
+    pub fn revoke_observation(
+        &self,
+        grant_event_id: EventId,
+        after: &[EventId],
+        at: Timestamp,
+        rng: &mut impl CryptoRngCore,
+    ) -> Result<Event<Unverified>, Rejection> {
+        let plaintext = Revoke { grant_event_id }.to_json();
+        let mut refs = after.to_vec();
+        if !refs.contains(&grant_event_id) {
+            refs.push(grant_event_id);
+        }
+        self.observation(REVOKE_KIND, REVOKE_CONTENT_TYPE, &plaintext, &refs, at, rng)
+    }
+
+    fn observation(
+        &self,
+        kind: &str,
+        content_type: &str,
+        plaintext: &Json,
+        after: &[EventId],
+        at: Timestamp,
+        rng: &mut impl CryptoRngCore,
+    ) -> Result<Event<Unverified>, Rejection> {
+        if self.actor != self.sidecar.controller {
+            return Err(Rejection::new(
+                Code::SidecarExchangeControlForbidden,
+                format!("only the sidecar's controller may author {kind}"),
+            ));
+        }
+        let sealed = self.seal(kind, content_type, plaintext, rng);
+        let payload = Object::new()
+            .with("sidecar_id", self.sidecar.sidecar_id.to_string().into())
+            .with("encrypted_payload", sealed.to_json());
+        self.sign(kind, payload.into(), after, at)
     }
 
     /// The sidecar this author writes into.
