@@ -157,7 +157,7 @@ impl Ledger {
     /// use akledger::workload::{sidecar_workload, SidecarSpec};
     /// use akledger::{Appended, Code, Ledger};
     ///
-    /// let w = sidecar_workload(1, SidecarSpec { exchanges: 2, agents: 1, forgeries: false })?;
+    /// let w = sidecar_workload(1, SidecarSpec { exchanges: 2, agents: 1, forgeries: false, skills: false })?;
     /// let mut log = Vec::new();
     /// for event in &w.events {
     ///     write_item(&mut log, LogFormat::JsonLines, event.bytes())?;

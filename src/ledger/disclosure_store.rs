@@ -18,8 +18,11 @@ use crate::limits::MAX_EVENT_BYTES;
 use super::Ledger;
 
 impl Ledger {
-    /// Keeps `disclosures` in the ledger's disclosure store, durably.
-    pub(super) fn keep_disclosures(&self, disclosures: &[Disclosure]) -> Result<(), Error> {
+    /// Keeps `disclosures` in the ledger's disclosure store (`DIR/disclosures.jsonl`, mode
+    /// 0600), durably: for values withheld by an author other than this ledger's
+    /// [`SidecarHandle`](super::SidecarHandle), which keeps its own. The store is never
+    /// appended, exported, synced, replicated, snapshotted or tiled (PROFILE §14.3).
+    pub fn keep_disclosures(&self, disclosures: &[Disclosure]) -> Result<(), Error> {
         if disclosures.is_empty() {
             return Ok(());
         }

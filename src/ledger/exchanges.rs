@@ -357,7 +357,7 @@ impl Ledger {
     /// use akledger::workload::{sidecar_workload, SidecarSpec};
     /// use akledger::{Config, Ledger};
     ///
-    /// let w = sidecar_workload(5, SidecarSpec { exchanges: 3, agents: 2, forgeries: false })?;
+    /// let w = sidecar_workload(5, SidecarSpec { exchanges: 3, agents: 2, forgeries: false, skills: false })?;
     /// let dir = tempfile::tempdir()?;
     /// let ledger = Ledger::open_with(Config::new(dir.path()).keyring(w.keyring.clone()))?;
     /// for event in &w.events {
@@ -472,7 +472,7 @@ impl Ledger {
     /// use akledger::workload::{sidecar_workload, SidecarSpec};
     /// use akledger::{Config, Ledger};
     ///
-    /// let w = sidecar_workload(5, SidecarSpec { exchanges: 2, agents: 1, forgeries: false })?;
+    /// let w = sidecar_workload(5, SidecarSpec { exchanges: 2, agents: 1, forgeries: false, skills: false })?;
     /// let dir = tempfile::tempdir()?;
     /// let ledger = Ledger::open_with(Config::new(dir.path()).keyring(w.keyring.clone()))?;
     /// let feed = ledger.exchange_feed(&w.sidecar)?; // before the sidecar exists

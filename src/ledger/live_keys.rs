@@ -22,7 +22,7 @@ impl Ledger {
     /// use akledger::workload::{sidecar_workload, SidecarSpec};
     /// use akledger::{Config, Ledger};
     ///
-    /// let w = sidecar_workload(7, SidecarSpec { exchanges: 3, agents: 2, forgeries: false })?;
+    /// let w = sidecar_workload(7, SidecarSpec { exchanges: 3, agents: 2, forgeries: false, skills: false })?;
     /// let dir = tempfile::tempdir()?;
     /// let config = || Config::new(dir.path()).keyring_file(dir.path().join("keyring.json"));
     /// let ledger = Ledger::open_with(config())?;

@@ -69,7 +69,7 @@ impl Ledger {
     /// use akledger::workload::{sidecar_workload, SidecarSpec};
     /// use akledger::Ledger;
     ///
-    /// let w = sidecar_workload(5, SidecarSpec { exchanges: 1, agents: 1, forgeries: false })?;
+    /// let w = sidecar_workload(5, SidecarSpec { exchanges: 1, agents: 1, forgeries: false, skills: false })?;
     /// let dir = tempfile::tempdir()?;
     /// let ledger = Ledger::open(dir.path())?;
     /// let (first, rest) = w.events.split_first().ok_or("empty")?;

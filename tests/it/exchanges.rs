@@ -16,6 +16,7 @@ fn workload(seed: u64, exchanges: usize) -> SidecarWorkload {
             exchanges,
             agents: 4,
             forgeries: true,
+            skills: false,
         },
     )
     .unwrap()

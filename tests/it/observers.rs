@@ -331,3 +331,56 @@ fn a_message_that_leaks_a_redacted_value_is_listed_without_its_data() {
         }
     }
 }
+
+/// The generator's seed-000 sidecar (`SidecarSpec::skills`): every event is admitted,
+/// every PNCP message folds or is listed for a reason that is not a §14 rule, the observer
+/// sees responses only, and every withheld value is absent from the events yet opens its
+/// commitment.
+#[test]
+fn a_generated_sidecar_with_skills_is_admitted_whole_and_observed() {
+    use akledger::workload::{sidecar_workload, SidecarSpec};
+    let spec = SidecarSpec {
+        exchanges: 60,
+        agents: 3,
+        forgeries: false,
+        skills: true,
+    };
+    let w = sidecar_workload(3, spec).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::open_with(Config::new(dir.path()).keyring(w.keyring.clone())).unwrap();
+    let bytes: Vec<&[u8]> = w.events.iter().map(|e| e.bytes()).collect();
+    ledger.append_batch(&bytes).unwrap();
+    assert_eq!(ledger.len(), w.events.len());
+    let fold = ledger.exchanges(&w.sidecar).unwrap();
+    assert_eq!(fold.projections.len(), 60);
+    for n in &fold.not_folded {
+        assert!(
+            !matches!(
+                n.reason,
+                Reason::SkillNotOffered
+                    | Reason::PncpDataInvalid
+                    | Reason::RedactionViolation
+                    | Reason::PncpAnswerWithoutQuestion
+            ),
+            "{n:?}"
+        );
+    }
+    let (grant, _) = w.observation.clone().unwrap();
+    let feed = ledger.observer_feed(&grant).unwrap();
+    let responses: usize = fold
+        .projections
+        .iter()
+        .map(|p| p.user_facing_response_event_ids.len())
+        .sum();
+    assert!(responses > 0);
+    assert_eq!(feed.len(), responses);
+    assert!(feed.iter().all(|i| i.kind == "Response"));
+    assert!(w.disclosures.len() >= 60 + responses);
+    for d in &w.disclosures {
+        assert!(ledger.verify_disclosure(d).unwrap(), "{d:?}");
+        let value = d.value.as_str().unwrap().as_bytes();
+        assert!(bytes
+            .iter()
+            .all(|b| !b.windows(value.len()).any(|w| w == value)));
+    }
+}

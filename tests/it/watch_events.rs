@@ -36,6 +36,7 @@ fn a_subscriber_sees_released_events_in_admission_order() {
             exchanges: 4,
             agents: 2,
             forgeries: false,
+            skills: false,
         },
     )
     .unwrap();

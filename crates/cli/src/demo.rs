@@ -1,7 +1,7 @@
 //! `akledger demo`: build a realistic sidecar ledger from nothing and summarize it.
 //!
-//! Generates a sidecar (controller, agents, every exchange outcome, forgeries) and a small
-//! realm DAG, writes the keyring next to the ledger, delivers the events partly out of
+//! Generates a sidecar (controller, agents with actor models, PNCP exchanges ending every
+//! way, redacted values, one observer, forgeries) and a small realm DAG, writes the keyring next to the ledger, delivers the events partly out of
 //! order (some wait as pending and are released when their parents arrive) and the
 //! forgeries (rejected), then prints what the ledger holds. `--offered-log F` writes that
 //! stream as offered, for `akledger audit F`. Deterministic in the seed, so a
@@ -14,6 +14,7 @@ use std::path::PathBuf;
 
 use akledger::layout::Layout;
 use akledger::log_format::{write_item, LogFormat};
+use akledger::workload::skills::{ACTION, SUBJECT};
 use akledger::workload::{realm_dag, sidecar_workload, SidecarSpec, SplitMix};
 use akledger::{Config, Ledger};
 
@@ -33,11 +34,13 @@ const DAG_WRITERS: usize = 4;
 
 /// Build a realistic sidecar ledger from nothing and summarize it.
 ///
-/// Generates one sidecar (a controller, several agents, a few hundred exchanges ending
-/// every possible way, and forged events) plus a small realm DAG, writes the keyring to
-/// DIR/keyring.json, delivers the events partly out of order, and prints what was
-/// admitted, pending and rejected, the heads and the exchanges by status. Running it
-/// again on the same directory finds every event already there.
+/// Generates one sidecar (a controller, several agents publishing actor models, a few
+/// hundred PNCP exchanges ending every possible way with redacted values kept in
+/// DIR/disclosures.jsonl, one observer, and forged events) plus a small realm DAG, writes
+/// the keyring to DIR/keyring.json, delivers the events partly out of order, and prints
+/// what was admitted, pending and rejected, the heads, the exchanges by status and what
+/// the observer sees. Running it again on the same directory finds every event already
+/// there.
 ///
 /// Example: akledger demo --dir /tmp/demo --seed 7 --exchanges 500
 #[derive(Args, Debug)]
@@ -71,6 +74,7 @@ pub fn run(args: DemoArgs) -> Result<Outcome, CliError> {
         exchanges,
         agents: AGENTS,
         forgeries: true,
+        skills: true,
     };
     let workload = sidecar_workload(seed, spec)?;
     let dag = realm_dag(seed, DAG_EVENTS, DAG_WRITERS, 32)?;
@@ -124,6 +128,20 @@ pub fn run(args: DemoArgs) -> Result<Outcome, CliError> {
         tally.reject(rejection);
     }
 
+    // The authors' disclosure stores, kept with the ledger (once: a second run finds them
+    // there): `akledger disclose` prints each.
+    let mut new = Vec::new();
+    for d in &workload.disclosures {
+        if ledger.disclosure(&d.event_id, &d.field)?.is_none() {
+            new.push(d.clone());
+        }
+    }
+    ledger.keep_disclosures(&new)?;
+    let observed = match &workload.observation {
+        Some((grant, observer)) => Some((*grant, observer, ledger.observer_feed(grant)?.len())),
+        None => None,
+    };
+
     let still_pending = ledger.pending_count();
     let heads = ledger.heads();
     let (projections, not_folded) = fold_all(&ledger)?;
@@ -153,6 +171,16 @@ pub fn run(args: DemoArgs) -> Result<Outcome, CliError> {
         format!("heads        {}: {}", heads.len(), head_text.join(" ")),
         format!("exchanges    {}", status_text(&projections)),
         format!("not folded   {}", reasons_text(&not_folded)),
+        format!(
+            "skills       each agent offers {SUBJECT}/{ACTION} (seed 000); requests and responses are PNCP messages, {} redacted values kept in {d}/disclosures.jsonl, none in the log",
+            workload.disclosures.len()
+        ),
+        match &observed {
+            Some((grant, observer, items)) => format!(
+                "observer     {observer} is granted the responses: {items} items (grant {grant})"
+            ),
+            None => "observer     none".into(),
+        },
         format!("files        {d} (ledger), {} (keyring, mode 0600)", keyring_path.display()),
         format!(
             "try          akledger exchanges --dir {d} --status complete | head; akledger exchange --dir {d} {} --history; {}",
@@ -162,6 +190,16 @@ pub fn run(args: DemoArgs) -> Result<Outcome, CliError> {
                 .or(projections.first())
                 .map_or_else(|| "EXCHANGE-ID".to_string(), |p| p.exchange_id.to_string()),
             audit_hint(dir, &keyring_path, offered_log)
+        ),
+        format!(
+            "try          {}akledger actor show --dir {d} {}",
+            observed.as_ref().map_or_else(String::new, |(g, _, _)| format!(
+                "akledger observe feed --dir {d} --grant {g} | head; "
+            )),
+            workload
+                .agents
+                .first()
+                .map_or_else(|| "AGENT".to_string(), ToString::to_string)
         ),
     ])?;
     Ok(Outcome::Clean)

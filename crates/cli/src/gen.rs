@@ -54,6 +54,11 @@ pub struct GenArgs {
     /// Also write the keyring (sidecar key) here.
     #[arg(long, value_name = "FILE")]
     pub keyring_out: Option<PathBuf>,
+    /// Seed 000 in the sidecar: the agents publish actor models offering orders/place,
+    /// requests and responses are PNCP messages whose redacted fields are commitments
+    /// (the values are not written anywhere), and one observer is granted the responses.
+    #[arg(long)]
+    pub skills: bool,
 }
 
 /// Runs the command.
@@ -95,6 +100,7 @@ pub fn run(a: GenArgs) -> Result<Outcome, CliError> {
             exchanges: a.exchanges,
             agents: AGENTS,
             forgeries: false,
+            skills: a.skills,
         };
         let workload = sidecar_workload(a.seed, spec)?;
         sidecar_events = workload.events.len();

@@ -11,6 +11,7 @@ fn projection() -> Projection {
             exchanges: 1,
             agents: 1,
             forgeries: false,
+            skills: false,
         },
     )
     .unwrap();

@@ -16,6 +16,7 @@ fn a_state_round_trips_and_any_damage_is_refused() {
         exchanges: 3,
         agents: 2,
         forgeries: false,
+        skills: false,
     };
     let work = sidecar_workload(4, spec).unwrap();
     // An event older than its parent waits for it, then is rejected on release.

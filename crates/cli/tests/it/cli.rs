@@ -202,6 +202,7 @@ fn audit_reports_forgeries_and_tampering_at_their_indexes() {
             exchanges: 30,
             agents: 4,
             forgeries: true,
+            skills: false,
         },
     )
     .unwrap();
@@ -294,6 +295,7 @@ fn audit_maps_rejections_on_release_and_pending_to_the_log() {
             exchanges: 12,
             agents: 3,
             forgeries: true,
+            skills: false,
         },
     )
     .unwrap();
@@ -467,6 +469,7 @@ fn gen_then_audit_is_clean_with_the_right_counts() {
                 exchanges: 25,
                 agents: 5,
                 forgeries: false,
+                skills: false,
             },
         )
         .unwrap()

@@ -271,3 +271,140 @@ fn skill_request(
     }
     run_ok(&args, code)
 }
+
+/// `observe grant|revoke|feed` (PROFILE §14.4) on real files: an agent's grant is refused
+/// with nothing written; the controller's grant shows the exchanges requested after it
+/// (their redacted values as commitments), `--follow` prints a new one as it is admitted,
+/// and after a revoke later exchanges are not shown.
+#[test]
+fn an_observer_feed_shows_granted_exchanges_and_follows_them() {
+    use std::process::Stdio;
+    use std::time::Duration;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let d = p(&dir);
+    run_ok(&["init", "--dir", d], 0);
+    let (boss, _) = key(tmp.path(), "boss.key.json");
+    let (agent, agent_did) = key(tmp.path(), "agent.key.json");
+    let (_, sidecar) = super::support::realm_and_sidecar(&dir, &boss);
+    let sidecar_id = sidecar["sidecar_id"].as_str().unwrap();
+    publish(&dir, &agent, &model(tmp.path(), &agent_did, 1), 0);
+    let data = tmp.path().join("data.json");
+    std::fs::write(&data, r#"{"destination":"Lyon","passport":"P-WATCHED-1"}"#).unwrap();
+    let request = |x: &str| {
+        let out = skill_request(
+            &dir,
+            &boss,
+            sidecar_id,
+            x,
+            &agent_did,
+            "travel/book",
+            Some(&data),
+            0,
+        );
+        json(&out)["event_id"].as_str().unwrap().to_owned()
+    };
+    let grant = |key: &Path, filter: &str, code: i32| {
+        run_ok(
+            &[
+                "observe",
+                "grant",
+                "--dir",
+                d,
+                "--key",
+                p(key),
+                "--sidecar",
+                sidecar_id,
+                "--observer",
+                &agent_did,
+                "--subject",
+                "travel",
+                "--action",
+                "book",
+                "--filter",
+                filter,
+                "--json",
+            ],
+            code,
+        )
+    };
+    let before_grant = request("exchange-before-the-grant-0");
+    // Only the controller grants: refused with its code, nothing written.
+    let before = len(&dir);
+    let refused = grant(&agent, "Skill", 2);
+    assert!(
+        stderr(&refused).contains("sidecar_exchange_control_forbidden"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(stderr(&grant(&boss, "Pncp:Nonsense", 2)).contains("--filter"));
+    assert_eq!(len(&dir), before);
+    let granted = json(&grant(&boss, "Skill", 0));
+    let g = granted["event_id"].as_str().unwrap().to_owned();
+    let feed = |follow: bool| {
+        let mut args = vec!["observe", "feed", "--dir", d, "--grant", &g, "--json"];
+        if follow {
+            args.push("--follow");
+        }
+        args.iter().map(|a| a.to_string()).collect::<Vec<_>>()
+    };
+    let mut follower = super::support::bin()
+        .args(feed(true))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let rx = super::support::lines_of(follower.stdout.take().unwrap());
+    let watched = request("exchange-after-the-grant-0");
+    // A hang guard only: the line comes as soon as the follower looks.
+    let line = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the new item");
+    let _ = follower.kill();
+    let _ = follower.wait();
+    let item: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(item["event_id"], watched.as_str());
+    assert_eq!(item["kind"], "Request");
+    assert!(
+        item["data"]["passport"]["ak_redacted"].is_object(),
+        "{item}"
+    );
+    assert!(!line.contains("P-WATCHED-1"));
+    // After a revoke, later exchanges are not shown; the earlier one stays.
+    run_ok(
+        &[
+            "observe",
+            "revoke",
+            "--dir",
+            d,
+            "--key",
+            p(&boss),
+            "--sidecar",
+            sidecar_id,
+            "--grant",
+            &g,
+        ],
+        0,
+    );
+    request("exchange-after-the-revoke-0");
+    let args = feed(false);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let lines = stdout(&run_ok(&args, 0));
+    let shown: Vec<serde_json::Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(shown.len(), 1, "{lines}");
+    assert_eq!(shown[0]["event_id"], watched.as_str());
+    assert_ne!(shown[0]["event_id"], before_grant.as_str());
+    // Not a grant: a clear error.
+    let not_a_grant = run_ok(
+        &["observe", "feed", "--dir", d, "--grant", &before_grant],
+        2,
+    );
+    assert!(
+        stderr(&not_a_grant).contains("not an observation grant"),
+        "{}",
+        stderr(&not_a_grant)
+    );
+}

@@ -8,10 +8,8 @@ use akledger_testkit as common;
 use crate::support::*;
 use common::copy_dir;
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -425,19 +423,6 @@ fn log_follow_prints_what_another_process_appends() {
     assert_eq!(seen, expected);
     // The follower only read: the ledger is still whole.
     run_ok(&["check", "--dir", p(&dir)], 0);
-}
-
-/// The lines `out` gives, sent on as they come by a thread of their own.
-fn lines_of(out: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines() {
-            if tx.send(line.unwrap()).is_err() {
-                break;
-            }
-        }
-    });
-    rx
 }
 
 /// Runs `akledger args…` with stdout and stderr on a pseudo-terminal (util-linux

@@ -1,8 +1,10 @@
 //! Running the real `akledger` binary from CLI tests: the command, its output as text or
 //! JSON, and required exit codes.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::mpsc;
 
 use serde_json::Value;
 
@@ -126,4 +128,17 @@ pub fn realm_and_sidecar(dir: &Path, key: &Path) -> (Value, Value) {
         0,
     ));
     (realm, sidecar)
+}
+
+/// The lines `out` gives, sent on as they come by a thread of their own.
+pub fn lines_of(out: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    rx
 }

@@ -15,6 +15,7 @@ const SPEC: SidecarSpec = SidecarSpec {
     exchanges: 40,
     agents: 3,
     forgeries: false,
+    skills: false,
 };
 
 /// Every control plaintext of the sample sidecar, decrypted byte for byte, in log order,

@@ -7,6 +7,7 @@
 mod control_samples;
 mod rng;
 mod sidecar;
+pub mod skills;
 
 pub use control_samples::control_plaintext_samples;
 pub use rng::{SeededRng, SplitMix};

@@ -4,6 +4,7 @@
 
 use ed25519_dalek::SigningKey;
 
+use crate::actors::Disclosure;
 use crate::canonical::{parse_canonical, to_canonical, Json, Object};
 use crate::did::{ActorId, DidCoreId};
 use crate::encrypted::SidecarKey;
@@ -11,12 +12,13 @@ use crate::error::{Code, Rejection};
 use crate::event::{Event, EventBuilder, Unverified};
 use crate::exchange::{
     create_private_sidecar, create_realm, Act, Causality, ExchangeId, ExchangeView, MemoryGraph,
-    RequestContext, SidecarAuthor, TrackRef,
+    RequestContext, Role, SidecarAuthor, TrackRef,
 };
 use crate::id::{EventId, RealmId, SidecarId};
 use crate::keyring::Keyring;
 use crate::time::Timestamp;
 
+use super::skills::Skills;
 use super::{writer_key, SeededRng, SplitMix, EPOCH_MILLIS};
 
 /// What to generate.
@@ -28,6 +30,10 @@ pub struct SidecarSpec {
     pub agents: usize,
     /// Also generate forgeries (about one per ten exchanges).
     pub forgeries: bool,
+    /// Seed 000 too: each agent publishes an actor model offering `orders/place`, the
+    /// controller grants one observer the responses, and requests and responses are PNCP
+    /// messages with redacted fields ([`super::skills`]).
+    pub skills: bool,
 }
 
 /// An event admission must refuse, with the code it must refuse it with.
@@ -59,23 +65,28 @@ pub struct SidecarWorkload {
     pub events: Vec<Event<Unverified>>,
     /// Events admission must refuse.
     pub forgeries: Vec<Forgery>,
+    /// With [`SidecarSpec::skills`]: the observation grant and its observer.
+    pub observation: Option<(EventId, DidCoreId)>,
+    /// With [`SidecarSpec::skills`]: the values kept off the ledger, each with the event
+    /// whose commitment it opens (what the authors' disclosure stores hold).
+    pub disclosures: Vec<Disclosure>,
 }
 
-struct Gen {
+pub(super) struct Gen {
     choice: SplitMix,
-    nonces: SeededRng,
-    clock: u64,
+    pub(super) nonces: SeededRng,
+    pub(super) clock: u64,
     graph: MemoryGraph,
     events: Vec<Event<Unverified>>,
 }
 
 impl Gen {
-    fn tick(&mut self) -> Result<Timestamp, Rejection> {
+    pub(super) fn tick(&mut self) -> Result<Timestamp, Rejection> {
         self.clock += 1 + self.choice.below(1000) as u64;
         Timestamp::from_millis(EPOCH_MILLIS + self.clock)
     }
 
-    fn push(&mut self, event: Event<Unverified>) -> EventId {
+    pub(super) fn push(&mut self, event: Event<Unverified>) -> EventId {
         self.graph.insert(&event.clone().assume_verified());
         let id = event.id();
         self.events.push(event);
@@ -121,6 +132,16 @@ pub fn sidecar_workload(seed: u64, spec: SidecarSpec) -> Result<SidecarWorkload,
         .map(|n| writer_key(seed, 2_000_000 + n))
         .collect();
     let agents: Vec<SidecarAuthor> = agent_keys.iter().map(author).collect();
+    let mut skills = match spec.skills {
+        true => Some(super::skills::publish(
+            &mut g,
+            seed,
+            realm,
+            &agent_keys,
+            &boss,
+        )?),
+        false => None,
+    };
     let mut forgeries = Vec::new();
     for n in 0..spec.exchanges {
         let exchange = ExchangeId::parse(&format!("exchange-{seed:08x}-{n:08}"))?;
@@ -137,6 +158,7 @@ pub fn sidecar_workload(seed: u64, spec: SidecarSpec) -> Result<SidecarWorkload,
             &exchange,
             track,
             forge.then_some(&mut forgeries),
+            skills.as_mut(),
         )?;
     }
     Ok(SidecarWorkload {
@@ -147,6 +169,8 @@ pub fn sidecar_workload(seed: u64, spec: SidecarSpec) -> Result<SidecarWorkload,
         agents: agents.iter().map(|a| a.principal().clone()).collect(),
         events: g.events,
         forgeries,
+        observation: skills.as_ref().map(|s| (s.grant, s.observer.clone())),
+        disclosures: skills.map(|s| s.disclosures).unwrap_or_default(),
     })
 }
 
@@ -159,6 +183,7 @@ fn one_exchange(
     exchange: &ExchangeId,
     track: TrackRef,
     forgeries: Option<&mut Vec<Forgery>>,
+    mut skills: Option<&mut Skills>,
 ) -> Result<(), Rejection> {
     let count = 1 + g.choice.below(agents.len().min(3));
     let first = g.choice.below(agents.len());
@@ -179,7 +204,17 @@ fn one_exchange(
         .into();
     let at = g.tick()?;
     let request = {
-        let e = boss.request(exchange, context, body, at, &mut g.nonces)?;
+        let e = match skills.as_deref_mut() {
+            Some(skills) => {
+                let attach = boss
+                    .sidecar()
+                    .latest_attach()
+                    .map(|a| a.event_id)
+                    .ok_or_else(|| crate::error::schema("the sidecar has no attached strand"))?;
+                skills.request(g, boss, exchange, context, body, attach)?
+            }
+            None => boss.request(exchange, context, body, at, &mut g.nonces)?,
+        };
         g.push(e)
     };
     let mut view = ExchangeView {
@@ -223,7 +258,18 @@ fn one_exchange(
             let at = g.tick()?;
             let answer = Json::from("here is the answer");
             let id = {
-                let e = agent.respond(exchange, request, completes, answer, at, &mut g.nonces)?;
+                let e = match skills.as_deref_mut() {
+                    Some(skills) => {
+                        let role = Role::Response {
+                            request_event_id: request,
+                            completes,
+                        };
+                        skills.respond(g, agent, exchange, role, answer, request)?
+                    }
+                    None => {
+                        agent.respond(exchange, request, completes, answer, at, &mut g.nonces)?
+                    }
+                };
                 g.push(e)
             };
             view.facts.push(id);

@@ -17,6 +17,7 @@ fn samples() -> Vec<Vec<u8>> {
         exchanges: 6,
         agents: 2,
         forgeries: true,
+        skills: false,
     };
     let sidecar = sidecar_workload(5, spec).expect("sidecar workload");
     out.extend(sidecar.events.iter().map(|e| e.bytes().to_vec()));

@@ -16,6 +16,7 @@ fn verified_workload(
         exchanges,
         agents,
         forgeries: false,
+        skills: false,
     };
     let w = sidecar_workload(seed, spec).unwrap();
     let verifier = akledger_core::Verifier::new(w.keyring.clone());
