@@ -233,6 +233,14 @@ impl SidecarHandle<'_> {
             .collect();
         // Covering the maximal ones covers the rest (a revoke covers its grant).
         models.extend(self.ledger.heads_of(&observations)?);
+        // The requester's own model, whose skill locks the request honours.
+        let requester = self.author.principal().clone();
+        models.extend(
+            self.ledger
+                .actor_models(&requester)
+                .last()
+                .map(|(_, id)| *id),
+        );
         let draft = PncpDraft {
             kind: PncpKind::Request,
             subject: subject.to_owned(),
@@ -380,8 +388,10 @@ impl SidecarHandle<'_> {
                 value: w.value,
             })
             .collect();
+        // Checked first: a refused message leaves no disclosure behind either.
+        self.check(action, exchange, event)?;
         self.ledger.keep_disclosures(&disclosures)?;
-        self.submit(action, exchange, event)
+        self.append(action, exchange, event)
     }
 
     /// Answers `exchange`'s canonical request with a user-facing response; `completes`
@@ -479,6 +489,17 @@ impl SidecarHandle<'_> {
         exchange: &ExchangeId,
         event: &Event<Unverified>,
     ) -> Result<EventId, Error> {
+        self.check(action, exchange, event)?;
+        self.append(action, exchange, event)
+    }
+
+    /// When checked, refuses `event` if the fold would not apply it.
+    fn check(
+        &self,
+        action: &'static str,
+        exchange: &ExchangeId,
+        event: &Event<Unverified>,
+    ) -> Result<(), Error> {
         if self.checked {
             let verified = event.clone().verify(self.ledger.verifier())?;
             match self.ledger.preview(&self.sidecar_id(), &verified)? {
@@ -499,6 +520,16 @@ impl SidecarHandle<'_> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Appends `event`, already checked.
+    fn append(
+        &self,
+        action: &'static str,
+        exchange: &ExchangeId,
+        event: &Event<Unverified>,
+    ) -> Result<EventId, Error> {
         match self.ledger.append(event.bytes())? {
             Appended::Admitted(id) | Appended::Duplicate(id) => Ok(id),
             Appended::Rejected { rejection, .. } => Err(Error::Rejected(rejection)),

@@ -676,3 +676,59 @@ fn an_answer_needs_its_question() {
     assert!(s.projection(&x).participating_agent_ids.contains(&s.did(0)));
     assert!(s.ledger.check().unwrap().is_clean());
 }
+
+/// Seed 000's skill locks: the controller's own model locks travel/book to agent 0's
+/// version 1, so a request for it to agent 1 (which offers it too) does not honour the
+/// lock: refused with `skill_lock_violated`, nothing written, not even a disclosure; made
+/// anyway, the fold lists it with that reason. A request to agent 0 folds.
+#[test]
+fn requests_honour_the_requesters_skill_lock() {
+    let s = Setup::new();
+    publish_travel_model(&s, 0);
+    publish_travel_model(&s, 1);
+    let boss = ActorId::service_for_key(&s.controller.verifying_key());
+    let me = boss.principal().clone();
+    let text = format!(
+        r#"{{"id":"{me}#1","skills":{{"skills":[],"lock":{{"travel":{{"subject":"travel","action":"book","actor":"{}#1","version":null}}}}}}}}"#,
+        s.did(0)
+    );
+    let model = akledger::canonical::parse_value(text.as_bytes()).unwrap();
+    let realm = s.ledger.realms()[0];
+    let event =
+        akledger::actors::publish_model(&s.controller, boss, realm, &model, None, Timestamp::now())
+            .unwrap();
+    assert!(matches!(
+        s.ledger.append(event.bytes()).unwrap(),
+        Appended::Admitted(_)
+    ));
+    let store = s._dir.path().join(akledger::layout::DISCLOSURES);
+    let request = |name: &str, agent: usize, checked: bool| {
+        let context = s
+            .boss()
+            .request_context("orders", name, vec![s.did(agent)], None)
+            .unwrap();
+        on(s.boss(), checked).request_skill(
+            &exchange(name),
+            context,
+            "travel",
+            "book",
+            data(r#"{"destination":"Oslo","passport":"P-LOCKED"}"#),
+            Json::Null,
+        )
+    };
+    let (before, kept) = (s.ledger.len(), std::fs::read(&store).ok());
+    match request("locked1", 1, true) {
+        Err(Error::WouldNotFold { reason, .. }) => assert_eq!(reason, Reason::SkillLockViolated),
+        other => panic!("a request to an agent the lock leaves out: {other:?}"),
+    }
+    assert_eq!(s.ledger.len(), before);
+    assert_eq!(std::fs::read(&store).ok(), kept, "no disclosure kept");
+    let anyway = request("locked2", 1, false).unwrap();
+    assert_eq!(s.not_folded_reason(anyway), Some(Reason::SkillLockViolated));
+    let honoured = request("locked3", 0, true).unwrap();
+    assert_eq!(
+        s.projection(&exchange("locked3")).request_event_id,
+        honoured
+    );
+    assert!(s.ledger.covers(&[honoured], &event.id()).unwrap());
+}

@@ -129,7 +129,8 @@ pub struct Subject {
 }
 
 /// A skill lock (SkillSetLock): calls of (subject, action) use this skill-set version
-/// and/or this actor.
+/// and/or this actor. The fold holds a requester's PNCP requests to its own locks (see
+/// [`SkillLock::admits`]).
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct SkillLock {
     /// The lock's key in `lock`.
@@ -142,6 +143,22 @@ pub struct SkillLock {
     pub version: Option<String>,
     /// `actor`: the actor entity, if locked.
     pub actor: Option<String>,
+}
+
+impl SkillLock {
+    /// Whether an addressed agent whose current model is `agent` honours the lock: with
+    /// `actor`, the agent is that entity (`<did>#<version>`, or a did for any version);
+    /// with `version`, the agent offers the skill in the skill set of that id.
+    pub fn admits(&self, agent: &ActorModel) -> bool {
+        let actor_ok = self.actor.as_deref().is_none_or(|want| {
+            want == agent.entity.to_string() || want == agent.entity.did().as_str()
+        });
+        let version_ok = self
+            .version
+            .as_deref()
+            .is_none_or(|set| agent.offers_in(set, &self.subject, &self.action));
+        actor_ok && version_ok
+    }
 }
 
 /// A checked actor model.
@@ -254,6 +271,16 @@ impl ActorModel {
     /// Whether this model offers (subject, action).
     pub fn offers(&self, subject: &str, action: &str) -> bool {
         self.action(subject, action).is_some()
+    }
+
+    /// Whether the skill set `skillset` (its id, `<name>#<version>`) of this model offers
+    /// (subject, action).
+    pub fn offers_in(&self, skillset: &str, subject: &str, action: &str) -> bool {
+        self.skillsets
+            .iter()
+            .filter(|(id, _)| id == skillset)
+            .flat_map(|(_, subjects)| subjects)
+            .any(|s| s.name == subject && s.actions.iter().any(|a| a.name == action))
     }
 
     /// The lock this model's actor puts on its calls of (subject, action), if any.

@@ -1,6 +1,8 @@
 //! The fold's PROFILE §14.2 checks of PNCP messages, against the actor models the
 //! [`Causality`] knows as seen from each message: a request for a skill an addressed
-//! agent does not offer is not a valid request (`skill_not_offered`); data that misses a
+//! agent does not offer is not a valid request (`skill_not_offered`), nor is one that does
+//! not honour the requester's own skill lock (seed 000's SkillSetLock, in the requester's
+//! current model as seen from the request: `skill_lock_violated`); data that misses a
 //! required field or names an undeclared question is `pncp_data_invalid`, and data that
 //! holds a raw value in a redacted field is `redaction_violation` (§14.3). A causality that
 //! knows no models (`knows_models() == false`) gets no §14.2 check.
@@ -25,6 +27,10 @@ pub(super) fn request_fault(
     causality: &impl Causality,
 ) -> Option<Reason> {
     let pncp = item.pncp.as_ref().filter(|_| causality.knows_models())?;
+    // The requester's lock on the skill, if its own current model has one.
+    let lock = causality
+        .current_model(&item.author, &item.event_id)
+        .and_then(|m| m.lock_for(&pncp.subject, &pncp.action).cloned());
     // Each addressed agent's model, read once; the coordinator is one of them.
     let mut coordinator: Option<ActorModel> = None;
     for agent in context.addressed() {
@@ -34,6 +40,9 @@ pub(super) fn request_fault(
         let Some(model) = model else {
             return Some(Reason::SkillNotOffered);
         };
+        if lock.as_ref().is_some_and(|l| !l.admits(&model)) {
+            return Some(Reason::SkillLockViolated);
+        }
         if agent == context.coordinator() {
             coordinator = Some(model);
         }

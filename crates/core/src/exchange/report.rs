@@ -79,11 +79,16 @@ pub enum Reason {
     PncpAnswerWithoutQuestion,
     /// PNCP data holding a raw value in a redacted field (§14.3).
     RedactionViolation,
+    /// A PNCP request that does not honour the requester's skill lock (seed 000's
+    /// SkillSetLock): the requester's current model, as seen from the request, locks the
+    /// skill to an actor or a skill-set version that an addressed agent's current model is
+    /// not, or does not offer it in. This profile's name; PROFILE §14 leaves locks out.
+    SkillLockViolated,
 }
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Reason; 29] = [
+    pub const ALL: [Reason; 30] = [
         Reason::NotDecryptable,
         Reason::PlaintextInvalid,
         Reason::BindingInvalid,
@@ -113,6 +118,7 @@ impl Reason {
         Reason::PncpDataInvalid,
         Reason::PncpAnswerWithoutQuestion,
         Reason::RedactionViolation,
+        Reason::SkillLockViolated,
     ];
 
     /// The snake_case wire name.
@@ -147,6 +153,7 @@ impl Reason {
             Reason::PncpDataInvalid => "pncp_data_invalid",
             Reason::PncpAnswerWithoutQuestion => "pncp_answer_without_question",
             Reason::RedactionViolation => "redaction_violation",
+            Reason::SkillLockViolated => "skill_lock_violated",
         }
     }
 }

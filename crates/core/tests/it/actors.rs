@@ -5,7 +5,7 @@
 
 use akledger_core::actors::{
     check_data, commitment, placeholder, placeholder_commitment, redact, ActorModel, DataFault,
-    Disclosure, EntityId, Pncp, PncpKind, Salt,
+    Disclosure, EntityId, Pncp, PncpKind, Salt, SkillLock,
 };
 use akledger_core::canonical::{parse_value, to_canonical};
 use akledger_core::ed25519_dalek::SigningKey;
@@ -415,4 +415,38 @@ fn a_pncp_member_rides_beside_a_binding_whose_role_its_kind_goes_with() {
         MessagePlaintext::parse(&bad.to_bytes()),
         Err(MessageError::Binding(Some(exchange)))
     );
+}
+
+/// Seed 000's SkillSetLock as the fold applies it (`SkillLock::admits`): an `actor` lock
+/// admits that entity (or, given as a did, any of its versions) only; a `version` lock
+/// admits agents that offer the skill in the skill set of that id only.
+#[test]
+fn skill_locks_admit_the_locked_actor_and_skill_set_only() {
+    let entity = EntityId::new(did(1), 1).unwrap();
+    let agent = ActorModel::parse(&full_model(&entity), &entity).unwrap();
+    let other_entity = EntityId::new(did(2), 3).unwrap();
+    let other = ActorModel::parse(&full_model(&other_entity), &other_entity).unwrap();
+    let lock = |version: Option<String>, actor: Option<String>| SkillLock {
+        key: "l".into(),
+        subject: "mail".into(),
+        action: "send".into(),
+        version,
+        actor,
+    };
+    assert!(lock(None, None).admits(&agent));
+    assert!(lock(None, Some(entity.to_string())).admits(&agent));
+    assert!(lock(None, Some(did(1).to_string())).admits(&agent));
+    assert!(!lock(None, Some(entity.to_string())).admits(&other));
+    assert!(!lock(None, Some(EntityId::new(did(1), 2).unwrap().to_string())).admits(&agent));
+    // mail/send is offered in the skill set whose id is the model's own entity id.
+    assert!(lock(Some(entity.to_string()), None).admits(&agent));
+    assert!(!lock(Some(other_entity.to_string()), None).admits(&agent));
+    assert!(lock(Some(other_entity.to_string()), None).admits(&other));
+    // travel/book is offered, but in no skill set.
+    let book = SkillLock {
+        subject: "travel".into(),
+        action: "book".into(),
+        ..lock(Some(entity.to_string()), None)
+    };
+    assert!(!book.admits(&agent));
 }
