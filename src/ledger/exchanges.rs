@@ -11,6 +11,7 @@
 //! admissions never change, and admission is in causal order.
 //! [`Ledger::check`] proves it by comparing with a full refold.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::actors::observe::{read_observation, ObservationRead};
@@ -38,6 +39,9 @@ use super::Ledger;
 pub struct StateCausality<'a> {
     state: &'a State,
     models: Option<&'a SegmentReader>,
+    /// Models read so far, by the position of their event: a fold asks for the same few
+    /// models over and over (each read was a log read and a parse).
+    read: RefCell<HashMap<Pos, ActorModel>>,
 }
 
 impl<'a> StateCausality<'a> {
@@ -46,6 +50,7 @@ impl<'a> StateCausality<'a> {
         StateCausality {
             state,
             models: None,
+            read: RefCell::default(),
         }
     }
 
@@ -54,6 +59,7 @@ impl<'a> StateCausality<'a> {
         StateCausality {
             state,
             models: Some(reader),
+            read: RefCell::default(),
         }
     }
 
@@ -109,10 +115,15 @@ impl Causality for StateCausality<'_> {
     fn current_model(&self, did: &DidCoreId, seen_from: &EventId) -> Option<ActorModel> {
         let reader = self.models?;
         let seen = self.state.ids.get(seen_from)?;
-        let at =
+        let pos =
             crate::actors::current_model_at(&self.state.dag, self.state.actors.get(did)?, seen)?;
-        let at = self.state.at.get(at.index())?;
-        super::actor_models::model_of(&reader.event(at).ok()?).ok()
+        if let Some(model) = self.read.borrow().get(&pos) {
+            return Some(model.clone());
+        }
+        let at = self.state.at.get(pos.index())?;
+        let model = super::actor_models::model_of(&reader.event(at).ok()?).ok()?;
+        self.read.borrow_mut().insert(pos, model.clone());
+        Some(model)
     }
 }
 

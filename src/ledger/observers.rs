@@ -3,7 +3,7 @@
 //! [`Ledger::observe`]. The rules (which exchanges a grant applies to, what its filter lets
 //! through, that no redacted value is shown) are the core's (`actors::observe`).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use akledger_core::actors::observe::{GrantInForce, Observation, ObservationRead, ObserverItem};
@@ -40,7 +40,20 @@ impl Ledger {
     /// Fails with [`Error::NotFound`] when `grant` is not an admitted, readable grant.
     pub fn observer_feed(&self, grant: &EventId) -> Result<Vec<ObserverItem>, Error> {
         let sidecar = self.sidecar_of(grant)?;
-        self.with_sidecar(&sidecar, |state, sx, _| {
+        self.feed_where(&sidecar, grant, |_, _| true)
+    }
+
+    /// The items of the exchanges for which `pick(exchange, number of its items)` holds.
+    /// An exchange's items only change when one of its own events is admitted (what an
+    /// admitted event covers never changes), so a follower that remembers each exchange's
+    /// item count recomputes only the exchanges that grew.
+    fn feed_where(
+        &self,
+        sidecar: &SidecarId,
+        grant: &EventId,
+        mut pick: impl FnMut(&crate::exchange::ExchangeId, usize) -> bool,
+    ) -> Result<Vec<ObserverItem>, Error> {
+        self.with_sidecar(sidecar, |state, sx, _| {
             let Some(Ok(Observation::Grant(plaintext))) = sx.observations.get(grant) else {
                 return Err(Error::NotFound(*grant));
             };
@@ -63,6 +76,9 @@ impl Ledger {
                 let Some(folded) = sx.outcomes.get(exchange) else {
                     continue;
                 };
+                if !pick(exchange, items.len()) {
+                    continue;
+                }
                 out.extend(in_force.items(&sx.info, exchange, items, &folded.outcome, &causality));
             }
             Ok(out)
@@ -71,9 +87,10 @@ impl Ledger {
 
     /// A live observer feed of the grant `grant`: every item of [`Ledger::observer_feed`]
     /// now, then each new one as events are admitted. It follows a bounded
-    /// [`Ledger::watch_events`] feed and recomputes the grant's feed when an event of the
-    /// sidecar arrives (or when it fell behind), so a slow reader loses nothing; each event
-    /// is handed out once, as it was first seen.
+    /// [`Ledger::watch_events`] feed; when an event of the sidecar arrives (or when it fell
+    /// behind) it recomputes the items of the exchanges that grew since its last look, so a
+    /// slow reader loses nothing and a fast one pays for new events only. Each event is
+    /// handed out once, as it was first seen.
     pub fn observe(&self, grant: &EventId) -> Result<ObserverFeed<'_>, Error> {
         let sidecar = self.sidecar_of(grant)?;
         let mut feed = ObserverFeed {
@@ -82,6 +99,7 @@ impl Ledger {
             grant: *grant,
             events: self.watch_events(),
             shown: HashSet::new(),
+            sizes: HashMap::new(),
             ready: VecDeque::new(),
         };
         feed.refresh()?;
@@ -103,6 +121,8 @@ pub struct ObserverFeed<'l> {
     grant: EventId,
     events: EventFeed,
     shown: HashSet<EventId>,
+    /// Each exchange's item count at the last look.
+    sizes: HashMap<crate::exchange::ExchangeId, usize>,
     ready: VecDeque<ObserverItem>,
 }
 
@@ -146,7 +166,11 @@ impl ObserverFeed<'_> {
     }
 
     fn refresh(&mut self) -> Result<(), Error> {
-        for item in self.ledger.observer_feed(&self.grant)? {
+        let sizes = &mut self.sizes;
+        let grown = self.ledger.feed_where(&self.sidecar, &self.grant, |x, n| {
+            sizes.insert(x.clone(), n) != Some(n)
+        })?;
+        for item in grown {
             if self.shown.insert(item.event_id) {
                 self.ready.push_back(item);
             }

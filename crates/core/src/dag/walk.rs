@@ -8,8 +8,88 @@
 //! by the start set *and* its ancestry has been (or is queued to be) accounted for, either
 //! by a checkpoint clock (closed under ancestry) or by pushing the members' parents.
 
+use std::collections::BTreeMap;
+
 use super::chains::Chain;
 use super::{DagIndex, Pos};
+
+/// Chains above which a targeted walk keeps its per-chain prefix sparse: such a walk
+/// touches few chains, and a dense prefix is zeroed in full for every query (with tens of
+/// thousands of chains, that zeroing was most of a `covers`).
+const DENSE_TARGETED_CHAINS: usize = 1024;
+
+/// The per-chain covered prefix: dense (one entry per chain), or sparse (touched chains
+/// only, the others 0) for targeted walks over many chains.
+enum Acc {
+    Dense(Vec<u32>),
+    Sparse {
+        chains: usize,
+        touched: BTreeMap<u32, u32>,
+    },
+}
+
+impl Acc {
+    fn get(&self, chain: u32) -> Option<u32> {
+        match self {
+            Acc::Dense(v) => v.get(chain as usize).copied(),
+            Acc::Sparse { chains, touched } => {
+                ((chain as usize) < *chains).then(|| touched.get(&chain).copied().unwrap_or(0))
+            }
+        }
+    }
+
+    fn set(&mut self, chain: u32, s: u32) {
+        match self {
+            Acc::Dense(v) => {
+                if let Some(a) = v.get_mut(chain as usize) {
+                    *a = s;
+                }
+            }
+            Acc::Sparse { chains, touched } => {
+                if (chain as usize) < *chains {
+                    touched.insert(chain, s);
+                }
+            }
+        }
+    }
+
+    fn join(&mut self, clock: &[u32]) {
+        match self {
+            Acc::Dense(v) => {
+                for (a, &c) in v.iter_mut().zip(clock) {
+                    if c > *a {
+                        *a = c;
+                    }
+                }
+            }
+            Acc::Sparse { chains, touched } => {
+                for (chain, &c) in clock.iter().enumerate().take(*chains) {
+                    if c > 0 {
+                        let a = touched.entry(chain as u32).or_insert(0);
+                        if c > *a {
+                            *a = c;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn into_dense(self) -> Vec<u32> {
+        match self {
+            Acc::Dense(v) => v,
+            Acc::Sparse { chains, touched } => {
+                let mut v = vec![0; chains];
+                for (c, s) in touched {
+                    if let Some(a) = v.get_mut(c as usize) {
+                        *a = s;
+                    }
+                }
+                v
+            }
+        }
+    }
+}
 
 /// What a targeted walk looks for: "is this event covered?".
 #[derive(Clone, Copy, Debug)]
@@ -33,10 +113,11 @@ impl Target {
     }
 }
 
-/// Reusable walk state; `acc` is per chain, so scratch is O(#chains), not O(#events).
+/// Reusable walk state; `acc` is per chain, so scratch is O(#chains), not O(#events)
+/// (for a targeted walk over many chains, O(chains touched)).
 pub(crate) struct Walk<'a> {
     idx: &'a DagIndex,
-    acc: Vec<u32>,
+    acc: Acc,
     stack: Vec<Pos>,
     target: Option<Target>,
     found: bool,
@@ -47,7 +128,7 @@ impl<'a> Walk<'a> {
     pub(crate) fn full(idx: &'a DagIndex) -> Self {
         Walk {
             idx,
-            acc: vec![0; idx.chains.len()],
+            acc: Acc::Dense(vec![0; idx.chains.len()]),
             stack: Vec::new(),
             target: None,
             found: false,
@@ -56,9 +137,22 @@ impl<'a> Walk<'a> {
 
     /// A walk that stops as soon as `target` is known to be covered.
     pub(crate) fn targeted(idx: &'a DagIndex, target: Target) -> Self {
-        let mut w = Walk::full(idx);
-        w.target = Some(target);
-        w
+        let chains = idx.chains.len();
+        let acc = if chains > DENSE_TARGETED_CHAINS {
+            Acc::Sparse {
+                chains,
+                touched: BTreeMap::new(),
+            }
+        } else {
+            Acc::Dense(vec![0; chains])
+        };
+        Walk {
+            idx,
+            acc,
+            stack: Vec::new(),
+            target: Some(target),
+            found: false,
+        }
     }
 
     /// Whether the target has been found (targeted walks only).
@@ -68,12 +162,15 @@ impl<'a> Walk<'a> {
 
     /// The per-chain covered prefix (meaningful after [`Walk::run`] of a full walk).
     pub(crate) fn into_acc(self) -> Vec<u32> {
-        self.acc
+        self.acc.into_dense()
     }
 
     /// Is `x` covered by what has been walked so far (full walks, after `run`)?
     pub(crate) fn covered(&self, x: Pos) -> bool {
-        covered_by(self.idx, &self.acc, x)
+        match self.idx.chain_seq(x) {
+            Some((c, s)) => self.acc.get(c).is_some_and(|a| a >= s),
+            None => false,
+        }
     }
 
     /// Queue a start event; unknown positions are ignored.
@@ -97,18 +194,14 @@ impl<'a> Walk<'a> {
     fn acc_of(&self, chain: u32) -> u32 {
         // Out-of-range chain cannot happen for positions of this index; treating it as
         // fully accounted makes the walk skip it rather than panic.
-        self.acc.get(chain as usize).copied().unwrap_or(u32::MAX)
+        self.acc.get(chain).unwrap_or(u32::MAX)
     }
 
     fn join(&mut self, start: usize, len: usize) {
         let Some(clock) = self.idx.clock_pool.get(start..start.saturating_add(len)) else {
             return;
         };
-        for (a, &c) in self.acc.iter_mut().zip(clock) {
-            if c > *a {
-                *a = c;
-            }
-        }
+        self.acc.join(clock);
     }
 
     fn expand(&mut self, p: Pos) {
@@ -120,9 +213,7 @@ impl<'a> Walk<'a> {
         if s <= old {
             return;
         }
-        if let Some(a) = self.acc.get_mut(c as usize) {
-            *a = s;
-        }
+        self.acc.set(c, s);
         if let Some(t) = self.target {
             if c == t.chain {
                 // Members of the target's chain below it cannot descend from it.
