@@ -14,100 +14,51 @@
 //! reader sees a batch entirely or not at all. A [`Pipeline`] overlaps the two stages for
 //! one caller: batch n+1 is verified while batch n is committed.
 
+/// Declares modules that the tests reach through `internals` (the feature), which holds
+/// them to no public-API rules: their items need no docs there.
+macro_rules! reached_by_tests {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[cfg_attr(
+                feature = "internals",
+                allow(missing_docs, clippy::len_without_is_empty)
+            )]
+            pub(crate) mod $name;
+        )*
+    };
+}
+
+reached_by_tests!(
+    admit,
+    check,
+    feed,
+    graph_file,
+    id_table,
+    index,
+    pending_set,
+    positions,
+    queries,
+    record,
+    snapshot,
+    state,
+    stored
+);
 mod actor_models;
-// Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(
-    feature = "internals",
-    allow(missing_docs, clippy::len_without_is_empty)
-)]
-pub(crate) mod admit;
 mod append_log;
 mod append_report;
-// Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(
-    feature = "internals",
-    allow(missing_docs, clippy::len_without_is_empty)
-)]
-pub(crate) mod check;
 mod clock;
 mod config;
 mod disclosure_store;
 mod drop_pending;
 mod exchanges;
-// Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(
-    feature = "internals",
-    allow(missing_docs, clippy::len_without_is_empty)
-)]
-pub(crate) mod feed;
-// Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(
-    feature = "internals",
-    allow(missing_docs, clippy::len_without_is_empty)
-)]
-pub(crate) mod graph_file;
-// Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(
-    feature = "internals",
-    allow(missing_docs, clippy::len_without_is_empty)
-)]
-pub(crate) mod id_table;
-// Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(
-    feature = "internals",
-    allow(missing_docs, clippy::len_without_is_empty)
-)]
-pub(crate) mod index;
 pub mod keyring_file;
 mod live_keys;
 mod observers;
 mod open;
-// Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(
-    feature = "internals",
-    allow(missing_docs, clippy::len_without_is_empty)
-)]
-pub(crate) mod pending_set;
 mod pipeline;
 mod pool;
-// Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(
-    feature = "internals",
-    allow(missing_docs, clippy::len_without_is_empty)
-)]
-pub(crate) mod positions;
-// Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(
-    feature = "internals",
-    allow(missing_docs, clippy::len_without_is_empty)
-)]
-pub(crate) mod queries;
-// Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(
-    feature = "internals",
-    allow(missing_docs, clippy::len_without_is_empty)
-)]
-pub(crate) mod record;
 mod replay;
 mod sidecar_handle;
-// Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(
-    feature = "internals",
-    allow(missing_docs, clippy::len_without_is_empty)
-)]
-pub(crate) mod snapshot;
-// Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(
-    feature = "internals",
-    allow(missing_docs, clippy::len_without_is_empty)
-)]
-pub(crate) mod state;
-// Reached by the tests through `internals`, which holds it to no public API rules.
-#[cfg_attr(
-    feature = "internals",
-    allow(missing_docs, clippy::len_without_is_empty)
-)]
-pub(crate) mod stored;
 mod stored_checkpoint;
 mod tiles;
 mod tree;

@@ -362,13 +362,9 @@ impl SidecarHandle<'_> {
     }
 
     fn append_observation(&self, event: &Event<Unverified>) -> Result<EventId, Error> {
-        match self.ledger.append(event.bytes())? {
-            Appended::Admitted(id) | Appended::Duplicate(id) => Ok(id),
-            Appended::Rejected { rejection, .. } => Err(Error::Rejected(rejection)),
-            Appended::Pending { id, .. } => Err(Error::Misuse(format!(
-                "{id} is pending: the grant it revokes is not admitted"
-            ))),
-        }
+        admitted(self.ledger.append(event.bytes())?, |id| {
+            format!("{id} is pending: the grant it revokes is not admitted")
+        })
     }
 
     /// Keeps the disclosures of `event`'s withheld values (durably), then submits it.
@@ -530,13 +526,19 @@ impl SidecarHandle<'_> {
         exchange: &ExchangeId,
         event: &Event<Unverified>,
     ) -> Result<EventId, Error> {
-        match self.ledger.append(event.bytes())? {
-            Appended::Admitted(id) | Appended::Duplicate(id) => Ok(id),
-            Appended::Rejected { rejection, .. } => Err(Error::Rejected(rejection)),
-            Appended::Pending { id, .. } => Err(Error::Misuse(format!(
-                "{action} on exchange {exchange}: {id} is pending (a parent is not admitted)"
-            ))),
-        }
+        admitted(self.ledger.append(event.bytes())?, |id| {
+            format!("{action} on exchange {exchange}: {id} is pending (a parent is not admitted)")
+        })
+    }
+}
+
+/// The id of an event the handle appended, or why it was not admitted (`pending` says
+/// why a pending one is a caller's mistake).
+fn admitted(outcome: Appended, pending: impl FnOnce(EventId) -> String) -> Result<EventId, Error> {
+    match outcome {
+        Appended::Admitted(id) | Appended::Duplicate(id) => Ok(id),
+        Appended::Rejected { rejection, .. } => Err(Error::Rejected(rejection)),
+        Appended::Pending { id, .. } => Err(Error::Misuse(pending(id))),
     }
 }
 

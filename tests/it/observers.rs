@@ -14,6 +14,11 @@ use super::sidecar_handle::{data, publish_travel_model, Setup};
 const PASSPORT: &str = "P-OBSERVED-5521";
 const CARD: &str = "CARD-OBSERVED-7730";
 
+/// The controller's grant of `filter` (see [`grant`]), admitted.
+fn granted(s: &Setup, filter: Filter) -> EventId {
+    s.boss().grant_observation(&grant(s, filter)).unwrap()
+}
+
 fn grant(s: &Setup, filter: Filter) -> Grant {
     Grant {
         obs_id: "watch-travel".into(),
@@ -59,14 +64,8 @@ fn a_feed_shows_the_granted_exchanges_in_the_filtered_kind_and_no_redacted_value
     publish_travel_model(&s, 0);
     // Requested before the grant: its request does not cover it.
     let (_, before, before_response) = travel(&s, "before");
-    let responses = s
-        .boss()
-        .grant_observation(&grant(&s, Filter::Pncp(Some(PncpKind::Response))))
-        .unwrap();
-    let changes = s
-        .boss()
-        .grant_observation(&grant(&s, Filter::Skill))
-        .unwrap();
+    let responses = granted(&s, Filter::Pncp(Some(PncpKind::Response)));
+    let changes = granted(&s, Filter::Skill);
     let (x, request, response) = travel(&s, "during");
     // A plain request (no PNCP) names no skill: never observed.
     let plain = s.open("plain", &[0]);
@@ -111,10 +110,7 @@ fn a_feed_shows_the_granted_exchanges_in_the_filtered_kind_and_no_redacted_value
 fn a_revoke_stops_the_grant_for_exchanges_requested_after_it() {
     let s = Setup::new();
     publish_travel_model(&s, 0);
-    let grant_id = s
-        .boss()
-        .grant_observation(&grant(&s, Filter::Skill))
-        .unwrap();
+    let grant_id = granted(&s, Filter::Skill);
     let (x, request, response) = travel(&s, "kept");
     let revoke = s.boss().revoke_observation(grant_id).unwrap();
     assert!(s.ledger.covers(&[revoke], &grant_id).unwrap());
@@ -197,10 +193,7 @@ fn exchange_event(s: &Setup) -> EventId {
 fn a_live_feed_hands_out_each_new_item_once() {
     let s = Setup::new();
     publish_travel_model(&s, 0);
-    let grant_id = s
-        .boss()
-        .grant_observation(&grant(&s, Filter::Pncp(None)))
-        .unwrap();
+    let grant_id = granted(&s, Filter::Pncp(None));
     let (_, first, _) = travel(&s, "first");
     let mut feed = s.ledger.observe(&grant_id).unwrap();
     let now = feed.drain().unwrap();
@@ -222,14 +215,8 @@ fn a_live_feed_hands_out_each_new_item_once() {
 fn the_feed_does_not_depend_on_arrival_order() {
     let s = Setup::new();
     publish_travel_model(&s, 0);
-    let grant_id = s
-        .boss()
-        .grant_observation(&grant(&s, Filter::Skill))
-        .unwrap();
-    let pncp = s
-        .boss()
-        .grant_observation(&grant(&s, Filter::Pncp(None)))
-        .unwrap();
+    let grant_id = granted(&s, Filter::Skill);
+    let pncp = granted(&s, Filter::Pncp(None));
     for name in ["a", "b", "c"] {
         travel(&s, name);
     }
@@ -275,14 +262,8 @@ fn a_message_that_leaks_a_redacted_value_is_listed_without_its_data() {
     use akledger::exchange::{Binding, PncpDraft, Role};
     let s = Setup::new();
     let model = publish_travel_model(&s, 0);
-    let messages = s
-        .boss()
-        .grant_observation(&grant(&s, Filter::Pncp(None)))
-        .unwrap();
-    let changes = s
-        .boss()
-        .grant_observation(&grant(&s, Filter::Skill))
-        .unwrap();
+    let messages = granted(&s, Filter::Pncp(None));
+    let changes = granted(&s, Filter::Skill);
     let (x, request) = s.skill_request(
         "leak",
         0,

@@ -153,23 +153,51 @@ fn publish(dir: &Path, key: &Path, model: &Path, code: i32) -> std::process::Out
     )
 }
 
+/// A ledger in `tmp/data` with a realm and a sidecar of `boss.key.json`, an agent that
+/// offers travel/book (its passport redacted), and `tmp/data.json` booking with `passport`.
+struct Travel {
+    dir: PathBuf,
+    boss: PathBuf,
+    agent: PathBuf,
+    agent_did: String,
+    sidecar_id: String,
+    data: PathBuf,
+}
+
+fn travel(tmp: &Path, passport: &str) -> Travel {
+    let dir = tmp.join("data");
+    run_ok(&["init", "--dir", p(&dir)], 0);
+    let (boss, _) = key(tmp, "boss.key.json");
+    let (agent, agent_did) = key(tmp, "agent.key.json");
+    let (_, sidecar) = super::support::realm_and_sidecar(&dir, &boss);
+    let sidecar_id = sidecar["sidecar_id"].as_str().unwrap().to_owned();
+    publish(&dir, &agent, &model(tmp, &agent_did, 1), 0);
+    let data = tmp.join("data.json");
+    let text = format!(r#"{{"destination":"Lyon","passport":"{passport}"}}"#);
+    std::fs::write(&data, text).unwrap();
+    Travel {
+        dir,
+        boss,
+        agent,
+        agent_did,
+        sidecar_id,
+        data,
+    }
+}
+
 #[test]
 fn a_redacted_request_is_disclosed_and_verified_and_its_value_stays_off_the_ledger() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("data");
+    let Travel {
+        dir,
+        boss,
+        agent_did,
+        sidecar_id,
+        data,
+        ..
+    } = travel(tmp.path(), "P-SECRET-4417");
     let d = p(&dir);
-    run_ok(&["init", "--dir", d], 0);
-    let (boss, _) = key(tmp.path(), "boss.key.json");
-    let (agent, agent_did) = key(tmp.path(), "agent.key.json");
-    let (_, sidecar) = super::support::realm_and_sidecar(&dir, &boss);
-    let sidecar_id = sidecar["sidecar_id"].as_str().unwrap();
-    publish(&dir, &agent, &model(tmp.path(), &agent_did, 1), 0);
-    let data = tmp.path().join("data.json");
-    std::fs::write(
-        &data,
-        r#"{"destination":"Lyon","passport":"P-SECRET-4417"}"#,
-    )
-    .unwrap();
+    let sidecar_id = sidecar_id.as_str();
     let x = "exchange-travel-from-the-cli";
     let request = json(&skill_request(
         &dir,
@@ -281,16 +309,16 @@ fn an_observer_feed_shows_granted_exchanges_and_follows_them() {
     use std::process::Stdio;
     use std::time::Duration;
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("data");
+    let Travel {
+        dir,
+        boss,
+        agent,
+        agent_did,
+        sidecar_id,
+        data,
+    } = travel(tmp.path(), "P-WATCHED-1");
     let d = p(&dir);
-    run_ok(&["init", "--dir", d], 0);
-    let (boss, _) = key(tmp.path(), "boss.key.json");
-    let (agent, agent_did) = key(tmp.path(), "agent.key.json");
-    let (_, sidecar) = super::support::realm_and_sidecar(&dir, &boss);
-    let sidecar_id = sidecar["sidecar_id"].as_str().unwrap();
-    publish(&dir, &agent, &model(tmp.path(), &agent_did, 1), 0);
-    let data = tmp.path().join("data.json");
-    std::fs::write(&data, r#"{"destination":"Lyon","passport":"P-WATCHED-1"}"#).unwrap();
+    let sidecar_id = sidecar_id.as_str();
     let request = |x: &str| {
         let out = skill_request(
             &dir,
