@@ -15,6 +15,14 @@
 //!   its exchanges over.
 //! - `status` (from anyone): `{"performative":"status","exchange_id"}`.
 //!
+//! A `request` or `respond` may name a seed-000 skill, `"skill":"SUBJECT/ACTION"`, with its
+//! PNCP `"data"` object (PROFILE §14.2): the request is then a PNCP `Request` (every
+//! addressed agent's model must offer the skill) and the response a PNCP `Response`, each
+//! with its redacted fields committed to before sealing; the delivery to each agent carries
+//! `skill` and the data as sent (the agent needs the values). The runtime's own records of
+//! such envelopes withhold their messages when the skill declares redacted fields
+//! ([`SkillMessage`], [`super::records::WithheldMessage`]).
+//!
 //! Every accepted message is answered to its sender with `{"performative":"projection",
 //! "projection":P}` (P the PROFILE §8.6 object); what cannot be done (a request from
 //! someone other than the controller, an unknown address, a response the fold would not
@@ -42,6 +50,94 @@ pub const EXCHANGE_PROTOCOL_ID: &str = "akledger/exchange:1.0.0";
 /// `akledger/exchange:1.0.0`.
 pub fn exchange_protocol_id() -> ProtocolId {
     ProtocolId(EXCHANGE_PROTOCOL_ID.to_string())
+}
+
+/// What an exchange envelope says of a seed-000 skill (pure): enough for the runtime to
+/// decide whether its records must withhold the message.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct SkillMessage {
+    /// The exchange it is about.
+    pub exchange: ExchangeId,
+    /// The skill's subject.
+    pub subject: String,
+    /// The skill's action.
+    pub action: String,
+    /// Every address the message names: its `agents`, `coordinator` and `from`.
+    pub addresses: Vec<String>,
+}
+
+/// The skill an envelope of [`EXCHANGE_PROTOCOL_ID`] names, with its exchange; `None` for
+/// any other envelope, or one that names no skill or no valid exchange.
+pub fn skill_message(envelope: &Envelope) -> Option<SkillMessage> {
+    if envelope.protocol_id.as_str() != EXCHANGE_PROTOCOL_ID {
+        return None;
+    }
+    let doc = parse_message(&envelope.message)?;
+    let (subject, action) = skill_of(&doc)?.ok()?;
+    let text = |k: &str| doc.get(k).and_then(Json::as_str);
+    let agents = doc.get("agents").and_then(Json::as_array);
+    let addresses = agents
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .chain(text("coordinator"))
+        .chain(text("from"))
+        .map(str::to_string)
+        .collect();
+    Some(SkillMessage {
+        exchange: ExchangeId::parse(text("exchange_id")?).ok()?,
+        subject,
+        action,
+        addresses,
+    })
+}
+
+/// The message as a JSON object, if it is one.
+fn parse_message(message: &[u8]) -> Option<Object> {
+    match serde_json::from_slice::<serde_json::Value>(message)
+        .ok()
+        .and_then(|v| Json::try_from(v).ok())
+    {
+        Some(Json::Object(o)) => Some(o),
+        _ => None,
+    }
+}
+
+/// The `"skill":"SUBJECT/ACTION"` a bridge message names: `None` when it names none, a
+/// refusal when it is not of that form.
+fn skill_of(doc: &Object) -> Option<Result<(String, String), Refusal>> {
+    let skill = doc.get("skill")?;
+    let parsed = skill
+        .as_str()
+        .and_then(|s| s.split_once('/'))
+        .filter(|(subject, action)| !subject.is_empty() && !action.is_empty());
+    Some(match parsed {
+        Some((subject, action)) => Ok((subject.to_string(), action.to_string())),
+        None => Err(invalid(format!(
+            "skill must be a string SUBJECT/ACTION, not {}",
+            String::from_utf8_lossy(&skill.to_bytes())
+        ))),
+    })
+}
+
+/// The skill and PNCP data of a `request` or `respond` that names one: `Ok(None)` when it
+/// names no skill; a refusal when the skill or the data is malformed.
+fn skill_and_data(doc: &Object) -> Result<Option<(String, String, Object)>, Refusal> {
+    let Some(skill) = skill_of(doc) else {
+        if doc.get("data").is_some() {
+            return Err(invalid(
+                "data is PNCP data: name its skill (SUBJECT/ACTION)",
+            ));
+        }
+        return Ok(None);
+    };
+    let (subject, action) = skill?;
+    let data = match doc.get("data") {
+        None => Object::new(),
+        Some(Json::Object(o)) => o.clone(),
+        Some(_) => return Err(invalid("data must be a JSON object")),
+    };
+    Ok(Some((subject, action, data)))
 }
 
 /// A projection report: `{"performative":"projection","projection":P}`.
@@ -76,17 +172,11 @@ pub(super) fn handle(
     effects: &mut Effects<'_>,
 ) -> Result<Result<(), Refusal>, Error> {
     let envelope = inbound.envelope;
-    let doc = match serde_json::from_slice::<serde_json::Value>(&envelope.message)
-        .ok()
-        .and_then(|v| Json::try_from(v).ok())
-    {
-        Some(Json::Object(o)) => o,
-        _ => {
-            return Ok(Err(Refusal::new(
-                ErrorCode::DecodingError,
-                format!("the message is not a JSON object of {EXCHANGE_PROTOCOL_ID}"),
-            )))
-        }
+    let Some(doc) = parse_message(&envelope.message) else {
+        return Ok(Err(Refusal::new(
+            ErrorCode::DecodingError,
+            format!("the message is not a JSON object of {EXCHANGE_PROTOCOL_ID}"),
+        )));
     };
     let text = |k: &str| doc.get(k).and_then(Json::as_str);
     let exchange = || {
@@ -199,6 +289,10 @@ fn request(
         .and_then(Json::as_str)
         .unwrap_or(ask.exchange.as_str());
     let content = ask.doc.get("body").cloned().unwrap_or(Json::Null);
+    let skill = match skill_and_data(ask.doc) {
+        Ok(skill) => skill,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
     let author = ask.ledger.sidecar_author(
         ask.config.controller.key.clone(),
         ask.config.sidecar,
@@ -211,7 +305,14 @@ fn request(
             Ok(c) => c,
             Err(e) => return refused(e).map(Err),
         };
-        if let Err(e) = handle.request(&ask.exchange, context, bridge_body(tag, content.clone())) {
+        let body = bridge_body(tag, content.clone());
+        let requested = match &skill {
+            Some((subject, action, data)) => {
+                handle.request_skill(&ask.exchange, context, subject, action, data.clone(), body)
+            }
+            None => handle.request(&ask.exchange, context, body),
+        };
+        if let Err(e) = requested {
             return refused(e).map(Err);
         }
         effects.passed(Stage::Bridged);
@@ -229,6 +330,12 @@ fn request(
             .with("request_event_id", p.request_event_id.to_string().into())
             .with("from", ask.envelope.sender.as_str().into())
             .with("body", content.clone());
+        let delivery = match &skill {
+            Some((subject, action, data)) => delivery
+                .with("skill", format!("{subject}/{action}").into())
+                .with("data", data.clone().into()),
+            None => delivery,
+        };
         effects.send(Envelope::new(
             address,
             &ask.config.address,
@@ -256,16 +363,24 @@ fn respond(
         .and_then(Json::as_bool)
         .unwrap_or(false);
     let content = ask.doc.get("body").cloned().unwrap_or(Json::Null);
+    let skill = match skill_and_data(ask.doc) {
+        Ok(skill) => skill,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
     let tag = effects.next();
     if !effects.taken(tag) {
         let author =
             ask.ledger
                 .sidecar_author(agent.key.clone(), ask.config.sidecar, ask.config.epoch)?;
-        if let Err(e) =
-            ask.ledger
-                .sidecar(&author)
-                .respond(&ask.exchange, bridge_body(tag, content), completes)
-        {
+        let handle = ask.ledger.sidecar(&author);
+        let body = bridge_body(tag, content);
+        let responded = match skill {
+            Some((subject, action, data)) => {
+                handle.respond_skill(&ask.exchange, &subject, &action, data, body, completes)
+            }
+            None => handle.respond(&ask.exchange, body, completes),
+        };
+        if let Err(e) = responded {
             return refused(e).map(Err);
         }
         effects.passed(Stage::Bridged);

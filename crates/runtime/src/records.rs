@@ -16,7 +16,12 @@
 //!   "state"?:T}` (its state after the tick, for a state machine); the tick's time is the
 //!   event's `created_at`.
 //!
-//! `E` = `{"to","sender","protocol_id","message":<unpadded base64url>,"context"?}`; `C` a
+//! `E` = `{"to","sender","protocol_id","message":<unpadded base64url>,"context"?}`, or, for
+//! an envelope whose skill declares redacted fields (PROFILE §14.3), `"message"` is the
+//! placeholder `{"ak_redacted":{"alg","commitment"}}` of a commitment to that base64url text
+//! (field `message`) bound to the exchange `"exchange_id"` names, beside it: the message
+//! itself stays in the connection's input and the ledger's disclosure store, and recovery
+//! reads it back from the store ([`WithheldMessage`]); `C` a
 //! connection name, absent in records written before there were several (the runtime's
 //! first connection). `cause` is the event that made the runtime act (an inbox event, a
 //! tick, or a control the decision maker authored) and `effect` the action's index among
@@ -28,7 +33,9 @@ use base64::Engine as _;
 
 use super::envelope::{Envelope, InputCursor, ProtocolId};
 use super::progress::{file_json, file_of};
+use akledger::actors::{commitment, placeholder, placeholder_commitment, Disclosure, Salt};
 use akledger::canonical::{Json, Object};
+use akledger::exchange::ExchangeId;
 use akledger::id::EventId;
 
 /// The member naming a runtime record.
@@ -43,6 +50,46 @@ pub struct Tag {
     pub effect: u32,
 }
 
+/// The field name of a withheld message's commitment and disclosure.
+pub const WITHHELD_FIELD: &str = "message";
+
+/// An envelope message a record withholds (PROFILE §14.3): the record holds the
+/// placeholder of a commitment to the message's unpadded base64url text, bound to
+/// `exchange`; the disclosure store holds the text.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct WithheldMessage {
+    /// The exchange the commitment binds.
+    pub exchange: ExchangeId,
+    /// The placeholder the record holds where the message would be.
+    pub placeholder: Json,
+}
+
+impl WithheldMessage {
+    /// Withholds `message` (of an envelope of `exchange`) under `salt`: what the record
+    /// holds, and the value to disclose (the message's unpadded base64url text).
+    pub fn new(exchange: ExchangeId, salt: &Salt, message: &[u8]) -> (WithheldMessage, Json) {
+        let value = Json::str(URL_SAFE_NO_PAD.encode(message));
+        let placeholder = placeholder(&commitment(&exchange, WITHHELD_FIELD, salt, &value));
+        (
+            WithheldMessage {
+                exchange,
+                placeholder,
+            },
+            value,
+        )
+    }
+
+    /// The message `disclosure` gives back, when it opens this commitment.
+    pub fn restore(&self, disclosure: &Disclosure) -> Option<Vec<u8>> {
+        if disclosure.field != WITHHELD_FIELD
+            || !disclosure.opens(&self.exchange, &self.placeholder)
+        {
+            return None;
+        }
+        URL_SAFE_NO_PAD.decode(disclosure.value.as_str()?).ok()
+    }
+}
+
 /// A runtime record read back from a message body.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum Record {
@@ -50,8 +97,10 @@ pub enum Record {
     Inbox {
         /// The connection it came in by (`None`: the first).
         connection: Option<String>,
-        /// The envelope.
+        /// The envelope (its message empty when withheld).
         envelope: Envelope,
+        /// The commitment that stands for its message, when the record withholds it.
+        withheld: Option<WithheldMessage>,
         /// Where its record starts in the input.
         start: u64,
         /// Just after its record, in the file it was read from.
@@ -63,8 +112,10 @@ pub enum Record {
         tag: Tag,
         /// The connection it is written to (`None`: the first).
         connection: Option<String>,
-        /// The envelope.
+        /// The envelope (its message empty when withheld).
         envelope: Envelope,
+        /// The commitment that stands for its message, when the record withholds it.
+        withheld: Option<WithheldMessage>,
     },
     /// A request or response the bridge authored.
     Bridge {
@@ -84,13 +135,18 @@ fn int(n: u64) -> Json {
     Json::Int(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
-/// `E`.
-pub fn envelope_json(e: &Envelope) -> Json {
-    let mut obj = Object::new()
+/// `E`, its message withheld when `withheld` says so.
+pub fn envelope_json(e: &Envelope, withheld: Option<&WithheldMessage>) -> Json {
+    let obj = Object::new()
         .with("to", e.to.as_str().into())
         .with("sender", e.sender.as_str().into())
-        .with("protocol_id", e.protocol_id.as_str().into())
-        .with("message", URL_SAFE_NO_PAD.encode(&e.message).into());
+        .with("protocol_id", e.protocol_id.as_str().into());
+    let mut obj = match withheld {
+        None => obj.with("message", URL_SAFE_NO_PAD.encode(&e.message).into()),
+        Some(w) => obj
+            .with("message", w.placeholder.clone())
+            .with("exchange_id", w.exchange.as_str().into()),
+    };
     if let Some(context) = &e.context {
         obj.insert("context", context.as_str().into());
     }
@@ -105,7 +161,13 @@ fn tagged(kind: &str, tag: Tag) -> Object {
 }
 
 /// An inbox body.
-pub fn inbox_body(connection: &str, envelope: &Envelope, start: u64, end: &InputCursor) -> Json {
+pub fn inbox_body(
+    connection: &str,
+    envelope: &Envelope,
+    withheld: Option<&WithheldMessage>,
+    start: u64,
+    end: &InputCursor,
+) -> Json {
     let input = Object::new()
         .with("start", int(start))
         .with("end", int(end.offset));
@@ -116,16 +178,21 @@ pub fn inbox_body(connection: &str, envelope: &Envelope, start: u64, end: &Input
     Object::new()
         .with(RECORD_MEMBER, "inbox".into())
         .with("connection", connection.into())
-        .with("envelope", envelope_json(envelope))
+        .with("envelope", envelope_json(envelope, withheld))
         .with("input", input.into())
         .into()
 }
 
 /// An outbox body.
-pub fn outbox_body(tag: Tag, connection: &str, envelope: &Envelope) -> Json {
+pub fn outbox_body(
+    tag: Tag,
+    connection: &str,
+    envelope: &Envelope,
+    withheld: Option<&WithheldMessage>,
+) -> Json {
     tagged("outbox", tag)
         .with("connection", connection.into())
-        .with("envelope", envelope_json(envelope))
+        .with("envelope", envelope_json(envelope, withheld))
         .into()
 }
 
@@ -153,16 +220,28 @@ fn u64_of(v: Option<&Json>) -> Option<u64> {
     }
 }
 
-fn envelope_of(v: Option<&Json>) -> Option<Envelope> {
+fn envelope_of(v: Option<&Json>) -> Option<(Envelope, Option<WithheldMessage>)> {
     let obj = v?.as_object()?;
     let text = |k: &str| obj.get(k).and_then(Json::as_str);
-    Some(Envelope {
+    let (message, withheld) = match obj.get("message")? {
+        Json::Str(m) => (URL_SAFE_NO_PAD.decode(m).ok()?, None),
+        placeholder => {
+            placeholder_commitment(placeholder)?;
+            let withheld = WithheldMessage {
+                exchange: ExchangeId::parse(text("exchange_id")?).ok()?,
+                placeholder: placeholder.clone(),
+            };
+            (Vec::new(), Some(withheld))
+        }
+    };
+    let envelope = Envelope {
         to: text("to")?.to_string(),
         sender: text("sender")?.to_string(),
         protocol_id: ProtocolId::parse(text("protocol_id")?)?,
-        message: URL_SAFE_NO_PAD.decode(text("message")?).ok()?,
+        message,
         context: text("context").map(str::to_string),
-    })
+    };
+    Some((envelope, withheld))
 }
 
 fn tag_of(obj: &Object) -> Option<Tag> {
@@ -186,9 +265,11 @@ pub fn read_record(body: &Json) -> Option<Record> {
     match obj.get(RECORD_MEMBER)?.as_str()? {
         "inbox" => {
             let input = obj.get("input")?.as_object()?;
+            let (envelope, withheld) = envelope_of(obj.get("envelope"))?;
             Some(Record::Inbox {
                 connection: connection_of(obj)?,
-                envelope: envelope_of(obj.get("envelope"))?,
+                envelope,
+                withheld,
                 start: u64_of(input.get("start"))?,
                 end: InputCursor {
                     offset: u64_of(input.get("end"))?,
@@ -199,11 +280,15 @@ pub fn read_record(body: &Json) -> Option<Record> {
                 },
             })
         }
-        "outbox" => Some(Record::Outbox {
-            tag: tag_of(obj)?,
-            connection: connection_of(obj)?,
-            envelope: envelope_of(obj.get("envelope"))?,
-        }),
+        "outbox" => {
+            let (envelope, withheld) = envelope_of(obj.get("envelope"))?;
+            Some(Record::Outbox {
+                tag: tag_of(obj)?,
+                connection: connection_of(obj)?,
+                envelope,
+                withheld,
+            })
+        }
         "bridge" => Some(Record::Bridge { tag: tag_of(obj)? }),
         "tick" => Some(Record::Tick {
             skill: text("skill")?,
@@ -234,12 +319,13 @@ mod tests {
             }),
         ] {
             let end = InputCursor { offset: 90, file };
-            let inbox = inbox_body("stub", &e, 3, &end);
+            let inbox = inbox_body("stub", &e, None, 3, &end);
             assert_eq!(
                 read_record(&inbox),
                 Some(Record::Inbox {
                     connection: Some("stub".into()),
                     envelope: e.clone(),
+                    withheld: None,
                     start: 3,
                     end
                 })
@@ -254,15 +340,56 @@ mod tests {
             effect: 2,
         };
         assert_eq!(
-            read_record(&outbox_body(tag, "tcp", &e)),
+            read_record(&outbox_body(tag, "tcp", &e, None)),
             Some(Record::Outbox {
                 tag,
                 connection: Some("tcp".into()),
-                envelope: e.clone()
+                envelope: e.clone(),
+                withheld: None,
             })
         );
+        // A withheld message: the record holds neither the bytes nor their base64url, and
+        // only the disclosure that opens the commitment gives them back.
+        let exchange = ExchangeId::parse("order-000000000000000001").unwrap();
+        let salt = Salt([9; 32]);
+        let (withheld, value) = WithheldMessage::new(exchange.clone(), &salt, &e.message);
+        let body = outbox_body(tag, "tcp", &e, Some(&withheld));
+        let text = String::from_utf8(body.to_bytes()).unwrap();
+        assert!(!text.contains(value.as_str().unwrap()), "{text}");
+        let Some(Record::Outbox {
+            envelope,
+            withheld: Some(read),
+            ..
+        }) = read_record(&body)
+        else {
+            panic!("{text}")
+        };
+        assert_eq!((envelope.message.len(), &read), (0, &withheld));
+        let disclosure = Disclosure {
+            event_id: realm.id(),
+            field: WITHHELD_FIELD.into(),
+            salt,
+            value,
+        };
+        assert_eq!(read.restore(&disclosure), Some(e.message.clone()));
+        for lie in [
+            Disclosure {
+                salt: Salt([8; 32]),
+                ..disclosure.clone()
+            },
+            Disclosure {
+                value: Json::str("AAAA"),
+                ..disclosure.clone()
+            },
+            Disclosure {
+                field: "data".into(),
+                ..disclosure.clone()
+            },
+        ] {
+            assert_eq!(read.restore(&lie), None, "{lie:?}");
+        }
         // Records of a runtime with one connection, before connections were named.
-        let mut old = outbox_body(tag, "tcp", &e);
+        let mut old = outbox_body(tag, "tcp", &e, None);
         if let Json::Object(obj) = &mut old {
             obj.remove("connection");
         }
@@ -271,7 +398,8 @@ mod tests {
             Some(Record::Outbox {
                 tag,
                 connection: None,
-                envelope: e
+                envelope: e,
+                withheld: None,
             })
         );
         assert_eq!(

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 
 use crate::support::{bin, json, p, run_ok, stdout};
+use akledger_runtime::records::{read_record, Record};
 use akledger_runtime::stub_format::{decode_record, split_records};
 use akledger_runtime::{DefaultMessage, Envelope, Performative};
 
@@ -378,13 +379,18 @@ fn row(to: &str, what: &str, status: &str, extra: &str) -> (String, String, Stri
 /// declared gone is replaced; an exchange left open past the timeout is failed — all
 /// through the two files, with crashes at the bridge and decision steps on the way.
 /// Bootstraps the sidecar and gives it `agents`, each with a key of its own (the addresses
-/// whose exchange replies it signs).
-fn with_agents(s: &Sidecar, agents: &[&str]) {
+/// whose exchange replies it signs, `DIR/<agent>.key`); their principals.
+fn with_agents(s: &Sidecar, agents: &[&str]) -> Vec<String> {
     assert!(s.once(&[], None).0.success(), "bootstrap");
     let mut declared = Vec::new();
+    let mut principals = Vec::new();
     for agent in agents {
         let key = s.dir.join(format!("{agent}.key"));
-        run_ok(&["keygen", "--out", p(&key)], 0);
+        let out = stdout(&run_ok(&["keygen", "--out", p(&key)], 0));
+        let did = out
+            .split_whitespace()
+            .find(|w| w.starts_with("ak:did_core:"));
+        principals.push(did.expect("keygen prints the principal").to_string());
         declared.push(serde_json::json!({"address": agent, "key_file": format!("{agent}.key")}));
     }
     let config_path = s.dir.join("sidecar-runtime.json");
@@ -392,6 +398,7 @@ fn with_agents(s: &Sidecar, agents: &[&str]) {
         serde_json::from_slice(&std::fs::read(&config_path).unwrap()).unwrap();
     config["agents"] = declared.into();
     std::fs::write(&config_path, config.to_string()).unwrap();
+    principals
 }
 
 #[test]
@@ -633,4 +640,186 @@ fn no_input_stops_the_pipeline_a_giant_exchange_envelope_or_megabytes_of_blank_l
     let (status, stderr) = s.once(&["--echo"], None);
     assert!(status.success(), "a restart goes on too: {stderr}");
     assert_eq!(s.sent().len(), sent.len(), "nothing taken in twice");
+}
+
+/// Every file under `dir` (recursively) whose bytes hold `needle`.
+fn files_holding(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(files_holding(&path, needle));
+        } else if std::fs::read(&path)
+            .unwrap()
+            .windows(needle.len())
+            .any(|w| w == needle)
+        {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// The runtime's records in the sidecar's ledger, decrypted with its keyring, each with
+/// its plaintext.
+fn records(s: &Sidecar) -> Vec<(Vec<u8>, Option<Record>)> {
+    let ledger = akledger::Ledger::open_with(
+        akledger::ledger::Config::new(&s.dir).keyring_file(s.dir.join("keyring.json")),
+    )
+    .unwrap();
+    let keyring = ledger.verifier().keyring();
+    ledger
+        .iter()
+        .map(|e| e.unwrap())
+        .filter_map(|e| {
+            let akledger::Body::SidecarMessage { encrypted } = e.body() else {
+                return None;
+            };
+            let sidecar = e.scope().sidecar_id()?;
+            let bytes =
+                akledger::exchange::classify::decrypt(&sidecar, &e, &keyring, encrypted).unwrap();
+            let body = akledger::exchange::MessagePlaintext::parse(&bytes)
+                .unwrap()
+                .body;
+            Some((bytes, read_record(&body)))
+        })
+        .collect()
+}
+
+/// A skill whose request and response each carry a redacted field, through the bridge:
+/// the request and response events commit to the values, and the runtime's inbox and
+/// outbox records of those envelopes withhold their messages, which crash recovery (after
+/// the outbox is appended, and after the inbox is) reads back from the disclosure store.
+/// The agent gets the values it needs; the ledger directory holds them only in the
+/// disclosure store.
+#[test]
+fn envelopes_of_a_skill_with_redacted_fields_stay_off_the_ledger_and_survive_a_crash() {
+    let s = Sidecar::new();
+    let agent = with_agents(&s, &["agent_a"]).remove(0);
+    let model = s.dir.join("model.json");
+    std::fs::write(
+        &model,
+        serde_json::json!({"id": format!("{agent}#1"), "skills": {"skills": [{
+            "subject": "travel", "actions": [{"action": "book",
+                "input": ["destination", {"name": "passport", "optional": false, "redacted": true}],
+                "output": ["seat", {"name": "ticket", "optional": false, "redacted": true}]}]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let key = s.dir.join("agent_a.key");
+    run_ok(
+        &[
+            "actor",
+            "publish",
+            "--dir",
+            p(&s.dir),
+            "--key",
+            p(&key),
+            "--model",
+            p(&model),
+        ],
+        0,
+    );
+    let (passport, ticket) = ("P-SECRET-4417", "T-SECRET-0099");
+    let x = "trip-000000000000000001";
+    s.append(&exchange_line(
+        "controller",
+        serde_json::json!({"performative": "request", "exchange_id": x, "agents": ["agent_a"],
+            "skill": "travel/book", "data": {"destination": "Lyon", "passport": passport},
+            "body": "book it"}),
+    ));
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(s.once(&[], Some("outbox")).0.signal(), Some(6));
+    // Without its disclosure store, the runtime cannot write what it owes, and says so
+    // rather than lose it.
+    let store = s.dir.join("disclosures.jsonl");
+    let aside = s.dir.with_extension("disclosures.aside");
+    std::fs::rename(&store, &aside).unwrap();
+    let (status, stderr) = s.once(&[], None);
+    assert!(!status.success(), "{stderr}");
+    assert!(stderr.contains("no disclosure that opens"), "{stderr}");
+    std::fs::rename(&aside, &store).unwrap();
+    let (status, stderr) = s.once(&[], None);
+    assert!(status.success(), "{stderr}");
+    // The agent got the request with the values it needs, once.
+    let delivered: Vec<serde_json::Value> = s
+        .sent()
+        .iter()
+        .filter(|e| e.to == "agent_a")
+        .map(|e| serde_json::from_slice(&e.message).unwrap())
+        .collect();
+    assert_eq!(delivered.len(), 1, "{delivered:?}");
+    assert_eq!(delivered[0]["skill"], "travel/book");
+    assert_eq!(delivered[0]["data"]["passport"], passport);
+
+    s.append(&exchange_line(
+        "agent_a",
+        serde_json::json!({"performative": "respond", "exchange_id": x, "completes": true,
+            "skill": "travel/book", "data": {"seat": "12A", "ticket": ticket}}),
+    ));
+    assert_eq!(s.once(&[], Some("inbox")).0.signal(), Some(6));
+    let (status, stderr) = s.once(&[], None);
+    assert!(status.success(), "{stderr}");
+    let projection = json(&run_ok(&["exchange", x, "--json", "--dir", p(&s.dir)], 0));
+    assert_eq!(projection["status"], "complete", "{projection}");
+
+    // Each envelope naming the skill was recorded withheld: the request and the response
+    // in, the delivery out; none of the runtime's plaintexts holds a value.
+    let records = records(&s);
+    let withheld = records
+        .iter()
+        .filter(|(_, r)| {
+            matches!(
+                r,
+                Some(
+                    Record::Inbox {
+                        withheld: Some(_),
+                        ..
+                    } | Record::Outbox {
+                        withheld: Some(_),
+                        ..
+                    }
+                )
+            )
+        })
+        .count();
+    assert_eq!(withheld, 3, "request in, delivery out, response in");
+    for (plaintext, record) in &records {
+        let message = match record {
+            Some(Record::Inbox { envelope, .. } | Record::Outbox { envelope, .. }) => {
+                envelope.message.clone()
+            }
+            _ => Vec::new(),
+        };
+        for secret in [passport, ticket] {
+            for bytes in [plaintext, &message] {
+                assert!(
+                    !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                    "{secret} in {}",
+                    String::from_utf8_lossy(plaintext)
+                );
+            }
+        }
+    }
+    for secret in [passport, ticket] {
+        let holding = files_holding(&s.dir, secret.as_bytes());
+        assert_eq!(
+            holding,
+            vec![s.dir.join("disclosures.jsonl")],
+            "{secret} is only in the disclosure store"
+        );
+    }
+    // The response's own disclosure opens its commitment.
+    let store = std::fs::read_to_string(s.dir.join("disclosures.jsonl")).unwrap();
+    let response = store
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|d| d["field"] == "ticket")
+        .and_then(|d| d["event_id"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("the ticket's disclosure in {store}"));
+    let disclosure = run_ok(&["disclose", "--dir", p(&s.dir), &response, "ticket"], 0);
+    assert_eq!(json(&disclosure)["value"], ticket);
+    let file = s.dir.with_extension("ticket.json");
+    std::fs::write(&file, &disclosure.stdout).unwrap();
+    run_ok(&["verify-disclosure", "--dir", p(&s.dir), p(&file)], 0);
 }

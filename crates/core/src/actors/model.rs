@@ -119,6 +119,24 @@ pub struct Action {
     pub fulfiller_questions: Vec<Question>,
 }
 
+impl Action {
+    /// Whether any of its data models (input, output, or a question's or answer's) marks a
+    /// field `redacted`: a message of this skill may carry a value that must never reach the
+    /// ledger (§14.3).
+    pub fn declares_redacted(&self) -> bool {
+        let questions = self
+            .requester_questions
+            .iter()
+            .chain(&self.fulfiller_questions)
+            .flat_map(|q| [&q.question, &q.answer]);
+        [&self.input, &self.output]
+            .into_iter()
+            .chain(questions)
+            .flatten()
+            .any(|m| m.redacted().next().is_some())
+    }
+}
+
 /// A subject and its actions (SubjectModel).
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct Subject {

@@ -15,12 +15,14 @@ impl Runtime<'_> {
     ) -> Result<Vec<EventId>, Error> {
         let at = now.max(self.floor);
         let connection = self.connections.name(slot);
-        let mut events = Vec::with_capacity(received.len());
+        let mut records = Vec::with_capacity(received.len());
         for r in received {
-            let body = inbox_body(connection, &r.envelope, r.start, &r.end);
-            events.push(self.controller.message(None, body, &[], at, &mut OsRng)?);
+            let body = |withheld: Option<&_>| {
+                inbox_body(connection, &r.envelope, withheld, r.start, &r.end)
+            };
+            records.push(self.record_event(&r.envelope, body, &[], at)?);
         }
-        self.append(&events)
+        self.append_records(records)
     }
 
     /// Appends authored events; every one must be admitted.

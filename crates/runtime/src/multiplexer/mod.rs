@@ -23,7 +23,12 @@
 //!
 //! **Stages.** [`Runtime::on_stage`] installs an observer called at each [`Stage`] a step
 //! passes (envelopes received, inbox appended, bridged, outbox appended, sent, decided,
-//! marker written): the moments between which a crash must lose and repeat nothing. The
+//! marker written): the moments between which a crash must lose and repeat nothing.
+//!
+//! **Withholding.** The record of an envelope whose seed-000 skill declares redacted
+//! fields holds a commitment where its message would be (PROFILE §14.3); the message goes
+//! to the ledger's disclosure store before the record is appended, and recovery reads it
+//! back from there (`withholding.rs`). The
 //! `akledger` binary's crash test hook (`AKLEDGER_RUNTIME_CRASH_AT`) is such an observer;
 //! the library itself never reads the environment.
 
@@ -35,6 +40,7 @@ mod inbox;
 mod outbox;
 mod recovery;
 mod stage;
+mod withholding;
 
 pub use connections::Multiplexer;
 use decisions::Decider;

@@ -12,22 +12,19 @@ impl Runtime<'_> {
     pub(super) fn send_all(&mut self, sends: Vec<Outgoing>) -> Result<(), Error> {
         for chunk in sends.chunks(MAX_INBOX_BATCH) {
             let at = Timestamp::now().max(self.floor);
-            let mut events = Vec::with_capacity(chunk.len());
+            let mut records = Vec::with_capacity(chunk.len());
             let mut slots = Vec::with_capacity(chunk.len());
             for out in chunk {
                 let slot = self.connections.route_for(&out.envelope.to, out.origin);
                 let at = at.max(self.ledger.now_after(&[out.tag.cause])?);
-                let body = outbox_body(out.tag, self.connections.name(slot), &out.envelope);
-                events.push(self.controller.message(
-                    None,
-                    body,
-                    &[out.tag.cause],
-                    at,
-                    &mut OsRng,
-                )?);
+                let connection = self.connections.name(slot);
+                let body = |withheld: Option<&_>| {
+                    outbox_body(out.tag, connection, &out.envelope, withheld)
+                };
+                records.push(self.record_event(&out.envelope, body, &[out.tag.cause], at)?);
                 slots.push(slot);
             }
-            let ids = self.append(&events)?;
+            let ids = self.append_records(records)?;
             for out in chunk {
                 self.taken.insert(out.tag);
             }

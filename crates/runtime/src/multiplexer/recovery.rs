@@ -61,15 +61,21 @@ impl Runtime<'_> {
             match self.record(&event) {
                 Some(Record::Inbox {
                     connection,
-                    envelope,
+                    mut envelope,
+                    withheld,
                     end,
                     ..
                 }) => {
                     let slot = self.slot_of(connection.as_deref());
+                    // Only skills need an envelope handled before the marker, and none
+                    // handles the exchange protocol, whose envelopes alone are withheld.
                     if handled {
-                        self.rehearse_inbox(event.id(), &envelope, slot);
+                        if withheld.is_none() {
+                            self.rehearse_inbox(event.id(), &envelope, slot);
+                        }
                         continue;
                     }
+                    self.disclosed(event.id(), &mut envelope, withheld.as_ref())?;
                     if let Some(input) = slot.and_then(|s| inputs.get_mut(s)) {
                         *input = later(*input, end);
                     }
@@ -78,8 +84,10 @@ impl Runtime<'_> {
                 Some(Record::Outbox {
                     tag,
                     connection,
-                    envelope,
+                    mut envelope,
+                    withheld,
                 }) if !handled => {
+                    self.disclosed(event.id(), &mut envelope, withheld.as_ref())?;
                     self.taken.insert(tag);
                     let Some(slot) = self.slot_of(connection.as_deref()) else {
                         *orphans.entry(connection.unwrap_or_default()).or_default() += 1;

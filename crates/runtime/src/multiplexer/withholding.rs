@@ -1,0 +1,119 @@
+//! Withholding (PROFILE §14.3, for what a runtime writes on behalf of an envelope): the
+//! inbox or outbox record of an envelope whose seed-000 skill declares redacted fields (in
+//! the current model of any actor the envelope names) never holds its message. Where the
+//! message would be, the record holds a commitment to it; the message itself goes to the
+//! ledger's disclosure store, durably, before the record is appended, and stays in the
+//! connection's input. Recovery reads it back from the store and checks that it opens the
+//! commitment.
+
+use akledger::actors::{Disclosure, Salt};
+use akledger::canonical::Json;
+use akledger::event::Unverified;
+use rand_core::RngCore as _;
+
+use super::*;
+use crate::bridge::skill_message;
+use crate::records::{WithheldMessage, WITHHELD_FIELD};
+
+/// A record event about to be appended, with the disclosure of its withheld message.
+pub(super) struct RecordEvent {
+    /// The sealed record.
+    pub event: Event<Unverified>,
+    /// What the disclosure store must hold before the record is appended.
+    pub disclosure: Option<Disclosure>,
+}
+
+impl Runtime<'_> {
+    /// The exchange whose commitment must stand for `envelope`'s message in a record: an
+    /// envelope of the exchange protocol naming a skill that some actor it names (sender,
+    /// recipient, agents, coordinator) currently declares with redacted fields.
+    fn withholds(&self, envelope: &Envelope) -> Result<Option<ExchangeId>, Error> {
+        let Some(skill) = skill_message(envelope) else {
+            return Ok(None);
+        };
+        let named = [&envelope.sender, &envelope.to]
+            .into_iter()
+            .chain(&skill.addresses);
+        for principal in named.filter_map(|a| self.config.principal(a)) {
+            let Some((_, model)) = self.ledger.actor_models(&principal).last().copied() else {
+                continue;
+            };
+            let declares = self
+                .ledger
+                .actor_model(&model)?
+                .action(&skill.subject, &skill.action)
+                .is_some_and(|a| a.declares_redacted());
+            if declares {
+                return Ok(Some(skill.exchange));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Seals the record of `envelope` whose body `body` makes (given the commitment that
+    /// stands for the message, when it is withheld), with `parents`, at `at`.
+    pub(super) fn record_event(
+        &self,
+        envelope: &Envelope,
+        body: impl FnOnce(Option<&WithheldMessage>) -> Json,
+        parents: &[EventId],
+        at: Timestamp,
+    ) -> Result<RecordEvent, Error> {
+        let withheld = match self.withholds(envelope)? {
+            Some(exchange) => {
+                let mut salt = [0u8; 32];
+                OsRng.fill_bytes(&mut salt);
+                let salt = Salt(salt);
+                let (withheld, value) = WithheldMessage::new(exchange, &salt, &envelope.message);
+                Some((withheld, salt, value))
+            }
+            None => None,
+        };
+        let body = body(withheld.as_ref().map(|(w, _, _)| w));
+        let event = self
+            .controller
+            .message(None, body, parents, at, &mut OsRng)?;
+        let disclosure = withheld.map(|(_, salt, value)| Disclosure {
+            event_id: event.id(),
+            field: WITHHELD_FIELD.to_string(),
+            salt,
+            value,
+        });
+        Ok(RecordEvent { event, disclosure })
+    }
+
+    /// Keeps the disclosures of `records` (durably), then appends them; every one must be
+    /// admitted.
+    pub(super) fn append_records(&self, records: Vec<RecordEvent>) -> Result<Vec<EventId>, Error> {
+        let (events, disclosures): (Vec<_>, Vec<_>) =
+            records.into_iter().map(|r| (r.event, r.disclosure)).unzip();
+        let disclosures: Vec<Disclosure> = disclosures.into_iter().flatten().collect();
+        self.ledger.keep_disclosures(&disclosures)?;
+        self.append(&events)
+    }
+
+    /// Puts back the message record `id` withheld, from the disclosure store; an error
+    /// when the store has no disclosure that opens its commitment.
+    pub(super) fn disclosed(
+        &self,
+        id: EventId,
+        envelope: &mut Envelope,
+        withheld: Option<&WithheldMessage>,
+    ) -> Result<(), Error> {
+        let Some(withheld) = withheld else {
+            return Ok(());
+        };
+        let restored = self
+            .ledger
+            .disclosure(&id, WITHHELD_FIELD)?
+            .and_then(|d| withheld.restore(&d));
+        envelope.message = restored.ok_or_else(|| {
+            Error::Misuse(format!(
+                "the runtime's record {id} withholds its envelope's message (its skill declares \
+                 redacted fields) and the ledger's disclosure store has no disclosure that opens \
+                 its commitment: restore disclosures.jsonl from a backup"
+            ))
+        })?;
+        Ok(())
+    }
+}
