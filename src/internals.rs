@@ -33,12 +33,12 @@ pub mod budget {
     pub use crate::sync::budget::*;
     use std::time::Duration;
 
-    /// [`MemoryBudget::try_reserve`], which the API keeps to the sync session.
+    /// `MemoryBudget::try_reserve`, which the API keeps to the sync session.
     pub fn try_reserve(budget: &MemoryBudget, bytes: u64) -> Option<Room> {
         budget.try_reserve(bytes)
     }
 
-    /// [`MemoryBudget::reserve_within`], which the API keeps to the sync session.
+    /// `MemoryBudget::reserve_within`, which the API keeps to the sync session.
     pub fn reserve_within(budget: &MemoryBudget, bytes: u64, wait: Duration) -> Option<Room> {
         budget.reserve_within(bytes, wait)
     }

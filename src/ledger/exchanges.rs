@@ -379,7 +379,7 @@ impl Ledger {
     ///     let first = &history.entries[0];
     ///     assert_eq!((&first.step, &first.verdict), (&Step::Request, &Verdict::Folded));
     ///     for entry in &history.entries {
-    ///         println!("{} {} {}: {}", entry.created_at, entry.author, entry.step.text(), entry.verdict.text());
+    ///         println!("{} {} {}: {}", entry.created_at, entry.author, entry.describe(), entry.verdict.text());
     ///     }
     /// }
     /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -36,6 +36,8 @@ use crate::time::Timestamp;
 
 use super::{Appended, Ledger};
 
+mod pncp_internal;
+
 /// One author bound to one sidecar of a ledger; made by [`Ledger::sidecar`].
 ///
 /// # Examples
@@ -375,6 +377,19 @@ impl SidecarHandle<'_> {
         event: &Event<Unverified>,
         withheld: Vec<Withheld>,
     ) -> Result<EventId, Error> {
+        // Checked first: a refused message leaves no disclosure behind either.
+        self.check(action, exchange, event)?;
+        self.keep_and_append(action, exchange, event, withheld)
+    }
+
+    /// Keeps the disclosures of `event`'s withheld values (durably), then appends it.
+    fn keep_and_append(
+        &self,
+        action: &'static str,
+        exchange: &ExchangeId,
+        event: &Event<Unverified>,
+        withheld: Vec<Withheld>,
+    ) -> Result<EventId, Error> {
         let disclosures: Vec<Disclosure> = withheld
             .into_iter()
             .map(|w| Disclosure {
@@ -384,8 +399,6 @@ impl SidecarHandle<'_> {
                 value: w.value,
             })
             .collect();
-        // Checked first: a refused message leaves no disclosure behind either.
-        self.check(action, exchange, event)?;
         self.ledger.keep_disclosures(&disclosures)?;
         self.append(action, exchange, event)
     }

@@ -47,7 +47,7 @@ pub struct PendingEntry {
     pub at: LogPos,
     /// Its size in bytes (for the pending-bytes bound).
     pub size: u32,
-    /// The missing dependency it is filed under in [`State::waiting`]: when that one is
+    /// The missing dependency it is filed under in the state's waiting set: when that one is
     /// admitted, the event is read back and either released or filed under the next one.
     /// (Its 33 id bytes: entries are loaded by the thousand, and an id's text is built only
     /// when asked for.)

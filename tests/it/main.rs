@@ -20,6 +20,7 @@ mod observers;
 mod pending;
 mod pending_order;
 mod pipeline;
+mod pncp_messages;
 mod profile;
 mod properties;
 mod seed_fidelity;

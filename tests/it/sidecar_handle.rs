@@ -71,7 +71,7 @@ impl Setup {
     }
 
     /// Why the ledger's fold lists `id` as not folded, if it does.
-    fn not_folded_reason(&self, id: EventId) -> Option<Reason> {
+    pub(crate) fn not_folded_reason(&self, id: EventId) -> Option<Reason> {
         let fold = self.ledger.exchanges(&self.sidecar).unwrap();
         fold.not_folded
             .iter()
@@ -355,14 +355,16 @@ fn acting_on_an_exchange_without_a_request_is_refused() {
     ));
 }
 
-/// Agent `i`'s model: travel/book, its passport (input) and card (output) redacted.
+/// Agent `i`'s model: travel/book, its passport (input) and card (output) redacted; the
+/// requester may ask for an `eta`, and the fulfiller for a `visa` (its number redacted).
 pub(crate) fn publish_travel_model(s: &Setup, i: usize) -> EventId {
     let did = s.did(i);
     let text = format!(
         r#"{{"id":"{did}#1","skills":{{"skills":[{{"subject":"travel","actions":[{{"action":"book",
         "input":[{{"name":"destination","optional":false,"redacted":false}},{{"name":"passport","optional":false,"redacted":true}}],
         "output":[{{"name":"ticket","optional":false,"redacted":false}},{{"name":"card","optional":true,"redacted":true}}],
-        "requesterQuestions":[{{"id":"eta","name":"when?","question":null,"answer":{{"name":"eta","optional":false,"redacted":false}}}}]}}]}}]}}}}"#
+        "requesterQuestions":[{{"id":"eta","name":"when?","question":null,"answer":{{"name":"eta","optional":false,"redacted":false}}}}],
+        "fulfillerQuestions":[{{"id":"visa","name":"visa?","question":["country"],"answer":[{{"name":"visa_number","optional":false,"redacted":true}}]}}]}}]}}]}}}}"#
     );
     let model = akledger::canonical::parse_value(text.as_bytes()).unwrap();
     let key = &s.agents[i];
@@ -397,7 +399,11 @@ pub(crate) fn plaintexts(s: &Setup) -> Vec<Vec<u8>> {
 }
 
 /// Whether any file under `dir` but `except` holds `needle`.
-fn found_under(dir: &std::path::Path, except: &str, needle: &[u8]) -> Vec<std::path::PathBuf> {
+pub(crate) fn found_under(
+    dir: &std::path::Path,
+    except: &str,
+    needle: &[u8],
+) -> Vec<std::path::PathBuf> {
     akledger_testkit::files(dir)
         .into_iter()
         .filter(|(path, bytes)| {

@@ -8,6 +8,7 @@
 
 use clap::{Args, Subcommand};
 
+use akledger::actors::PncpKind;
 use akledger::canonical::Object;
 use akledger::ed25519_dalek::SigningKey;
 use akledger::exchange::{Act, ExchangeView, RequestContext, TrackRef};
@@ -488,8 +489,18 @@ pub struct RespondArgs {
     /// their values kept in DIR/disclosures.jsonl (§14.3; `akledger disclose`).
     #[arg(long, value_name = "SUBJECT/ACTION")]
     pub skill: Option<String>,
-    /// The PNCP data (a JSON object keyed by field name); with `--skill`.
-    #[arg(long, value_name = "FILE", requires = "skill")]
+    /// An internal PNCP message of this kind instead of a response (PROFILE §14.2):
+    /// Question, Answer, Status, Cancel or Error (the controller: Question, Answer or
+    /// Cancel), for the skill the exchange's request names; a question's or answer's data
+    /// follows its model, redacted fields committed to, and an answer refers to the latest
+    /// question of its --question-id.
+    #[arg(long, value_name = "KIND", conflicts_with_all = ["skill", "completes"])]
+    pub pncp: Option<String>,
+    /// The question a Question asks or an Answer answers (its id in the action's model).
+    #[arg(long, value_name = "ID", requires = "pncp")]
+    pub question_id: Option<String>,
+    /// The PNCP data (a JSON object keyed by field name); with `--skill` or `--pncp`.
+    #[arg(long, value_name = "FILE")]
     pub data: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub author: AuthorArgs,
@@ -520,9 +531,13 @@ pub struct ControlArgs {
 pub fn exchange(action: ExchangeCmd) -> Result<Outcome, CliError> {
     match action {
         ExchangeCmd::Request(r) => request(&r),
-        ExchangeCmd::Respond(r) => match &r.skill {
-            Some(skill) => respond_skill(&r, skill),
-            None => respond(
+        ExchangeCmd::Respond(r) => match (&r.skill, &r.pncp) {
+            (Some(skill), _) => respond_skill(&r, skill),
+            (None, Some(kind)) => respond_pncp(&r, kind),
+            (None, None) if r.data.is_some() => Err(CliError::Usage(
+                "exchange respond: --data is PNCP data: name the response's --skill, or --pncp KIND".into(),
+            )),
+            (None, None) => respond(
                 &r.author,
                 &r.sidecar,
                 &r.exchange_id,
@@ -624,6 +639,24 @@ fn respond_skill(r: &RespondArgs, skill: &str) -> Result<Outcome, CliError> {
     let x = exchange_id(&r.exchange_id)?;
     let handle = s.ledger.sidecar(&author);
     let id = handle.respond_skill(&x, subject, action, data, body(&r.body), r.completes)?;
+    s.report_skill(id, r.author.json)
+}
+
+/// `akledger exchange respond --pncp KIND`: an internal PNCP message for the skill of the
+/// exchange's request.
+fn respond_pncp(r: &RespondArgs, kind: &str) -> Result<Outcome, CliError> {
+    let kind = PncpKind::parse(kind).map_err(|_| {
+        CliError::Usage(format!(
+            "--pncp {kind:?}: expected Question, Answer, Status, Cancel or Error"
+        ))
+    })?;
+    let data = pncp_data(r.data.as_deref())?;
+    let s = Signer::new(&r.author)?;
+    let sidecar: SidecarId = parse_id(&r.sidecar)?;
+    let author = s.author(sidecar, r.epoch)?;
+    let x = exchange_id(&r.exchange_id)?;
+    let handle = s.ledger.sidecar(&author);
+    let id = handle.pncp(&x, kind, r.question_id.as_deref(), data, body(&r.body))?;
     s.report_skill(id, r.author.json)
 }
 

@@ -71,7 +71,7 @@ pub fn lines(history: &ExchangeHistory) -> Vec<String> {
             e.created_at,
             e.event_id,
             who,
-            e.step.text(),
+            e.describe(),
             e.verdict.text()
         ));
     }

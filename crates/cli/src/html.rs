@@ -248,7 +248,7 @@ fn timelines(h: &mut String, r: &HtmlReport<'_>) {
                 "<tr><td class=\"mono\">{}</td><td>{}</td><td>{who}</td><td>{}</td><td class=\"{}\">{}</td></tr>",
                 e.created_at,
                 short(&e.event_id.to_string()),
-                esc(&e.step.text()),
+                esc(&e.describe()),
                 e.verdict.as_str(),
                 esc(&e.verdict.text())
             );
@@ -332,7 +332,7 @@ fn svg(h: &mut String, entries: &[HistoryEntry], deps: &HashMap<EventId, Vec<Eve
         let title = esc(&format!(
             "{} {}: {}",
             e.event_id,
-            e.step.text(),
+            e.describe(),
             e.verdict.text()
         ));
         if matches!(e.step, Step::Control(_)) {

@@ -19,8 +19,9 @@ fn key(dir: &Path, name: &str) -> (PathBuf, String) {
     (path, did)
 }
 
-/// Version `version` of `did`'s model offering travel/book (its passport redacted) and,
-/// from version 2, travel/cancel.
+/// Version `version` of `did`'s model offering travel/book (its passport redacted; the
+/// fulfiller may ask for a visa, whose number is redacted) and, from version 2,
+/// travel/cancel.
 fn model(dir: &Path, did: &str, version: u64) -> PathBuf {
     let cancel = if version > 1 {
         r#",{"action":"cancel"}"#
@@ -28,7 +29,7 @@ fn model(dir: &Path, did: &str, version: u64) -> PathBuf {
         ""
     };
     let text = format!(
-        r#"{{"id":"{did}#{version}","skills":{{"skills":[{{"subject":"travel","actions":[{{"action":"book","input":[{{"name":"destination","optional":false,"redacted":false}},{{"name":"passport","optional":false,"redacted":true}}]}}{cancel}]}}]}}}}"#
+        r#"{{"id":"{did}#{version}","skills":{{"skills":[{{"subject":"travel","actions":[{{"action":"book","input":[{{"name":"destination","optional":false,"redacted":false}},{{"name":"passport","optional":false,"redacted":true}}],"fulfillerQuestions":[{{"id":"visa","name":"visa?","question":["country"],"answer":[{{"name":"visa_number","optional":false,"redacted":true}}]}}]}}{cancel}]}}]}}}}"#
     );
     let path = dir.join(format!("model-{version}.json"));
     std::fs::write(&path, text).unwrap();
@@ -298,6 +299,105 @@ fn skill_request(
         args.extend(["--data", p(data)]);
     }
     run_ok(&args, code)
+}
+
+/// `exchange respond --pncp KIND` on real files: the agent asks a question, the controller
+/// answers it (the visa number committed to and disclosed), the history names each kind;
+/// a kind the controller may not send and an unknown kind are refused, writing nothing.
+#[test]
+fn questions_and_answers_are_sent_with_pncp_and_shown_in_the_history() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Travel {
+        dir,
+        boss,
+        agent,
+        agent_did,
+        sidecar_id,
+        data,
+    } = travel(tmp.path(), "P-1");
+    let d = p(&dir);
+    let x = "exchange-travel-questions";
+    skill_request(
+        &dir,
+        &boss,
+        &sidecar_id,
+        x,
+        &agent_did,
+        "travel/book",
+        Some(&data),
+        0,
+    );
+    let send = |key: &Path, kind: &str, question: Option<&str>, text: &str, code: i32| {
+        let file = tmp.path().join(format!("{kind}.json"));
+        std::fs::write(&file, text).unwrap();
+        let mut args = vec![
+            "exchange",
+            "respond",
+            "--dir",
+            d,
+            "--key",
+            p(key),
+            "--sidecar",
+            &sidecar_id,
+            "--exchange-id",
+            x,
+            "--body",
+            "",
+            "--pncp",
+            kind,
+            "--data",
+            p(&file),
+            "--json",
+        ];
+        if let Some(q) = question {
+            args.extend(["--question-id", q]);
+        }
+        run_ok(&args, code)
+    };
+    send(&agent, "Question", Some("visa"), r#"{"country":"NO"}"#, 0);
+    let answer = json(&send(
+        &boss,
+        "Answer",
+        Some("visa"),
+        r#"{"visa_number":"V-SECRET-55"}"#,
+        0,
+    ));
+    assert_eq!(answer["disclosed"], serde_json::json!(["visa_number"]));
+    let before = len(&dir);
+    let refused = send(&boss, "Status", None, "{}", 2);
+    assert!(
+        stderr(&refused).contains("Question, Answer or Cancel"),
+        "{}",
+        stderr(&refused)
+    );
+    let refused = send(&agent, "Maybe", None, "{}", 2);
+    assert!(
+        stderr(&refused).contains("--pncp \"Maybe\""),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(len(&dir), before);
+    let history = stdout(&run_ok(&["exchange", x, "--history", "--dir", d], 0));
+    for line in [
+        "request Request travel/book: folded",
+        "internal Question travel/book (question visa): folded",
+        "internal Answer travel/book (question visa): ignored: author_is_controller",
+    ] {
+        assert!(history.contains(line), "{line} in {history}");
+    }
+    let history = json(&run_ok(
+        &["exchange", x, "--history", "--json", "--dir", d],
+        0,
+    ));
+    assert_eq!(
+        history["entries"][2]["pncp"],
+        serde_json::json!({"kind": "Answer", "subject": "travel", "action": "book", "question_id": "visa"})
+    );
+    let export = tmp.path().join("export.jsonl");
+    run_ok(&["export", "--dir", d, "--out", p(&export)], 0);
+    assert!(!std::fs::read_to_string(&export)
+        .unwrap()
+        .contains("V-SECRET-55"));
 }
 
 /// `observe grant|revoke|feed` (PROFILE §14.4) on real files: an agent's grant is refused

@@ -247,7 +247,13 @@ fn demo_offered_log_is_what_the_try_line_audits() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("request: folded"));
+    // The request line (a PNCP request names its kind and skill after its role).
+    let text = stdout(&out);
+    assert!(
+        text.lines()
+            .any(|l| l.contains("  request") && l.ends_with(": folded")),
+        "{text}"
+    );
 }
 
 #[test]

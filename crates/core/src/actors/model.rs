@@ -5,6 +5,7 @@
 //! the seed does not name are kept in the event as they are and ignored here; labels,
 //! forms and displays are checked for shape and stored, never enforced.
 
+use super::pncp::PncpKind;
 use crate::canonical::{Json, Object};
 use crate::did::DidCoreId;
 use crate::error::{schema, Rejection};
@@ -91,6 +92,24 @@ impl DataModel {
     pub fn redacted(&self) -> impl Iterator<Item = &Field> {
         self.fields.iter().filter(|f| f.redacted)
     }
+
+    /// The strictest model several actors' models of one message allow: every field any
+    /// of them names, optional only where all that name it say so, redacted where any
+    /// does. For a message whose model is not one actor's (the controller's questions,
+    /// answered by whichever addressed agent coordinates).
+    pub fn strictest<'a>(models: impl IntoIterator<Item = &'a DataModel>) -> DataModel {
+        let mut fields: Vec<Field> = Vec::new();
+        for field in models.into_iter().flat_map(|m| &m.fields) {
+            match fields.iter_mut().find(|f| f.name == field.name) {
+                Some(f) => {
+                    f.optional &= field.optional;
+                    f.redacted |= field.redacted;
+                }
+                None => fields.push(field.clone()),
+            }
+        }
+        DataModel { fields }
+    }
 }
 
 /// A question/answer pair an action declares (SkillQuestionAnswerModel).
@@ -120,6 +139,28 @@ pub struct Action {
 }
 
 impl Action {
+    /// The data model of a PNCP message of `kind` for this action (PROFILE §14.2): the
+    /// input of a `Request`, the output of a `Response`, the question's `question` or
+    /// `answer` model (found by `question_id` among the requester's and the fulfiller's
+    /// questions) of a `Question` or `Answer`; none for the other kinds.
+    pub fn model_for(&self, kind: PncpKind, question_id: Option<&str>) -> Option<&DataModel> {
+        match kind {
+            PncpKind::Request => self.input.as_ref(),
+            PncpKind::Response => self.output.as_ref(),
+            PncpKind::Question => self.question(question_id?)?.question.as_ref(),
+            PncpKind::Answer => self.question(question_id?)?.answer.as_ref(),
+            PncpKind::Status | PncpKind::Cancel | PncpKind::Error => None,
+        }
+    }
+
+    /// The question `id` among the requester's and the fulfiller's.
+    pub fn question(&self, id: &str) -> Option<&Question> {
+        self.requester_questions
+            .iter()
+            .chain(&self.fulfiller_questions)
+            .find(|q| q.id == id)
+    }
+
     /// Whether any of its data models (input, output, or a question's or answer's) marks a
     /// field `redacted`: a message of this skill may carry a value that must never reach the
     /// ledger (§14.3).

@@ -193,7 +193,11 @@ pub(super) fn check_message(
         return Err(Reason::UnknownRequest);
     }
     if item.by_controller {
-        return Err(Reason::AuthorIsController);
+        return Err(pncp_rules::controller_fault(
+            item,
+            request.context,
+            causality,
+        ));
     }
     if response && !request.context.is_addressed(&item.author) {
         return Err(Reason::NotAddressed);

@@ -1,11 +1,13 @@
 //! One exchange's timeline for an auditor: every item of the exchange (request, responses,
 //! internal messages, controls) with its time, author, role or action, and what the fold
 //! made of it — folded, applied, terminal, or ignored with the fold's reason (and, for a
-//! conflict loser, the controls that beat it). Read off an [`ExchangeOutcome`]: the fold
-//! decides, this only lays its decisions out in time.
+//! conflict loser, the controls that beat it), and for a PNCP message its kind and skill
+//! (never its data). Read off an [`ExchangeOutcome`]: the fold decides, this only lays its
+//! decisions out in time.
 
 use std::collections::HashSet;
 
+use crate::actors::{Pncp, PncpKind};
 use crate::canonical::{Json, Object};
 use crate::did::DidCoreId;
 use crate::id::{EventId, SidecarId};
@@ -116,6 +118,51 @@ impl Verdict {
     }
 }
 
+/// What a PNCP message is (PROFILE §14.2), without its data.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct PncpLabel {
+    /// Its kind.
+    pub kind: PncpKind,
+    /// The skill's subject.
+    pub subject: String,
+    /// The skill's action.
+    pub action: String,
+    /// The question it asks or answers.
+    pub question_id: Option<String>,
+}
+
+impl PncpLabel {
+    fn of(pncp: &Pncp) -> PncpLabel {
+        PncpLabel {
+            kind: pncp.kind,
+            subject: pncp.subject.clone(),
+            action: pncp.action.clone(),
+            question_id: pncp.question_id.clone(),
+        }
+    }
+
+    /// `Question travel/book (question seat)`.
+    pub fn text(&self) -> String {
+        let question = self
+            .question_id
+            .as_ref()
+            .map_or(String::new(), |q| format!(" (question {q})"));
+        format!("{} {}/{}{question}", self.kind, self.subject, self.action)
+    }
+
+    /// `{"kind","subject","action","question_id"?}`.
+    pub fn to_json(&self) -> Json {
+        let obj = Object::new()
+            .with("kind", self.kind.as_str().into())
+            .with("subject", self.subject.as_str().into())
+            .with("action", self.action.as_str().into());
+        match &self.question_id {
+            Some(q) => obj.with("question_id", q.as_str().into()).into(),
+            None => obj.into(),
+        }
+    }
+}
+
 /// One line of the timeline.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct HistoryEntry {
@@ -129,13 +176,24 @@ pub struct HistoryEntry {
     pub by_controller: bool,
     /// What it is to the exchange.
     pub step: Step,
+    /// For a PNCP message, its kind and skill.
+    pub pncp: Option<PncpLabel>,
     /// What the fold made of it.
     pub verdict: Verdict,
 }
 
 impl HistoryEntry {
+    /// What it is, for a reader: the step (`request`, `response (completes)`, `internal`,
+    /// `control close`, …), and a PNCP message's kind and skill after it.
+    pub fn describe(&self) -> String {
+        match &self.pncp {
+            Some(label) => format!("{} {}", self.step.text(), label.text()),
+            None => self.step.text(),
+        }
+    }
+
     /// `{"event_id","created_at","author","by_controller","role","action"?,"completes"?,
-    /// "outcome","reason"?,"beaten_by"?}`.
+    /// "pncp"?,"outcome","reason"?,"beaten_by"?}`.
     pub fn to_json(&self) -> Json {
         let mut obj = Object::new()
             .with("event_id", self.event_id.to_string().into())
@@ -161,6 +219,9 @@ impl HistoryEntry {
                 obj.insert("new_coordinator", new.as_str().into());
             }
             _ => {}
+        }
+        if let Some(label) = &self.pncp {
+            obj.insert("pncp", label.to_json());
         }
         if let Verdict::Ignored { reason, beaten_by } = &self.verdict {
             obj.insert("reason", reason.as_str().into());
@@ -228,6 +289,7 @@ pub fn exchange_history(
                 created_at: item.created_at,
                 author: item.author.clone(),
                 by_controller: item.by_controller,
+                pncp: item.pncp.as_ref().map(PncpLabel::of),
                 verdict: verdict_of(item.event_id, &step, outcome),
                 step,
             }

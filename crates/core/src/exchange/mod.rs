@@ -34,7 +34,7 @@ pub use causality::{Causality, MemoryGraph};
 pub use classify::{classify, Classified, ContextAttach, ExchangeItem, Fact, SidecarInfo};
 pub use controls::Conflict;
 pub use fold::{fold_exchange, ExchangeOutcome};
-pub use history::{exchange_history, ExchangeHistory, HistoryEntry, Step, Verdict};
+pub use history::{exchange_history, ExchangeHistory, HistoryEntry, PncpLabel, Step, Verdict};
 pub use incremental::{fold_added_message, Added};
 pub use plaintext::{
     Action, Binding, ControlPlaintext, ExchangeId, MessageError, MessagePlaintext, RequestContext,

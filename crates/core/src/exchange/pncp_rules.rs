@@ -9,8 +9,9 @@
 //!
 //! An agent's answer needs an `after` ref to an admitted question of its exchange with the
 //! same `question_id` (`pncp_answer_without_question`). The controller's own questions and
-//! answers are exchange facts that never fold as participation, so none of this applies to
-//! them.
+//! answers are exchange facts that never fold as participation (`author_is_controller`);
+//! only a raw value in a field that an addressed agent's current model marks redacted is
+//! named for them (`redaction_violation`), so that the audit finds every leak.
 
 use crate::actors::{check_data, ActorModel, DataFault, DataModel, PncpKind};
 
@@ -62,28 +63,54 @@ pub(super) fn message_fault(item: &ExchangeItem, causality: &impl Causality) -> 
     let action = model
         .as_ref()
         .and_then(|m| m.action(&pncp.subject, &pncp.action));
-    let data_model: Option<&DataModel> = match pncp.kind {
-        PncpKind::Response => action.and_then(|a| a.output.as_ref()),
-        PncpKind::Question | PncpKind::Answer => {
-            let Some(action) = action else {
+    let data_model = match (pncp.kind, action) {
+        (PncpKind::Question | PncpKind::Answer, None) => return Some(Reason::PncpDataInvalid),
+        (PncpKind::Question | PncpKind::Answer, Some(action)) => {
+            let declared = pncp.question_id.as_deref().and_then(|q| action.question(q));
+            if declared.is_none() {
                 return Some(Reason::PncpDataInvalid);
-            };
-            let question = action
-                .requester_questions
-                .iter()
-                .chain(&action.fulfiller_questions)
-                .find(|q| Some(&q.id) == pncp.question_id.as_ref());
-            let Some(question) = question else {
-                return Some(Reason::PncpDataInvalid);
-            };
-            match pncp.kind {
-                PncpKind::Question => question.question.as_ref(),
-                _ => question.answer.as_ref(),
             }
+            action.model_for(pncp.kind, pncp.question_id.as_deref())
         }
+        (PncpKind::Response, Some(action)) => action.output.as_ref(),
         _ => None,
     };
     data_fault(pncp.data.as_ref(), data_model)
+}
+
+/// Why a controller's PNCP message does not fold: `redaction_violation` when its data holds
+/// a raw value in a field that the message's model in any addressed agent's current model
+/// (as seen from the message) marks redacted, else `author_is_controller`.
+pub(super) fn controller_fault(
+    item: &ExchangeItem,
+    context: &RequestContext,
+    causality: &impl Causality,
+) -> Reason {
+    let leaks = item
+        .pncp
+        .as_ref()
+        .filter(|_| causality.knows_models())
+        .is_some_and(|pncp| {
+            context.addressed().iter().any(|agent| {
+                let model = causality.current_model(agent, &item.event_id);
+                let action = model
+                    .as_ref()
+                    .and_then(|m| m.action(&pncp.subject, &pncp.action));
+                action
+                    .and_then(|a| a.model_for(pncp.kind, pncp.question_id.as_deref()))
+                    .is_some_and(|m| {
+                        matches!(
+                            check_data(pncp.data.as_ref(), Some(m)),
+                            Err(DataFault::RawRedacted(_))
+                        )
+                    })
+            })
+        });
+    if leaks {
+        Reason::RedactionViolation
+    } else {
+        Reason::AuthorIsController
+    }
 }
 
 /// §14.2 of an agent's answer: an `after` ref to a question of the same exchange (one of
