@@ -76,6 +76,11 @@ impl Layout {
         self.root.join(LOG)
     }
 
+    /// Whether `DIR` holds a ledger: its segment log, the truth, is there.
+    pub fn is_ledger(&self) -> bool {
+        self.log().is_dir()
+    }
+
     /// `DIR/index`.
     pub fn index(&self) -> PathBuf {
         self.root.join(INDEX)

@@ -67,7 +67,7 @@ impl Signer {
     pub(crate) fn new(args: &AuthorArgs) -> Result<Self, CliError> {
         let key = load_signing_key(&args.key)?;
         let actor = ActorId::service_for_key(&key.verifying_key());
-        let ledger = args.ledger.open_or_create()?;
+        let ledger = args.ledger.open_for_writing()?;
         Ok(Signer {
             key,
             actor,

@@ -92,12 +92,7 @@ pub fn open_tree(
     origin: Option<&str>,
     read_only: bool,
 ) -> Result<Ledger, CliError> {
-    if !ledger.dir.is_dir() {
-        return Err(CliError::Usage(format!(
-            "{}: no ledger here (pass --dir)",
-            ledger.dir.display()
-        )));
-    }
+    ledger.require_ledger()?;
     let keyring = load_keyring(ledger.keyring_path().as_deref())?;
     let mut config = Config::new(&ledger.dir)
         .keyring(keyring)

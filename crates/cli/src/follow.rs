@@ -13,13 +13,24 @@ use super::output::{print_text_lines, stdout_closed, CliError, LedgerArgs, Outco
 /// How often a follower looks at the log's segments for growth.
 const FOLLOW_POLL: Duration = Duration::from_millis(250);
 
-/// Calls `look` on a fresh read-only open whenever the log grew since the last look, and
-/// prints the lines it returns; never returns but on an error or a closed stdout.
+/// The log as it was before a command's first look: following starts from there, so an
+/// event admitted between that look and the first poll is not missed.
+pub struct Mark(Option<Vec<(std::ffi::OsString, u64)>>);
+
+/// Marks the log now; take it before the first look.
+pub fn mark(ledger: &LedgerArgs) -> Mark {
+    Mark(log_sizes(&ledger.dir))
+}
+
+/// Calls `look` on a fresh read-only open whenever the log changed since `mark` or the
+/// last look, and prints the lines it returns; never returns but on an error or a closed
+/// stdout.
 pub fn follow(
     ledger: &LedgerArgs,
+    mark: Mark,
     mut look: impl FnMut(&Ledger) -> Result<Vec<String>, CliError>,
 ) -> Result<Outcome, CliError> {
-    let mut looked_at = log_sizes(&ledger.dir);
+    let Mark(mut looked_at) = mark;
     loop {
         std::thread::sleep(FOLLOW_POLL);
         // Opening is not free (a state snapshot read, the log after it replayed): only
@@ -28,8 +39,9 @@ pub fn follow(
         if now.is_some() && now == looked_at {
             continue;
         }
-        let opened: Ledger = ledger.open()?;
+        // Marked before opening: what is admitted while this look reads is seen next time.
         looked_at = now;
+        let opened: Ledger = ledger.open()?;
         let lines = look(&opened)?;
         drop(opened);
         print_text_lines(lines)?;

@@ -281,7 +281,7 @@ pub struct AppendArgs {
 /// `akledger append FILE|-`: one outcome line per event.
 pub fn append(args: AppendArgs) -> Result<Outcome, CliError> {
     let (ledger, file, json) = (&args.ledger, args.file.as_path(), args.json);
-    let ledger = ledger.open_or_create()?;
+    let ledger = ledger.open_for_writing()?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut outcome = Outcome::Clean;
@@ -322,15 +322,20 @@ pub struct ImportArgs {
     pub json: bool,
 }
 
-/// `akledger import FILE`: a summary.
+/// `akledger import FILE`: a summary. Creates the ledger when `--dir` holds none (and
+/// removes it again when the import fails before storing anything).
 pub fn import(args: ImportArgs) -> Result<Outcome, CliError> {
-    let (ledger, file, json) = (&args.ledger, args.file.as_path(), args.json);
-    let ledger = ledger.open_or_create()?;
+    let (ledger, creation) = args.ledger.create()?;
+    let result = import_into(&ledger, args.file.as_path(), args.json);
+    creation.settle(ledger, result)
+}
+
+fn import_into(ledger: &Ledger, file: &Path, json: bool) -> Result<Outcome, CliError> {
     let mut tally = Tally::default();
     let mut events = 0usize;
     let mut first_problem: Option<String> = None;
     let progress = super::progress::log_bytes(file);
-    let fed = feed(&ledger, file, progress.as_ref(), |fed| {
+    let fed = feed(ledger, file, progress.as_ref(), |fed| {
         events += 1;
         tally.add(&fed.outcome);
         if let (None, Appended::Rejected { rejection, .. }) = (&first_problem, &fed.outcome) {
@@ -473,7 +478,7 @@ pub struct DropPendingArgs {
 pub fn drop_pending(args: DropPendingArgs) -> Result<Outcome, CliError> {
     let (ledger, id) = (&args.ledger, args.id.as_str());
     let id: EventId = super::output::parse_id(id)?;
-    if ledger.open_or_create()?.drop_pending(&id)? {
+    if ledger.open_for_writing()?.drop_pending(&id)? {
         super::output::print_lines([format!("dropped {id}")])?;
         Ok(Outcome::Clean)
     } else {

@@ -72,9 +72,19 @@ pub struct InitArgs {
 pub fn init(args: InitArgs) -> Result<Outcome, CliError> {
     let (ledger, json) = (&args.ledger, args.json);
     let keyring_path = ledger.keyring_target();
-    let opened = ledger.open_or_create()?;
+    let (opened, creation) = ledger.create()?;
+    let result = keyring_and_summary(&opened, ledger, &keyring_path, json);
+    creation.settle(opened, result)
+}
+
+fn keyring_and_summary(
+    opened: &akledger::Ledger,
+    ledger: &LedgerArgs,
+    keyring_path: &Path,
+    json: bool,
+) -> Result<Outcome, CliError> {
     if !keyring_path.exists() {
-        save_keyring(&keyring_path, &akledger::Keyring::new())?;
+        save_keyring(keyring_path, &akledger::Keyring::new())?;
     }
     if json {
         let doc = Object::new()
@@ -276,6 +286,11 @@ impl KeysAddArgs {
 
 /// `akledger keys add`.
 fn add(ledger: &LedgerArgs, what: KeyToAdd, json: bool) -> Result<Outcome, CliError> {
+    // DIR/keyring.json is a ledger directory's: a mistyped --dir makes no directory (a
+    // keyring of its own goes where --keyring says).
+    if ledger.keyring.is_none() && !ledger.dir.is_dir() {
+        ledger.require_ledger()?;
+    }
     let path = ledger.keyring_target();
     // Read, change and write under the keyring's lock, so concurrent adds all survive.
     let _lock = lock_keyring(&path)?;

@@ -45,6 +45,7 @@ pub struct LogArgs {
 /// the ledger is read, so memory follows N, not the ledger.
 pub fn run(args: LogArgs) -> Result<Outcome, CliError> {
     let ledger = &args.ledger;
+    let mark = super::follow::mark(ledger);
     let opened = ledger.open()?;
     let limit = match (args.limit, args.follow) {
         (None, true) => Some(FOLLOW_DEFAULT_LIMIT),
@@ -70,7 +71,7 @@ pub fn run(args: LogArgs) -> Result<Outcome, CliError> {
     print_text_lines(newest)?;
     let seen = opened.len();
     drop(opened);
-    follow(ledger, &args, seen)
+    follow(ledger, mark, &args, seen)
 }
 
 /// The line of one event, or `None` when `--kind` leaves it out.
@@ -99,8 +100,13 @@ fn line(event: &Event, args: &LogArgs) -> Option<String> {
 }
 
 /// Prints every event admitted after the first `seen`, as it comes, until killed.
-fn follow(ledger: &LedgerArgs, args: &LogArgs, mut seen: usize) -> Result<Outcome, CliError> {
-    super::follow::follow(ledger, |opened| {
+fn follow(
+    ledger: &LedgerArgs,
+    mark: super::follow::Mark,
+    args: &LogArgs,
+    mut seen: usize,
+) -> Result<Outcome, CliError> {
+    super::follow::follow(ledger, mark, |opened| {
         let mut lines = Vec::new();
         for event in opened.iter_from(seen as u64) {
             lines.extend(line(&event?, args));

@@ -180,11 +180,12 @@ fn feed(args: &FeedArgs) -> Result<Outcome, CliError> {
             })
             .collect())
     };
+    let mark = super::follow::mark(&args.ledger);
     let opened = args.ledger.open()?;
     print_lines(look(&opened)?)?;
     drop(opened);
     if !args.follow {
         return Ok(Outcome::Clean);
     }
-    super::follow::follow(&args.ledger, look)
+    super::follow::follow(&args.ledger, mark, look)
 }

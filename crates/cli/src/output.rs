@@ -196,18 +196,49 @@ impl LedgerArgs {
     /// Opens an existing ledger read-only: read commands never create or modify a file
     /// (they work on read-only media and on a full disk).
     pub fn open(&self) -> Result<Ledger, CliError> {
-        if !self.dir.is_dir() {
-            return Err(CliError::Usage(format!(
-                "{}: no ledger here (create one with `akledger init` or `akledger demo`, or pass --dir)",
-                self.dir.display()
-            )));
-        }
+        self.require_ledger()?;
         self.open_with(true)
     }
 
-    /// Opens the ledger for writing, creating the directory when missing.
-    pub fn open_or_create(&self) -> Result<Ledger, CliError> {
+    /// Opens an existing ledger for writing. Only `init` and `import` create a ledger
+    /// ([`LedgerArgs::create`]): a mistyped `--dir` makes nothing.
+    pub fn open_for_writing(&self) -> Result<Ledger, CliError> {
+        self.require_ledger()?;
         self.open_with(false)
+    }
+
+    /// Opens the ledger for writing, creating it (and saying so on stderr) when `DIR` holds
+    /// none; the [`Creation`] undoes that if the command then fails with nothing stored.
+    pub fn create(&self) -> Result<(Ledger, Creation), CliError> {
+        let layout = Layout::new(&self.dir);
+        let made = if layout.is_ledger() {
+            None
+        } else if self.dir.exists() {
+            Some(Made::Entries(entry_names(&self.dir)?))
+        } else {
+            Some(Made::Dir)
+        };
+        let ledger = self.open_with(false);
+        let creation = Creation {
+            dir: self.dir.clone(),
+            made,
+        };
+        let ledger = match ledger {
+            Ok(ledger) => ledger,
+            Err(e) => return Err(creation.undo(e)),
+        };
+        Ok((ledger, creation))
+    }
+
+    /// A usage error naming `DIR` unless it holds a ledger (its segment log).
+    pub fn require_ledger(&self) -> Result<(), CliError> {
+        if Layout::new(&self.dir).is_ledger() {
+            return Ok(());
+        }
+        let d = self.dir.display();
+        Err(CliError::Usage(format!(
+            "no ledger at {d} (create one with `akledger init --dir {d}` or `akledger demo --dir {d}`, or pass the --dir of an existing one)"
+        )))
     }
 
     fn open_with(&self, read_only: bool) -> Result<Ledger, CliError> {
@@ -219,6 +250,69 @@ impl LedgerArgs {
         }
         Ok(ledger)
     }
+}
+
+/// What [`LedgerArgs::create`] made: nothing (the ledger was there), the directory, or
+/// entries in a directory that held other names.
+pub struct Creation {
+    dir: PathBuf,
+    made: Option<Made>,
+}
+
+enum Made {
+    Dir,
+    Entries(std::collections::BTreeSet<std::ffi::OsString>),
+}
+
+impl Creation {
+    /// Passes `result` on. When it is an error and the ledger this command created holds
+    /// no event, the ledger is closed and what the command made is removed first, so a
+    /// failing command leaves nothing behind; a ledger it created and kept is named on
+    /// stderr.
+    pub fn settle<T>(self, ledger: Ledger, result: Result<T, CliError>) -> Result<T, CliError> {
+        if self.made.is_none() {
+            return result;
+        }
+        match result {
+            Err(e) if ledger.is_empty() && ledger.pending_count() == 0 => {
+                drop(ledger);
+                Err(self.undo(e))
+            }
+            other => {
+                eprintln!("akledger: created a new ledger at {}", self.dir.display());
+                other
+            }
+        }
+    }
+
+    /// Removes what the command made (best effort: the error `e` is what is reported).
+    fn undo(self, e: CliError) -> CliError {
+        match self.made {
+            None => {}
+            Some(Made::Dir) => {
+                let _ = std::fs::remove_dir_all(&self.dir);
+            }
+            Some(Made::Entries(before)) => {
+                if let Ok(now) = entry_names(&self.dir) {
+                    for name in now.difference(&before) {
+                        let path = self.dir.join(name);
+                        let _ =
+                            std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+                    }
+                }
+            }
+        }
+        e
+    }
+}
+
+/// The names in directory `dir`.
+fn entry_names(dir: &Path) -> Result<std::collections::BTreeSet<std::ffi::OsString>, CliError> {
+    let io = |source| CliError::Io(dir.to_path_buf(), source);
+    std::fs::read_dir(dir)
+        .map_err(io)?
+        .map(|e| e.map(|e| e.file_name()).map_err(io))
+        .collect()
 }
 
 /// Parses an id argument (`ak:event:…`, `ak:sidecar:…`, …), naming the PROFILE code on error.

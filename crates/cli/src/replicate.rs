@@ -6,6 +6,7 @@ use clap::Args;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use akledger::Ledger;
 use akledger_replicate::{FollowEvent, ReplicateOptions, ReplicateReport, Replicator};
 
 use super::output::{counts, json_text, print_lines, CliError, LedgerArgs, Outcome};
@@ -64,20 +65,13 @@ fn replicate(
     follow: bool,
     json: bool,
 ) -> Result<Outcome, CliError> {
-    let ledger = ledger.open_or_create()?;
-    let usage = |e: akledger_replicate::ReplicateError| CliError::Usage(e.to_string());
-    let mut replicator = Replicator::new(&ledger, options).map_err(usage)?;
-    let report = if follow {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
-            .map_err(|e| CliError::Usage(format!("cannot handle SIGINT/SIGTERM: {e}")))?;
-        replicator.follow(&stop, tell)
-    } else {
-        replicator.once()
-    }
-    .map_err(usage)?;
-    drop(replicator);
+    // Replicating into a directory that holds no ledger makes one (a new replica), and
+    // removes it again if nothing was stored.
+    let (ledger, creation) = ledger.create()?;
+    let report = match run_replicator(&ledger, options, follow) {
+        Ok(report) => report,
+        Err(e) => return creation.settle(ledger, Err(e)),
+    };
     ledger.close()?;
     if report.consumer_renewed {
         eprintln!(
@@ -105,6 +99,26 @@ fn replicate(
     } else {
         Outcome::Clean
     })
+}
+
+/// Runs the replicator once or until SIGINT/SIGTERM.
+fn run_replicator(
+    ledger: &Ledger,
+    options: ReplicateOptions,
+    follow: bool,
+) -> Result<ReplicateReport, CliError> {
+    let usage = |e: akledger_replicate::ReplicateError| CliError::Usage(e.to_string());
+    let mut replicator = Replicator::new(ledger, options).map_err(usage)?;
+    if follow {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
+            .map_err(|e| CliError::Usage(format!("cannot handle SIGINT/SIGTERM: {e}")))?;
+        replicator.follow(&stop, tell)
+    } else {
+        replicator.once()
+    }
+    .map_err(usage)
 }
 
 /// `--follow`'s progress on stderr: a line each time it catches up with the stream, and

@@ -13,7 +13,7 @@ use std::time::Duration;
 use akledger::limits::{BUSY_ANSWER_SECS, MAX_SYNC_REFUSALS, MAX_SYNC_SESSIONS};
 use akledger::limits::{SYNC_SESSION_LIMIT_SECS, SYNC_TIMEOUT_SECS};
 use akledger::sync::{Direction, Duplex, SyncOptions, SyncReport};
-use akledger::{Json, Object};
+use akledger::{Json, Ledger, Object};
 
 use super::output::{
     counts, emit, json_text, print_lines, print_text_lines, stdout_result, CliError, LedgerArgs,
@@ -89,7 +89,7 @@ pub fn serve(args: ServeArgs) -> Result<Outcome, CliError> {
 /// `akledger serve --listen ADDR`: one ledger shared by concurrent sessions.
 fn serve_tcp(ledger: &LedgerArgs, addr: &str, options: &SyncOptions) -> Result<Outcome, CliError> {
     let keyring = ledger.keyring_target();
-    let ledger = Arc::new(ledger.open_or_create()?);
+    let ledger = Arc::new(ledger.open_for_writing()?);
     let listener =
         TcpListener::bind(addr).map_err(|e| CliError::Usage(format!("listen on {addr}: {e}")))?;
     let bound = listener
@@ -207,7 +207,7 @@ fn refuse_busy(mut stream: TcpStream, refusing: &Arc<AtomicUsize>) {
 
 /// `akledger serve --stdio`: one session over stdin/stdout.
 fn serve_stdio(ledger: &LedgerArgs, options: &SyncOptions) -> Result<Outcome, CliError> {
-    let ledger = ledger.open_or_create()?;
+    let ledger = ledger.open_for_writing()?;
     let mut stream = Duplex::timed(io::stdin(), io::stdout(), options.timeout);
     ledger
         .serve_session_within(&mut stream, options.session_limit)
@@ -272,7 +272,19 @@ fn sync(
     options: &SyncOptions,
     json: bool,
 ) -> Result<Outcome, CliError> {
-    let ledger = ledger.open_or_create()?;
+    // Syncing into a directory that holds no ledger makes one (a copy of the peer's, as
+    // `git clone` does), and removes it again if the session stores nothing.
+    let (ledger, creation) = ledger.create()?;
+    let result = sync_with(&ledger, peer, options, json);
+    creation.settle(ledger, result)
+}
+
+fn sync_with(
+    ledger: &Ledger,
+    peer: &Peer,
+    options: &SyncOptions,
+    json: bool,
+) -> Result<Outcome, CliError> {
     let report = match peer {
         Peer::Tcp(addr) => {
             let mut stream = TcpStream::connect(addr)

@@ -383,6 +383,8 @@ fn bad_input_exits_2_with_one_line_naming_the_file() {
             "{err}"
         );
         assert!(!err.contains("panicked"), "{err}");
+        // A failed import into a new directory leaves nothing behind.
+        assert!(!dir.exists(), "{cmd} left {}", dir.display());
     }
     let bad_keyring = tmp.path().join("k.json");
     std::fs::write(&bad_keyring, b"{\"principals\":{},\"extra\":1}").unwrap();
@@ -408,6 +410,7 @@ fn append_prints_one_outcome_per_event() {
     let dir = tmp.path().join("data");
     let exported = run_ok(&["export", "--dir", p(&dir)], 0).stdout;
     let copy = tmp.path().join("copy");
+    run_ok(&["init", "--dir", p(&copy)], 0);
     let mut child = bin()
         .args(["append", "-", "--dir", p(&copy), "--json"])
         .stdin(Stdio::piped())
@@ -698,6 +701,7 @@ fn strands_attach_and_requests_follow_the_current_context() {
         let o = run_ok(&all, code);
         (code == 0).then(|| json(&o))
     };
+    run_ok(&["init", "--dir", d], 0);
     let realm = author(&["realm", "create"], &boss, 0).unwrap();
     let realm_id = realm["realm_id"].as_str().unwrap();
     let first = author(&["strand", "create", "--realm", realm_id], &boss, 0).unwrap();
@@ -864,4 +868,74 @@ fn strands_attach_and_requests_follow_the_current_context() {
     );
     assert_eq!(show(x1)["status"], "failed");
     run_ok(&["check", "--dir", d], 0);
+}
+
+/// Only the creating commands make a ledger, saying so; every other command answers a
+/// directory that holds none with `no ledger at DIR` and makes nothing, and a creating
+/// command that fails before storing anything removes what it made.
+#[test]
+fn no_ledger_is_made_by_a_typo() {
+    let tmp = tempfile::tempdir().unwrap();
+    let key = tmp.path().join("k.json");
+    run_ok(&["keygen", "--out", p(&key)], 0);
+    let log = tmp.path().join("one.jsonl");
+    std::fs::write(&log, b"").unwrap();
+    let typo = tmp.path().join("typo");
+    let t = p(&typo);
+    let id = "ak:event:AvW3IN7cfBmrh_JhLIAq0mZdraiN_yt58SFUKwRj3vhN";
+    for args in [
+        vec!["append", p(&log), "--dir", t],
+        vec!["drop-pending", id, "--dir", t],
+        vec!["realm", "create", "--key", p(&key), "--dir", t],
+        vec!["serve", "--stdio", "--dir", t],
+        vec!["checkpoint", "--key", p(&key), "--dir", t],
+        vec!["heads", "--dir", t],
+        vec!["log", "--dir", t],
+        vec!["export", "--dir", t],
+        vec![
+            "keys",
+            "add",
+            "--sidecar",
+            "ak:sidecar:AvW3IN7cfBmrh_JhLIAq0mZdraiN_yt58SFUKwRj3vhN",
+            "--epoch",
+            "1",
+            "--generate",
+            "--dir",
+            t,
+        ],
+    ] {
+        let o = run_ok(&args, 2);
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("no ledger at {t}")),
+            "{args:?}: {err}"
+        );
+        assert!(!typo.exists(), "{args:?} made {t}");
+    }
+    // A directory that is not a ledger, even one that exists.
+    let o = run_ok(&["heads", "--dir", "/etc"], 2);
+    assert!(stderr(&o).contains("no ledger at /etc"), "{}", stderr(&o));
+    // Creating commands that fail store nothing and leave nothing: an import of a missing
+    // file, a sync with nobody listening.
+    let missing = tmp.path().join("missing.jsonl");
+    run_ok(&["import", p(&missing), "--dir", t], 2);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let peer = closed.local_addr().unwrap().to_string();
+    drop(closed);
+    run_ok(&["sync", "--peer", &peer, "--dir", t], 2);
+    assert!(!typo.exists());
+    // An existing empty directory keeps nothing of a failed import, and is still there.
+    std::fs::create_dir(&typo).unwrap();
+    run_ok(&["import", p(&missing), "--dir", t], 2);
+    assert_eq!(std::fs::read_dir(&typo).unwrap().count(), 0);
+    // `init` makes one and says so; a second `init` finds it.
+    let o = run_ok(&["init", "--dir", t], 0);
+    assert!(
+        stderr(&o).contains(&format!("created a new ledger at {t}")),
+        "{}",
+        stderr(&o)
+    );
+    let again = run_ok(&["init", "--dir", t], 0);
+    assert!(stderr(&again).is_empty(), "{}", stderr(&again));
+    run_ok(&["append", p(&log), "--dir", t], 0);
 }

@@ -41,6 +41,7 @@ fn versions_are_published_in_turn_and_shown_as_seen_from_an_event() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
     let (agent, did) = key(tmp.path(), "agent.key.json");
+    run_ok(&["init", "--dir", p(&dir)], 0);
     run_ok(
         &["realm", "create", "--dir", p(&dir), "--key", p(&agent)],
         0,
@@ -98,6 +99,7 @@ fn refused_models_write_nothing_and_say_why() {
     let dir = tmp.path().join("data");
     let (agent, did) = key(tmp.path(), "agent.key.json");
     let (other, _) = key(tmp.path(), "other.key.json");
+    run_ok(&["init", "--dir", p(&dir)], 0);
     run_ok(
         &["realm", "create", "--dir", p(&dir), "--key", p(&agent)],
         0,

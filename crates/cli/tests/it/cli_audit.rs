@@ -207,6 +207,7 @@ fn a_ledger_explains_its_pending_events() {
     let (log, keyring, claimed, _) = tampered(tmp.path());
     let dir = tmp.path().join("d");
     let d = p(&dir);
+    run_ok(&["init", "--dir", d], 0);
     let appended = text(&run_ok(&["append", p(&log), "--dir", d, "--keyring", &keyring], 1).stdout);
     // append names the missing ids, and positions read `line N (byte B)`.
     assert!(

@@ -19,6 +19,7 @@ use serde_json::Value;
 /// A new realm with the key's sidecar in it; returns the sidecar id.
 fn realm_with_sidecar(key: &Path, dir: &Path) -> String {
     let (k, d) = (p(key), p(dir));
+    run_ok(&["init", "--dir", d], 0);
     let realm = json(&run_ok(
         &["realm", "create", "--key", k, "--dir", d, "--json"],
         0,
@@ -466,6 +467,7 @@ fn progress_shows_on_a_terminal_only() {
         0,
     );
     let dir = tmp.path().join("data");
+    run_ok(&["init", "--dir", p(&dir)], 0);
     let out_log = tmp.path().join("out.jsonl");
     let quiet = [
         vec!["import", "--dir", p(&dir), p(&log)],

@@ -135,6 +135,11 @@ fn key_files_readable_by_others_are_refused_and_keys_come_from_stdin() {
     assert!(made.status.success());
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let init = bin()
+        .args(["init", "--dir"])
+        .arg(tmp.path().join("data"))
+        .output();
+    assert!(init.unwrap().status.success());
     let create = || {
         bin()
             .args(["realm", "create", "--dir"])

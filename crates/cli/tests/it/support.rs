@@ -108,6 +108,7 @@ pub fn len(dir: &Path) -> usize {
 /// outputs (the sidecar's with its private strand).
 pub fn realm_and_sidecar(dir: &Path, key: &Path) -> (Value, Value) {
     let d = p(dir);
+    run_ok(&["init", "--dir", d], 0);
     let realm = json(&run_ok(
         &["realm", "create", "--key", p(key), "--dir", d, "--json"],
         0,

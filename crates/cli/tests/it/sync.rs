@@ -487,6 +487,7 @@ fn realm_by_a_web_principal(tmp: &Path, mine: &Path) -> Vec<String> {
     .to_vec();
     let mut here = authorize.clone();
     here.extend(["--dir".to_string(), p(mine).to_string()]);
+    run_ok(&["init", "--dir", p(mine)], 0);
     run_ok(&here.iter().map(String::as_str).collect::<Vec<_>>(), 0);
     run_ok(&["import", "--dir", p(mine), p(&log)], 0);
     authorize
