@@ -47,8 +47,8 @@ pub mod sync;
 pub mod workload;
 
 pub use akledger_core::{
-    actors, canonical, codec, dag, did, encrypted, envelope, event, exchange, id, keyring, proof,
-    time, tlog,
+    actors, canonical, codec, dag, did, encrypted, envelope, event, exchange, id, id_prefix,
+    keyring, proof, time, tlog,
 };
 
 /// Everything a sidecar program needs in one import: `use akledger::prelude::*;`.

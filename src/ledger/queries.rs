@@ -9,6 +9,7 @@ use crate::dag::Pos;
 use crate::error::Error;
 use crate::event::Event;
 use crate::id::EventId;
+use crate::id_prefix::IdPrefix;
 
 use super::state::{PendingEntry, State};
 use super::Ledger;
@@ -64,6 +65,29 @@ impl Ledger {
     pub fn position(&self, id: &EventId) -> Option<u64> {
         let state = self.read_state().ok()?;
         state.ids.get(id).map(|p| p.index() as u64)
+    }
+
+    /// The admitted and pending events whose ids start with `prefix` (an abbreviation, as
+    /// git resolves one), at most `limit` of them: one id when the abbreviation is unique.
+    /// A scan of the 33-byte ids (about 33 MB at a million events), no text built.
+    pub fn ids_starting_with(&self, prefix: &IdPrefix, limit: usize) -> Vec<EventId> {
+        let Ok(state) = self.read_state() else {
+            return Vec::new();
+        };
+        let admitted = state.ids.raw().iter().filter(|raw| prefix.matches(raw));
+        let mut found: Vec<EventId> = admitted
+            .filter_map(|raw| EventId::from_bytes(raw).ok())
+            .take(limit)
+            .collect();
+        if found.len() < limit {
+            let pending = state.pending.sorted().into_iter().map(|(id, _)| id);
+            found.extend(
+                pending
+                    .filter(|id| prefix.matches(id.bytes()))
+                    .take(limit - found.len()),
+            );
+        }
+        found
     }
 
     /// Whether `id` is stored here as pending.

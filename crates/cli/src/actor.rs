@@ -9,7 +9,7 @@ use akledger::{EventId, Json, RealmId};
 
 use super::author::{did, AuthorArgs, Signer};
 use super::output::{
-    json_text, parse_id, print_lines, read_bounded, CliError, LedgerArgs, Outcome,
+    json_text, print_lines, read_bounded, resolve_id, CliError, LedgerArgs, Outcome,
 };
 
 /// Publish and read actor models (seed 000's versioned actors and their skills).
@@ -100,7 +100,7 @@ fn publish(args: &PublishArgs) -> Result<Outcome, CliError> {
         )));
     }
     let realm: RealmId = match &args.realm {
-        Some(text) => parse_id(text)?,
+        Some(text) => resolve_id(&s.ledger, text)?,
         None => only_realm(&s.ledger.realms())?,
     };
     let latest = s.ledger.actor_models(entity.did()).last().copied();
@@ -146,7 +146,7 @@ fn show(args: &ShowModelArgs) -> Result<Outcome, CliError> {
     let ledger = args.ledger.open()?;
     let found = match &args.at {
         Some(at) => {
-            let at: EventId = parse_id(at)?;
+            let at: EventId = resolve_id(&ledger, at)?;
             ledger.current_model_event(&who, &at)?
         }
         None => ledger.actor_models(&who).last().map(|(_, id)| *id),

@@ -20,7 +20,7 @@ use rand_core::OsRng;
 
 use super::io::{outcome_json, outcome_text};
 use super::keys::{ensure_sidecar_key, load_signing_key};
-use super::output::{json_text, parse_id, print_lines, CliError, LedgerArgs, Outcome};
+use super::output::{json_text, print_lines, resolve_id, CliError, LedgerArgs, Outcome};
 
 /// What every authoring command takes.
 #[derive(clap::Args, Debug, Clone)]
@@ -296,7 +296,7 @@ pub fn strand(args: StrandArgs) -> Result<Outcome, CliError> {
 /// `akledger strand create --realm R`: prints the event id and the strand id.
 fn strand_create(args: &AuthorArgs, realm: &str) -> Result<Outcome, CliError> {
     let s = Signer::new(args)?;
-    let realm: RealmId = parse_id(realm)?;
+    let realm: RealmId = resolve_id(&s.ledger, realm)?;
     let at = s.now_after(&[realm.retype()])?;
     let event = akledger::exchange::create_strand(&s.key, s.actor.clone(), realm, at)?;
     let strand: StrandId = event.id().retype();
@@ -370,8 +370,8 @@ fn sidecar_create(
     strand: Option<&str>,
 ) -> Result<Outcome, CliError> {
     let s = Signer::new(args)?;
-    let realm: RealmId = parse_id(realm)?;
-    let strand: Option<StrandId> = strand.map(parse_id).transpose()?;
+    let realm: RealmId = resolve_id(&s.ledger, realm)?;
+    let strand: Option<StrandId> = strand.map(|t| resolve_id(&s.ledger, t)).transpose()?;
     let mut parents = vec![realm.retype()];
     parents.extend(strand.map(|st| st.retype()));
     let at = s.now_after(&parents)?;
@@ -401,8 +401,8 @@ fn sidecar_create(
 /// another strand of its realm (the next attach version). Prints the event id.
 fn sidecar_attach(args: &AuthorArgs, sidecar: &str, strand: &str) -> Result<Outcome, CliError> {
     let s = Signer::new(args)?;
-    let sidecar: SidecarId = parse_id(sidecar)?;
-    let strand: StrandId = parse_id(strand)?;
+    let sidecar: SidecarId = resolve_id(&s.ledger, sidecar)?;
+    let strand: StrandId = resolve_id(&s.ledger, strand)?;
     let info = s.sidecar(sidecar)?;
     let latest = info
         .attaches
@@ -558,7 +558,7 @@ pub fn exchange(action: ExchangeCmd) -> Result<Outcome, CliError> {
 /// `akledger exchange request`: the controller opens an exchange.
 fn request(r: &RequestArgs) -> Result<Outcome, CliError> {
     let s = Signer::new(&r.author)?;
-    let sidecar: SidecarId = parse_id(&r.sidecar)?;
+    let sidecar: SidecarId = resolve_id(&s.ledger, &r.sidecar)?;
     let author = s.author(sidecar, r.epoch)?;
     let info = s.sidecar(sidecar)?;
     // The sidecar's current context: the latest attach (PROFILE §6, §8.1).
@@ -613,7 +613,7 @@ fn respond(
     epoch: u64,
 ) -> Result<Outcome, CliError> {
     let s = Signer::new(args)?;
-    let sidecar: SidecarId = parse_id(sidecar)?;
+    let sidecar: SidecarId = resolve_id(&s.ledger, sidecar)?;
     let author = s.author(sidecar, epoch)?;
     let p = s.projection(sidecar, exchange)?;
     let at = s.now_after(&[p.request_event_id, sidecar.retype()])?;
@@ -634,7 +634,7 @@ fn respond_skill(r: &RespondArgs, skill: &str) -> Result<Outcome, CliError> {
     let (subject, action) = split_skill(skill)?;
     let data = pncp_data(r.data.as_deref())?;
     let s = Signer::new(&r.author)?;
-    let sidecar: SidecarId = parse_id(&r.sidecar)?;
+    let sidecar: SidecarId = resolve_id(&s.ledger, &r.sidecar)?;
     let author = s.author(sidecar, r.epoch)?;
     let x = exchange_id(&r.exchange_id)?;
     let handle = s.ledger.sidecar(&author);
@@ -652,7 +652,7 @@ fn respond_pncp(r: &RespondArgs, kind: &str) -> Result<Outcome, CliError> {
     })?;
     let data = pncp_data(r.data.as_deref())?;
     let s = Signer::new(&r.author)?;
-    let sidecar: SidecarId = parse_id(&r.sidecar)?;
+    let sidecar: SidecarId = resolve_id(&s.ledger, &r.sidecar)?;
     let author = s.author(sidecar, r.epoch)?;
     let x = exchange_id(&r.exchange_id)?;
     let handle = s.ledger.sidecar(&author);
@@ -694,7 +694,7 @@ fn control(
     epoch: u64,
 ) -> Result<Outcome, CliError> {
     let s = Signer::new(args)?;
-    let sidecar: SidecarId = parse_id(sidecar)?;
+    let sidecar: SidecarId = resolve_id(&s.ledger, sidecar)?;
     let author = s.author(sidecar, epoch)?;
     let p = s.projection(sidecar, exchange)?;
     let act = match action {

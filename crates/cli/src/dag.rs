@@ -13,7 +13,7 @@ use akledger::{Event, EventId, ExchangeId, Ledger};
 
 use super::history::resolve_sidecar;
 use super::html::verdict_color;
-use super::output::{parse_ids, print_lines, short_id, CliError, LedgerArgs, Outcome};
+use super::output::{print_lines, resolve_ids, short_id, CliError, LedgerArgs, Outcome};
 
 /// What a node is.
 enum Node {
@@ -106,7 +106,7 @@ fn nodes(
     histories: &[ExchangeHistory],
 ) -> Result<BTreeMap<EventId, Node>, CliError> {
     let heads: HashSet<EventId> = ledger.heads().into_iter().collect();
-    let since = parse_ids(&args.since)?;
+    let since = resolve_ids(ledger, &args.since)?;
     let keep: Option<HashSet<EventId>> = match (args.exchange.as_deref(), since.is_empty()) {
         (Some(_), _) => Some(
             histories

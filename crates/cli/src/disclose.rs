@@ -9,7 +9,7 @@ use akledger::canonical::parse_value;
 use akledger::EventId;
 
 use super::output::{
-    json_text, parse_id, print_lines, read_bounded, CliError, LedgerArgs, Outcome,
+    json_text, print_lines, read_bounded, resolve_id, CliError, LedgerArgs, Outcome,
 };
 
 /// Print the disclosure of a redacted field of an event this ledger's author sealed:
@@ -52,8 +52,8 @@ const MAX_DISCLOSURE_FILE: u64 = 2 * akledger::limits::MAX_EVENT_BYTES as u64;
 
 /// `akledger disclose EVENT FIELD`.
 pub fn disclose(args: DiscloseArgs) -> Result<Outcome, CliError> {
-    let event: EventId = parse_id(&args.event)?;
     let ledger = args.ledger.open()?;
+    let event: EventId = resolve_id(&ledger, &args.event)?;
     match ledger.disclosure(&event, &args.field)? {
         Some(d) => {
             print_lines([json_text(&d.to_json())])?;

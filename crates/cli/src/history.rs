@@ -5,13 +5,13 @@
 use akledger::exchange::ExchangeHistory;
 use akledger::{ExchangeId, Ledger, SidecarId};
 
-use super::output::{parse_id, print_json, print_text_lines, CliError, Outcome};
+use super::output::{print_json, print_text_lines, resolve_id, CliError, Outcome};
 
 /// The sidecar a command means: the one given, else the ledger's only sidecar; a clear
 /// error naming the choices when there are none or several.
 pub fn resolve_sidecar(ledger: &Ledger, given: Option<&str>) -> Result<SidecarId, CliError> {
     if let Some(s) = given {
-        return parse_id(s);
+        return resolve_id(ledger, s);
     }
     match ledger.sidecars().as_slice() {
         [only] => Ok(*only),

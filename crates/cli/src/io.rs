@@ -14,8 +14,8 @@ use akledger::{Appended, EventId, Json, Ledger, Rejection};
 use indicatif::ProgressBar;
 
 use super::output::{
-    count, emit, ids_json, json_text, open_input, open_output, parse_ids, rejection_line,
-    stdout_result, CliError, FormatArg, LedgerArgs, Outcome,
+    count, emit, ids_json, json_text, open_input, open_output, rejection_line, resolve_id,
+    resolve_ids, stdout_result, CliError, FormatArg, LedgerArgs, Outcome,
 };
 
 /// Where an item is in a log, in the one form every report uses: `line 500 (byte 776992)`
@@ -427,7 +427,7 @@ pub fn export(args: ExportArgs) -> Result<Outcome, CliError> {
     let (ledger, format, since) = (&args.ledger, args.format, &args.since);
     let out = args.out.as_deref();
     let ledger = ledger.open()?;
-    let since = parse_ids(since)?;
+    let since = resolve_ids(&ledger, since)?;
     let keep: Option<HashSet<EventId>> = if since.is_empty() {
         None
     } else {
@@ -477,8 +477,9 @@ pub struct DropPendingArgs {
 /// `akledger drop-pending ID`: drop one pending event (recorded in the log).
 pub fn drop_pending(args: DropPendingArgs) -> Result<Outcome, CliError> {
     let (ledger, id) = (&args.ledger, args.id.as_str());
-    let id: EventId = super::output::parse_id(id)?;
-    if ledger.open_for_writing()?.drop_pending(&id)? {
+    let ledger = ledger.open_for_writing()?;
+    let id: EventId = resolve_id(&ledger, id)?;
+    if ledger.drop_pending(&id)? {
         super::output::print_lines([format!("dropped {id}")])?;
         Ok(Outcome::Clean)
     } else {

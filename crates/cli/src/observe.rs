@@ -8,7 +8,9 @@ use akledger::{ActorId, EventId, SidecarId};
 use rand_core::OsRng;
 
 use super::author::{did, AuthorArgs, Signer};
-use super::output::{json_text, parse_id, print_lines, CliError, LedgerArgs, Outcome};
+use super::output::{
+    json_text, print_lines, resolve_id, resolve_id_at, CliError, LedgerArgs, Outcome,
+};
 
 /// Observation grants and observer feeds (seed 000's observers).
 #[derive(Args, Debug)]
@@ -138,7 +140,7 @@ fn grant(args: &GrantArgs) -> Result<Outcome, CliError> {
         filter: Filter::parse(&args.filter).map_err(|r| usage("--filter", r))?,
     };
     let s = Signer::new(&args.author)?;
-    let sidecar: SidecarId = parse_id(&args.sidecar)?;
+    let sidecar: SidecarId = resolve_id(&s.ledger, &args.sidecar)?;
     let author = s.author(sidecar, args.epoch)?;
     let at = s.now_after(&[sidecar.retype()])?;
     let event = author.grant_observation(&grant, &[sidecar.retype()], at, &mut OsRng)?;
@@ -147,8 +149,8 @@ fn grant(args: &GrantArgs) -> Result<Outcome, CliError> {
 
 fn revoke(args: &RevokeArgs) -> Result<Outcome, CliError> {
     let s = Signer::new(&args.author)?;
-    let sidecar: SidecarId = parse_id(&args.sidecar)?;
-    let grant: EventId = parse_id(&args.grant)?;
+    let sidecar: SidecarId = resolve_id(&s.ledger, &args.sidecar)?;
+    let grant: EventId = resolve_id(&s.ledger, &args.grant)?;
     let author = s.author(sidecar, args.epoch)?;
     let at = s.now_after(&[grant])?;
     let event = author.revoke_observation(grant, &[], at, &mut OsRng)?;
@@ -156,7 +158,7 @@ fn revoke(args: &RevokeArgs) -> Result<Outcome, CliError> {
 }
 
 fn feed(args: &FeedArgs) -> Result<Outcome, CliError> {
-    let grant: EventId = parse_id(&args.grant)?;
+    let grant: EventId = resolve_id_at(&args.ledger, &args.grant)?;
     let mut shown = std::collections::HashSet::new();
     let mut look = |ledger: &akledger::Ledger| -> Result<Vec<String>, CliError> {
         let items = ledger.observer_feed(&grant).map_err(|e| match e {

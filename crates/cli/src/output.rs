@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use akledger::canonical::to_canonical;
 use akledger::id::{Id, IdKind};
+use akledger::id_prefix::IdPrefix;
 use akledger::layout::Layout;
 use akledger::ledger::keyring_file;
 use akledger::log_format::{LogFormat, LogReader};
@@ -318,6 +319,63 @@ fn entry_names(dir: &Path) -> Result<std::collections::BTreeSet<std::ffi::OsStri
 /// Parses an id argument (`ak:event:…`, `ak:sidecar:…`, …), naming the PROFILE code on error.
 pub fn parse_id<K: IdKind>(text: &str) -> Result<Id<K>, CliError> {
     Id::parse(text).map_err(|r| CliError::Usage(format!("{text:?}: {}", rejection_line(&r))))
+}
+
+/// An id argument read against `ledger`: a whole id, or a unique abbreviation of one among
+/// its admitted and pending events (`ak:event:AvW3IN7c`, `AvW3IN7c`, a report's
+/// `AvW3IN7cfBmr…`), as git resolves an abbreviated object name; an ambiguous one is
+/// refused with its candidates listed.
+pub fn resolve_id<K: IdKind>(ledger: &Ledger, text: &str) -> Result<Id<K>, CliError> {
+    if let Ok(id) = Id::<K>::parse(text) {
+        return Ok(id);
+    }
+    let prefix = IdPrefix::parse::<K>(text)
+        .map_err(|r| CliError::Usage(format!("{text:?}: {}", rejection_line(&r))))?;
+    const SHOWN: usize = 10;
+    let found = ledger.ids_starting_with(&prefix, SHOWN + 1);
+    match found.as_slice() {
+        [] => Err(CliError::Usage(format!(
+            "{text:?}: no event here has an id that starts so"
+        ))),
+        [one] => Ok(one.retype()),
+        many => {
+            let listed: Vec<String> = many
+                .iter()
+                .take(SHOWN)
+                .map(|id| format!("  {}", id.retype::<K>()))
+                .collect();
+            let count = match many.len() > SHOWN {
+                true => format!("more than {SHOWN}"),
+                false => many.len().to_string(),
+            };
+            Err(CliError::Usage(format!(
+                "{text:?} is ambiguous: {count} ids start so; give more characters:\n{}",
+                listed.join("\n")
+            )))
+        }
+    }
+}
+
+/// [`resolve_id`] for a command that opens the ledger only when it must: a whole id needs
+/// no ledger; an abbreviation is resolved on a read-only open of `at`.
+pub fn resolve_id_at<K: IdKind>(at: &LedgerArgs, text: &str) -> Result<Id<K>, CliError> {
+    match Id::<K>::parse(text) {
+        Ok(id) => Ok(id),
+        Err(_) => resolve_id(&at.open()?, text),
+    }
+}
+
+/// [`resolve_ids`] for a command that opens the ledger only when it must.
+pub fn resolve_ids_at(at: &LedgerArgs, texts: &[String]) -> Result<Vec<EventId>, CliError> {
+    match parse_ids(texts) {
+        Ok(ids) => Ok(ids),
+        Err(_) => resolve_ids(&at.open()?, texts),
+    }
+}
+
+/// [`resolve_id`] of each of `texts`.
+pub fn resolve_ids(ledger: &Ledger, texts: &[String]) -> Result<Vec<EventId>, CliError> {
+    texts.iter().map(|t| resolve_id(ledger, t)).collect()
 }
 
 /// Parses a list of event ids.

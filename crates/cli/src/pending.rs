@@ -8,7 +8,7 @@ use akledger::canonical::Object;
 use akledger::{EventId, Json, PendingCause, Rejection};
 
 use super::output::{
-    ids_json, json_text, parse_id, print_lines, print_text_lines, rejection_line, CliError,
+    ids_json, json_text, print_lines, print_text_lines, rejection_line, resolve_id, CliError,
     LedgerArgs, Outcome,
 };
 
@@ -55,7 +55,7 @@ pub fn run(args: PendingArgs) -> Result<Outcome, CliError> {
         print_text_lines(lines)?;
         return Ok(Outcome::Clean);
     };
-    let id: EventId = parse_id(why)?;
+    let id: EventId = resolve_id(&ledger, why)?;
     let Some(cause) = causes.iter().find(|c| c.id == id) else {
         let state = if ledger.get(&id)?.is_some() {
             "admitted"

@@ -7,7 +7,7 @@ use akledger::tlog::Hash;
 
 use super::checkpoint::open_tree;
 use super::output::{
-    emit_raw, parse_id, print_lines, stdout_result, CliError, LedgerArgs, Outcome,
+    emit_raw, print_lines, resolve_id_at, stdout_result, CliError, LedgerArgs, Outcome,
 };
 
 /// Print the proof that an event is in the ledger tree, or that the tree extends an
@@ -46,7 +46,11 @@ pub struct ProveArgs {
 
 /// `akledger prove`.
 pub fn run(args: ProveArgs) -> Result<Outcome, CliError> {
-    let id = args.id.as_deref().map(parse_id).transpose()?;
+    let id = args
+        .id
+        .as_deref()
+        .map(|id| resolve_id_at(&args.ledger, id))
+        .transpose()?;
     let ledger = open_tree(&args.ledger, args.origin.as_deref(), true)?;
     let (json, lines) = match (id, args.consistency) {
         (Some(id), _) => {

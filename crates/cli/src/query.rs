@@ -10,8 +10,8 @@ use akledger::{EventId, ExchangeId, GraphView, Json, Ledger, NotFolded, Projecti
 use super::author::ExchangeCmd;
 use super::io::by_kind;
 use super::output::{
-    count, ids_json, parse_id, parse_ids, print_json, print_lines, print_text_lines, CliError,
-    LedgerArgs, Outcome,
+    count, ids_json, print_json, print_lines, print_text_lines, resolve_id, resolve_ids,
+    resolve_ids_at, CliError, LedgerArgs, Outcome,
 };
 
 /// Print one admitted event's canonical JSON.
@@ -41,7 +41,7 @@ pub struct ShowArgs {
 pub fn show(args: ShowArgs) -> Result<Outcome, CliError> {
     let (ledger, id, decrypt, json) = (&args.ledger, args.id.as_str(), args.decrypt, args.json);
     let ledger = ledger.open()?;
-    let id: EventId = parse_id(id)?;
+    let id: EventId = resolve_id(&ledger, id)?;
     let event = ledger
         .get(&id)?
         .ok_or_else(|| CliError::Usage(format!("{id}: not an admitted event of this ledger")))?;
@@ -102,7 +102,7 @@ pub struct HeadsOfArgs {
 /// the opened ledger (the same answer either way).
 pub fn heads_of(args: HeadsOfArgs) -> Result<Outcome, CliError> {
     let (ledger, ids, json) = (&args.ledger, &args.ids, args.json);
-    let ids = parse_ids(ids)?;
+    let ids = resolve_ids_at(ledger, ids)?;
     let quick = match GraphView::open(&ledger.dir) {
         Ok(view) => view.heads_of(&ids)?,
         Err(_) => None,
@@ -137,9 +137,10 @@ pub struct CoversArgs {
 /// `akledger covers --basis ID... ID`.
 pub fn covers(args: CoversArgs) -> Result<Outcome, CliError> {
     let (ledger, basis, id, json) = (&args.ledger, &args.basis, args.id.as_str(), args.json);
-    let basis = parse_ids(basis)?;
-    let id: EventId = parse_id(id)?;
-    let covered = ledger.open()?.covers(&basis, &id)?;
+    let opened = ledger.open()?;
+    let basis = resolve_ids(&opened, basis)?;
+    let id: EventId = resolve_id(&opened, id)?;
+    let covered = opened.covers(&basis, &id)?;
     if json {
         print_json(&Object::new().with("covered", covered.into()).into())?;
     } else {
@@ -251,7 +252,7 @@ pub fn exchanges(args: ExchangesArgs) -> Result<Outcome, CliError> {
     let ledger = ledger.open()?;
     let (mut projections, mut not_folded) = match sidecar {
         Some(s) => {
-            let fold = ledger.exchanges(&parse_id::<akledger::id::SidecarKind>(s)?)?;
+            let fold = ledger.exchanges(&resolve_id::<akledger::id::SidecarKind>(&ledger, s)?)?;
             (fold.projections, fold.not_folded)
         }
         None => fold_all(&ledger)?,

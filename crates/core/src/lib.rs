@@ -55,6 +55,7 @@ pub mod error;
 pub mod event;
 pub mod exchange;
 pub mod id;
+pub mod id_prefix;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals;

@@ -71,3 +71,8 @@ pub const MAX_PROOF_HASHES: usize = 128;
 /// largest integer canonical JSON carries exactly, so a version always round-trips through
 /// any JSON tool that reads it as a number.
 pub const MAX_ACTOR_VERSION: u64 = (1 << 53) - 1;
+
+/// Fewest characters of an id's base64url an abbreviation may give (after its
+/// `ak:<kind>:` tag), as git asks of an abbreviated object name: 24 bits single out one
+/// id among thousands and are still short enough to type.
+pub const MIN_ID_PREFIX_CHARS: usize = 4;

@@ -939,3 +939,65 @@ fn no_ledger_is_made_by_a_typo() {
     assert!(stderr(&again).is_empty(), "{}", stderr(&again));
     run_ok(&["append", p(&log), "--dir", t], 0);
 }
+
+/// Ids are accepted abbreviated wherever an id is, as git resolves abbreviated names: a
+/// unique prefix (with or without its `ak:<kind>:` tag, or a report's label ending in
+/// `…`) stands for the id; an ambiguous one is refused with its candidates listed; too
+/// short a one names the rule.
+#[test]
+fn unique_prefixes_stand_for_ids_and_ambiguous_ones_list_their_candidates() {
+    // About 1,100 events: some share their first 4 characters (2 + 12 bits of digest).
+    let tmp = demo("150");
+    let dir = tmp.path().join("data");
+    let d = p(&dir);
+    let log = stdout(&run_ok(&["log", "--dir", d], 0));
+    let ids: Vec<&str> = log.lines().filter_map(|l| l.split(' ').next()).collect();
+    let tail = |id: &str| id.strip_prefix("ak:event:").unwrap().to_string();
+    // The shortest unique abbreviation of the first id, and an ambiguous 4-character one.
+    let first = ids[0];
+    let unique = (4..44)
+        .map(|n| tail(first)[..n].to_string())
+        .find(|pre| {
+            ids.iter()
+                .filter(|i| tail(i).starts_with(pre.as_str()))
+                .count()
+                == 1
+        })
+        .unwrap();
+    let mut counts = std::collections::BTreeMap::<String, usize>::new();
+    for id in &ids {
+        *counts.entry(tail(id)[..4].to_string()).or_default() += 1;
+    }
+    let (shared, n) = counts.into_iter().max_by_key(|(_, n)| *n).unwrap();
+    assert!(n >= 2, "{} ids share no 4-character prefix", ids.len());
+    let shown = |arg: &str| json(&run_ok(&["show", "--dir", d, arg], 0))["id"].clone();
+    let full = json(&run_ok(&["show", "--dir", d, first], 0))["id"].clone();
+    for arg in [
+        unique.clone(),
+        format!("ak:event:{unique}"),
+        format!("{}…", &tail(first)[..12]),
+    ] {
+        assert_eq!(shown(&arg), full, "{arg}");
+    }
+    // Any command that takes an id: covers, heads-of (answered from the graph file), and
+    // a sidecar id.
+    run_ok(&["covers", "--dir", d, "--basis", &unique, &unique], 0);
+    let heads = stdout(&run_ok(&["heads-of", "--dir", d, &unique], 0));
+    assert!(heads.contains(first), "{heads}");
+    let ambiguous = run_ok(&["show", "--dir", d, &shared], 2);
+    let err = stderr(&ambiguous);
+    assert!(err.contains("is ambiguous"), "{err}");
+    let listed = err
+        .lines()
+        .filter(|l| l.trim_start().starts_with("ak:event:"))
+        .count();
+    assert_eq!(listed, n.min(10), "{err}");
+    let short = run_ok(&["show", "--dir", d, &tail(first)[..3]], 2);
+    assert!(
+        stderr(&short).contains("at least 4 characters"),
+        "{}",
+        stderr(&short)
+    );
+    let none = run_ok(&["show", "--dir", d, "ak:event:ZZZZZZ"], 2);
+    assert!(stderr(&none).contains("no event here"), "{}", stderr(&none));
+}

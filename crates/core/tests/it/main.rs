@@ -10,6 +10,7 @@ mod codes;
 mod dag_oracle;
 mod fuzz_actors;
 mod fuzz_tlog;
+mod id_prefix;
 mod rejections;
 mod tlog_oracle;
 mod tlog_vectors;
