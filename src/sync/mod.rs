@@ -2,7 +2,9 @@
 //!
 //! The IO shell's network end (it touches no file; it reads and writes a stream). One side
 //! drives ([`Ledger::sync`](crate::Ledger::sync), the client), the other answers
-//! ([`Ledger::serve_session`](crate::Ledger::serve_session)):
+//! ([`Ledger::serve_session`](crate::Ledger::serve_session)); over TCP,
+//! [`Ledger::serve`](crate::Ledger::serve) runs many sessions with a clean stop and
+//! [`Ledger::sync_tcp`](crate::Ledger::sync_tcp) connects with timeouts on:
 //!
 //! 1. **hello** — both send their heads.
 //! 2. **have rounds** — the client finds the common set C (the events both hold; it is
@@ -34,10 +36,13 @@ mod client;
 pub mod frame;
 mod negotiate;
 mod serve;
+mod server;
+mod slots;
 mod stream;
 mod timed;
 
 pub use budget::MemoryBudget;
+pub use server::{stop_serving, ServeEvent, ServeOptions, ServeReport};
 pub use timed::{Duplex, TimedReader, TimedWriter};
 
 /// Refuses a session before it starts: writes the protocol's error frame with `why`, which
@@ -130,6 +135,9 @@ pub enum SyncError {
     /// The caller asked for something impossible.
     #[error("{0}")]
     Misuse(String),
+    /// The peer pushed events to a read-only server, which admits none.
+    #[error("this server is read-only: it takes no events (sync with --pull-only)")]
+    ReadOnly,
     /// The local ledger failed.
     #[error(transparent)]
     Ledger(#[from] Error),
@@ -163,7 +171,7 @@ impl SyncError {
             | SyncError::OverLimit(_)
             | SyncError::Disconnected
             | SyncError::Io(_) => Fault::Io,
-            SyncError::Misuse(_) => Fault::CallerMisuse,
+            SyncError::Misuse(_) | SyncError::ReadOnly => Fault::CallerMisuse,
             SyncError::Ledger(e) => e.fault(),
         }
     }

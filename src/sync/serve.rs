@@ -50,8 +50,31 @@ impl Ledger {
         limit: Duration,
         budget: &MemoryBudget,
     ) -> Result<SyncReport, SyncError> {
+        self.answer_session(stream, limit, budget, false)
+    }
+
+    /// [`Ledger::serve_session_within`] for a read-only server: the peer may pull, and a
+    /// peer that pushes events is refused ([`SyncError::ReadOnly`], told to the peer) with
+    /// nothing it sent admitted.
+    pub fn serve_session_read_only<S: Read + Write>(
+        &self,
+        stream: &mut S,
+        limit: Duration,
+    ) -> Result<SyncReport, SyncError> {
+        self.answer_session(stream, limit, &MemoryBudget::new(0), true)
+    }
+
+    /// One session; when `read_only`, a peer that pushes events is refused
+    /// ([`SyncError::ReadOnly`], told to the peer) and nothing it sent is admitted.
+    pub(super) fn answer_session<S: Read + Write>(
+        &self,
+        stream: &mut S,
+        limit: Duration,
+        budget: &MemoryBudget,
+        read_only: bool,
+    ) -> Result<SyncReport, SyncError> {
         let mut wire = Wire::new(stream, limit, budget.clone());
-        match answer(self, &mut wire) {
+        match answer(self, &mut wire, read_only) {
             Ok(()) => Ok(wire.report),
             Err(e) => {
                 wire.refuse(&e);
@@ -61,11 +84,15 @@ impl Ledger {
     }
 }
 
-fn answer<S: Read + Write>(ledger: &Ledger, wire: &mut Wire<'_, S>) -> Result<(), SyncError> {
+fn answer<S: Read + Write>(
+    ledger: &Ledger,
+    wire: &mut Wire<'_, S>,
+    read_only: bool,
+) -> Result<(), SyncError> {
     // The pushed stream's batches, admitted two stages deep until its `Done`; a session
     // that fails mid-stream still commits the batch that arrived whole.
     let mut receiving: Option<Pipeline<'_>> = None;
-    let result = answer_frames(ledger, wire, &mut receiving);
+    let result = answer_frames(ledger, wire, &mut receiving, read_only);
     match (result, receiving) {
         (Err(failure), Some(pipeline)) => Err(wire.fail_after(ledger, pipeline, failure)),
         (result, _) => result,
@@ -76,6 +103,7 @@ fn answer_frames<'l, S: Read + Write>(
     ledger: &'l Ledger,
     wire: &mut Wire<'_, S>,
     receiving: &mut Option<Pipeline<'l>>,
+    read_only: bool,
 ) -> Result<(), SyncError> {
     let mut phase = Phase::Hello;
     let mut pushed_from = 0u64;
@@ -113,6 +141,7 @@ fn answer_frames<'l, S: Read + Write>(
                 let missing = ledger.difference_in_admission_order(&ledger.heads(), &common)?;
                 wire.send_events(ledger, &missing)?;
             }
+            (Phase::Requests, Frame::Events(_)) if read_only => return Err(SyncError::ReadOnly),
             (Phase::Requests, Frame::Events(events)) => {
                 pushed_from = wire.report.received;
                 len_before = ledger.len();

@@ -178,7 +178,10 @@ impl<'s, S: Read + Write> Wire<'s, S> {
     pub fn refuse(&mut self, error: &SyncError) {
         if matches!(
             error,
-            SyncError::Protocol(_) | SyncError::Misuse(_) | SyncError::Busy(_)
+            SyncError::Protocol(_)
+                | SyncError::Misuse(_)
+                | SyncError::Busy(_)
+                | SyncError::ReadOnly
         ) {
             let _ = write_frame(&mut self.stream, &Frame::Error(error.to_string()));
         }

@@ -38,7 +38,6 @@ mod prove;
 mod query;
 #[cfg(feature = "nats")]
 mod replicate;
-mod serve_slots;
 mod shell;
 mod sidecar_run;
 mod sync;

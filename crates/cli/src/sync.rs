@@ -6,13 +6,15 @@ use clap::Args;
 use std::io::{self, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use akledger::limits::{BUSY_ANSWER_SECS, MAX_SYNC_REFUSALS, MAX_SYNC_SESSIONS};
+use akledger::limits::{MAX_SYNC_SESSIONS, MIN_SYNC_SESSION_BYTES_PER_SEC};
 use akledger::limits::{SYNC_SESSION_LIMIT_SECS, SYNC_TIMEOUT_SECS};
-use akledger::sync::{Direction, Duplex, SyncOptions, SyncReport};
+use akledger::sync::{
+    stop_serving, Direction, Duplex, ServeEvent, ServeOptions, SyncOptions, SyncReport,
+};
 use akledger::{Json, Ledger, Object};
 
 use super::output::{
@@ -20,7 +22,6 @@ use super::output::{
     Outcome,
 };
 use super::progress::{transfer, Transfer};
-use super::serve_slots::{Counted, Slots};
 
 /// Where `sync` finds its peer.
 pub enum Peer {
@@ -54,8 +55,12 @@ impl SessionArgs {
 }
 
 /// Serve this ledger to `akledger sync` peers: over TCP (`--listen ADDR`; with port 0 the
-/// bound address is printed as the first stdout line; many peers at once) or for one
-/// session over stdin/stdout (`--stdio`, for `--peer-cmd "ssh host akledger serve --stdio"`).
+/// bound address is printed as the first stdout line; many peers at once; SIGTERM or
+/// SIGINT stop it cleanly, exit 0) or for one session over stdin/stdout (`--stdio`, for
+/// `--peer-cmd "ssh host akledger serve --stdio"`).
+///
+/// Listening beyond loopback without --read-only lets anyone who can connect push events
+/// into the ledger (each still verified by admission).
 ///
 /// Example: akledger serve --dir ./books --listen 127.0.0.1:7420
 #[derive(Args, Debug)]
@@ -73,6 +78,10 @@ pub struct ServeArgs {
     /// Serve one session over stdin/stdout.
     #[arg(long)]
     pub stdio: bool,
+    /// Serve only: a peer that pushes events is refused and nothing it sends is admitted
+    /// (peers sync with --pull-only). Without it, a server listening beyond loopback warns.
+    #[arg(long)]
+    pub read_only: bool,
     #[command(flatten)]
     pub session: SessionArgs,
 }
@@ -81,137 +90,101 @@ pub struct ServeArgs {
 pub fn serve(args: ServeArgs) -> Result<Outcome, CliError> {
     let options = args.session.options(Direction::Both);
     match &args.listen {
-        Some(addr) => serve_tcp(&args.ledger, addr, &options),
-        None => serve_stdio(&args.ledger, &options),
+        Some(addr) => serve_tcp(&args.ledger, addr, &options, args.read_only),
+        None => serve_stdio(&args.ledger, &options, args.read_only),
     }
 }
 
-/// `akledger serve --listen ADDR`: one ledger shared by concurrent sessions.
-fn serve_tcp(ledger: &LedgerArgs, addr: &str, options: &SyncOptions) -> Result<Outcome, CliError> {
+/// `akledger serve --listen ADDR`: one ledger shared by concurrent sessions, until SIGTERM
+/// or SIGINT, which stop it accepting, let the running sessions end and close the ledger.
+fn serve_tcp(
+    ledger: &LedgerArgs,
+    addr: &str,
+    options: &SyncOptions,
+    read_only: bool,
+) -> Result<Outcome, CliError> {
     let keyring = ledger.keyring_target();
-    let ledger = Arc::new(ledger.open_for_writing()?);
+    let ledger = ledger.open_for_writing()?;
     let listener =
         TcpListener::bind(addr).map_err(|e| CliError::Usage(format!("listen on {addr}: {e}")))?;
     let bound = listener
         .local_addr()
         .map_err(|e| CliError::Usage(format!("listen on {addr}: {e}")))?;
+    // Before the address is printed: whoever reads it may signal at once.
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    ctrlc::set_handler(move || stop_serving(&flag, bound))
+        .map_err(|e| CliError::Usage(format!("cannot handle SIGINT/SIGTERM: {e}")))?;
     let mut out = io::stdout();
     emit(&mut out, &bound.to_string())?;
     stdout_result(out.flush())?;
-    let refusing = Arc::new(AtomicUsize::new(0));
-    let options = *options;
-    let mut slots = Slots::new(options.timeout);
-    let mut keyring_seen = keyring_stamp(&keyring);
-    // What all sessions together may hold of what peers send.
-    let budget = akledger::sync::MemoryBudget::new(akledger::limits::MAX_SYNC_HELD_BYTES);
-    for conn in listener.incoming() {
-        let Ok(stream) = conn else { continue };
-        if !slots.make_room() {
-            refuse_busy(stream, &refusing);
-            continue;
-        }
-        // `keys add` beside a running server: each session starts with what the file holds.
-        let stamp = keyring_stamp(&keyring);
-        if stamp != keyring_seen {
-            keyring_seen = stamp;
-            match ledger.merge_keyring_file(&keyring) {
-                Ok(n) => eprintln!("akledger: serve: keyring reloaded ({n} new sidecar keys)"),
-                Err(e) => {
-                    eprintln!("akledger: serve: keyring not reloaded, keeping the keys held: {e}")
-                }
-            }
-        }
-        let peer = stream
-            .peer_addr()
-            .map_or_else(|_| "peer".to_owned(), |a| a.to_string());
-        let Ok(handle) = stream.try_clone() else {
-            continue;
-        };
-        let progress = slots.start(&peer, handle);
-        let ledger = Arc::clone(&ledger);
-        let budget = budget.clone();
-        std::thread::spawn(move || {
-            let applied = options.apply_to(&stream);
-            let mut counted = Counted {
-                inner: stream,
-                progress: Arc::clone(&progress),
-            };
-            let result = applied
-                .map_err(akledger::sync::SyncError::io)
-                .and_then(|()| {
-                    ledger.serve_session_sharing(&mut counted, options.session_limit, &budget)
-                });
-            match result {
-                Ok(r) => eprintln!(
-                    "akledger: serve: {peer}: sent {} events, received {}",
-                    r.sent, r.received
-                ),
-                Err(e) => eprintln!("akledger: serve: {peer}: {e}"),
-            }
-            // The slot table holds a handle on the socket (to cut a trickler): close the
-            // connection now, not when that handle goes.
-            let _ = counted.inner.shutdown(std::net::Shutdown::Both);
-            progress.finish();
-        });
+    if !read_only && !bound.ip().is_loopback() {
+        eprintln!(
+            "akledger: serve: listening on {bound}, beyond loopback, and taking events: anyone who can connect may push events into this ledger (each is still verified); pass --read-only to serve only"
+        );
     }
+    let serve_options = ServeOptions {
+        session: *options,
+        read_only,
+        keyring_file: Some(keyring),
+    };
+    let report = ledger.serve(listener, &serve_options, &stop, tell)?;
+    ledger.close()?;
+    eprintln!(
+        "akledger: serve: stopped: {} sessions served ({} failed, {} peers told busy), {} events sent, {} received; the ledger is closed",
+        report.sessions, report.failed, report.busy, report.sent, report.received
+    );
     Ok(Outcome::Clean)
 }
 
-/// What identifies the keyring file's version: its inode, length and modification time
-/// (`None` without a file).
-fn keyring_stamp(path: &std::path::Path) -> Option<(u64, u64, std::time::SystemTime)> {
-    use std::os::unix::fs::MetadataExt as _;
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.ino(), meta.len(), meta.modified().ok()?))
-}
-
-/// Tells a peer that came while every session is taken that the server is busy (a sync
-/// error frame, which its `sync` prints), on a thread of its own with a short deadline, so
-/// that the accept loop never waits on a peer; beyond [`MAX_SYNC_REFUSALS`] at once, the
-/// connection is only closed.
-fn refuse_busy(mut stream: TcpStream, refusing: &Arc<AtomicUsize>) {
-    let peer = stream
-        .peer_addr()
-        .map_or_else(|_| "peer".to_owned(), |a| a.to_string());
-    eprintln!("akledger: serve: {peer}: refused, {MAX_SYNC_SESSIONS} sessions running");
-    if refusing.fetch_add(1, Ordering::SeqCst) >= MAX_SYNC_REFUSALS {
-        refusing.fetch_sub(1, Ordering::SeqCst);
-        return;
-    }
-    let refusing_again = Arc::clone(refusing);
-    let refusing = Arc::clone(refusing);
-    let spawned = std::thread::Builder::new()
-        .name("akledger-serve-busy".into())
-        .spawn(move || {
-            let deadline = Some(Duration::from_secs(BUSY_ANSWER_SECS));
-            if stream.set_write_timeout(deadline).is_ok()
-                && stream.set_read_timeout(deadline).is_ok()
-            {
-                let why = format!(
-                    "busy: this server runs {MAX_SYNC_SESSIONS} sessions, its most; try again later"
-                );
-                let _ = akledger::sync::refuse(&mut stream, &why);
-                // Closing with the peer's hello unread would reset the connection and could
-                // discard the answer before it is read: stop writing, then take what the peer
-                // sends until it closes or the deadline passes.
-                let _ = stream.shutdown(std::net::Shutdown::Write);
-                let _ = io::copy(&mut io::Read::take(&mut stream, 1 << 20), &mut io::sink());
-            }
-            refusing.fetch_sub(1, Ordering::SeqCst);
-        });
-    if spawned.is_err() {
-        // No thread to answer on: the connection just closes.
-        refusing_again.fetch_sub(1, Ordering::SeqCst);
+/// Says on stderr what the server did.
+fn tell(event: ServeEvent<'_>) {
+    match event {
+        ServeEvent::Ended {
+            peer,
+            result: Ok(r),
+        } => eprintln!(
+            "akledger: serve: {peer}: sent {} events, received {}",
+            r.sent, r.received
+        ),
+        ServeEvent::Ended {
+            peer,
+            result: Err(e),
+        } => eprintln!("akledger: serve: {peer}: {e}"),
+        ServeEvent::Busy { peer } => {
+            eprintln!("akledger: serve: {peer}: refused, {MAX_SYNC_SESSIONS} sessions running")
+        }
+        ServeEvent::Cut {
+            peer,
+            bytes_per_sec,
+            after,
+        } => eprintln!(
+            "akledger: serve: {peer}: cut to make room ({bytes_per_sec} bytes/s over {} s, below {MIN_SYNC_SESSION_BYTES_PER_SEC})",
+            after.as_secs()
+        ),
+        ServeEvent::KeyringReloaded(n) => {
+            eprintln!("akledger: serve: keyring reloaded ({n} new sidecar keys)")
+        }
+        ServeEvent::KeyringKept(e) => {
+            eprintln!("akledger: serve: keyring not reloaded, keeping the keys held: {e}")
+        }
+        _ => {}
     }
 }
 
 /// `akledger serve --stdio`: one session over stdin/stdout.
-fn serve_stdio(ledger: &LedgerArgs, options: &SyncOptions) -> Result<Outcome, CliError> {
+fn serve_stdio(
+    ledger: &LedgerArgs,
+    options: &SyncOptions,
+    read_only: bool,
+) -> Result<Outcome, CliError> {
     let ledger = ledger.open_for_writing()?;
     let mut stream = Duplex::timed(io::stdin(), io::stdout(), options.timeout);
-    ledger
-        .serve_session_within(&mut stream, options.session_limit)
-        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let served = match read_only {
+        true => ledger.serve_session_read_only(&mut stream, options.session_limit),
+        false => ledger.serve_session_within(&mut stream, options.session_limit),
+    };
+    served.map_err(|e| CliError::Usage(e.to_string()))?;
     Ok(Outcome::Clean)
 }
 

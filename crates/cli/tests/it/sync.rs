@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 
 use akledger::sync::SyncOptions;
 use akledger::workload::realm_dag;
@@ -47,6 +47,20 @@ impl Server {
             child,
             addr: line.trim().to_owned(),
         }
+    }
+}
+
+impl Server {
+    /// Sends `signal` (`-TERM`, `-INT`) and waits for the server to exit.
+    fn signal(mut self, signal: &str) -> std::process::Output {
+        let sent = Command::new("kill")
+            .arg(signal)
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let child = std::mem::replace(&mut self.child, Command::new("true").spawn().unwrap());
+        child.wait_with_output().unwrap()
     }
 }
 
@@ -664,4 +678,155 @@ fn hostile_sessions_hold_a_bounded_total_of_memory_and_give_it_back() {
         now < peak_before + 2 * budget_mib,
         "serve kept {now} MiB after the sessions ended"
     );
+}
+
+/// `serve` stops cleanly on SIGTERM and on SIGINT: it lets the running sessions end,
+/// closes the ledger (the next open recovers nothing) and exits 0, saying what it served.
+#[test]
+fn serve_stops_cleanly_on_sigterm_and_sigint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b, _) = divergent(tmp.path());
+    for signal in ["-TERM", "-INT"] {
+        let server = Server::start_with(&b, &[], Stdio::piped());
+        run_ok(&["sync", "--dir", p(&a), "--peer", &server.addr], 0);
+        let out = server.signal(signal);
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{signal}: {said}");
+        assert!(
+            said.contains("stopped: 1 sessions served"),
+            "{signal}: {said}"
+        );
+        let next = run_ok(&["heads", "--dir", p(&b)], 0);
+        assert!(
+            stderr(&next).is_empty(),
+            "{signal}: the next open recovered: {}",
+            stderr(&next)
+        );
+    }
+}
+
+/// `serve --read-only` lets peers pull and refuses what they push, saying how to sync
+/// with it; nothing a peer pushes reaches its ledger.
+#[test]
+fn a_read_only_server_serves_pulls_and_refuses_pushes() {
+    let tmp = tempfile::tempdir().unwrap();
+    // `served` has a tail `mine` lacks; `mine`'s own tail waits for it (pending), so once
+    // pulled it has events to push.
+    let (served, mine, _) = divergent(tmp.path());
+    let before_served = ids(&Ledger::open(&served).unwrap());
+    let server = Server::start_with(&served, &["--read-only"], Stdio::null());
+    let pushed = run(&["sync", "--dir", p(&mine), "--peer", &server.addr]);
+    assert_eq!(pushed.status.code(), Some(2));
+    let said = stderr(&pushed);
+    assert!(
+        said.contains("read-only") && said.contains("--pull-only"),
+        "{said}"
+    );
+    run_ok(
+        &[
+            "sync",
+            "--dir",
+            p(&mine),
+            "--peer",
+            &server.addr,
+            "--pull-only",
+        ],
+        0,
+    );
+    drop(server);
+    let (after_served, after_mine) = (
+        ids(&Ledger::open(&served).unwrap()),
+        ids(&Ledger::open(&mine).unwrap()),
+    );
+    assert_eq!(
+        after_served, before_served,
+        "nothing pushed reached the read-only server"
+    );
+    assert!(after_mine.is_superset(&before_served));
+    assert!(
+        after_mine.len() > after_served.len(),
+        "mine had events to push"
+    );
+}
+
+/// A server that takes events and listens beyond loopback says so on start; with
+/// `--read-only` it does not.
+#[test]
+fn serving_beyond_loopback_without_read_only_warns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, b, _) = divergent(tmp.path());
+    for (args, warns) in [(&[][..], true), (&["--read-only"][..], false)] {
+        let mut child = bin()
+            .args(["serve", "--dir", p(&b), "--listen", "0.0.0.0:0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let server = Server {
+            child,
+            addr: line.trim().to_owned(),
+        };
+        let out = server.signal("-TERM");
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{said}");
+        assert_eq!(said.contains("beyond loopback"), warns, "{args:?}: {said}");
+    }
+}
+
+/// The library's server and client ends: `Ledger::serve` on a listener with default
+/// options serves `Ledger::sync_tcp`, and returns what it served once stopped; a
+/// read-only server refuses a client's push, and admits none of it.
+#[test]
+fn the_library_serves_syncs_over_tcp_and_stops_cleanly() {
+    use akledger::sync::{stop_serving, ServeOptions};
+    use std::sync::atomic::AtomicBool;
+    let events = realm_dag(7, 40, 3, 8).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let ledger = |name: &str, n: usize| {
+        let l = Ledger::open(tmp.path().join(name)).unwrap();
+        for e in events.iter().take(n) {
+            l.append(e.bytes()).unwrap();
+        }
+        l
+    };
+    for read_only in [false, true] {
+        let (server, client) = (
+            ledger(&format!("s{read_only}"), 30),
+            ledger(&format!("c{read_only}"), 20),
+        );
+        let more = ledger(&format!("m{read_only}"), 40);
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = AtomicBool::new(false);
+        let options = ServeOptions {
+            read_only,
+            ..ServeOptions::default()
+        };
+        let report = std::thread::scope(|scope| {
+            let served = scope.spawn(|| server.serve(listener, &options, &stop, |_| {}).unwrap());
+            // A client behind pulls what it lacks.
+            let pulled = client.sync_tcp(addr, &SyncOptions::default()).unwrap();
+            assert_eq!((pulled.received, pulled.sent), (10, 0));
+            // A client ahead pushes, unless the server is read-only.
+            let pushed = more.sync_tcp(addr, &SyncOptions::default());
+            match (read_only, pushed) {
+                (false, Ok(r)) => assert_eq!(r.sent, 10),
+                (true, Err(akledger::sync::SyncError::Refused(why))) => {
+                    assert!(why.contains("read-only"), "{why}")
+                }
+                (_, other) => panic!("read_only {read_only}: {other:?}"),
+            }
+            stop_serving(&stop, addr);
+            served.join().unwrap()
+        });
+        assert_eq!(report.sessions, 2);
+        assert_eq!(report.failed, u64::from(read_only));
+        assert_eq!(server.len(), if read_only { 30 } else { 40 });
+        assert_eq!(client.len(), 30);
+    }
 }

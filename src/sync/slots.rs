@@ -1,4 +1,4 @@
-//! `serve`'s session slots: at most [`MAX_SYNC_SESSIONS`] at once, and when a peer comes
+//! A server's session slots: at most [`MAX_SYNC_SESSIONS`] at once, and when a peer comes
 //! while all are taken, the slowest session that has moved less than
 //! [`MIN_SYNC_SESSION_BYTES_PER_SEC`] on average over more than one read timeout is cut to
 //! make room (a peer trickling bytes to hold slots), else the newcomer is told `busy`.
@@ -9,11 +9,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use akledger::limits::{MAX_SYNC_SESSIONS, MIN_SYNC_SESSION_BYTES_PER_SEC};
+use crate::limits::{MAX_SYNC_SESSIONS, MIN_SYNC_SESSION_BYTES_PER_SEC};
 
 /// What a session and the accept loop share.
 #[derive(Debug, Default)]
-pub struct SessionProgress {
+pub(super) struct SessionProgress {
     /// Bytes the session read and wrote.
     moved: AtomicU64,
     /// Set by the session when it ends.
@@ -22,15 +22,15 @@ pub struct SessionProgress {
 
 impl SessionProgress {
     /// The session ended.
-    pub fn finish(&self) {
+    pub(super) fn finish(&self) {
         self.done.store(true, Ordering::SeqCst);
     }
 }
 
 /// A stream that counts what moves through it into a [`SessionProgress`].
-pub struct Counted<S> {
-    pub inner: S,
-    pub progress: Arc<SessionProgress>,
+pub(super) struct Counted<S> {
+    pub(super) inner: S,
+    pub(super) progress: Arc<SessionProgress>,
 }
 
 impl<S: Read> Read for Counted<S> {
@@ -63,7 +63,7 @@ struct Slot {
 }
 
 /// The running sessions.
-pub struct Slots {
+pub(super) struct Slots {
     slots: Vec<Slot>,
     /// How long a session may be slow before it can be cut (the read timeout).
     grace: Duration,
@@ -71,21 +71,20 @@ pub struct Slots {
 
 impl Slots {
     /// No session yet; sessions younger than `grace` are never cut.
-    pub fn new(grace: Duration) -> Slots {
+    pub(super) fn new(grace: Duration) -> Slots {
         Slots {
             slots: Vec::new(),
             grace,
         }
     }
 
-    /// Makes room for a newcomer: true when a slot is free, or was freed by cutting the
-    /// slowest session below the rate (said on stderr); false when every session is busy
-    /// moving data.
-    pub fn make_room(&mut self) -> bool {
+    /// Makes room for a newcomer: a free slot, or one freed by cutting the slowest session
+    /// below the rate; [`Room::Full`] when every session is busy moving data.
+    pub(super) fn make_room(&mut self) -> Room {
         self.slots
             .retain(|s| !s.progress.done.load(Ordering::SeqCst));
         if self.slots.len() < MAX_SYNC_SESSIONS {
-            return true;
+            return Room::Free;
         }
         let rate = |s: &Slot| {
             let secs = s.started.elapsed().as_secs_f64().max(f64::EPSILON);
@@ -100,20 +99,19 @@ impl Slots {
             .filter(|(_, r)| *r < MIN_SYNC_SESSION_BYTES_PER_SEC as f64)
             .min_by(|a, b| a.1.total_cmp(&b.1));
         let Some((i, rate)) = slowest else {
-            return false;
+            return Room::Full;
         };
         let slot = self.slots.swap_remove(i);
-        eprintln!(
-            "akledger: serve: {}: cut to make room ({rate:.0} bytes/s over {} s, below {MIN_SYNC_SESSION_BYTES_PER_SEC})",
-            slot.peer,
-            slot.started.elapsed().as_secs()
-        );
         let _ = slot.socket.shutdown(Shutdown::Both);
-        true
+        Room::Cut {
+            peer: slot.peer,
+            bytes_per_sec: rate as u64,
+            after: slot.started.elapsed(),
+        }
     }
 
     /// Records a session starting on `socket` (a handle on the session's socket).
-    pub fn start(&mut self, peer: &str, socket: TcpStream) -> Arc<SessionProgress> {
+    pub(super) fn start(&mut self, peer: &str, socket: TcpStream) -> Arc<SessionProgress> {
         let progress = Arc::new(SessionProgress::default());
         self.slots.push(Slot {
             peer: peer.to_string(),
@@ -123,4 +121,21 @@ impl Slots {
         });
         progress
     }
+}
+
+/// What [`Slots::make_room`] did.
+pub(super) enum Room {
+    /// A slot was free.
+    Free,
+    /// The slowest session was cut to free one.
+    Cut {
+        /// Its peer.
+        peer: String,
+        /// What it moved on average.
+        bytes_per_sec: u64,
+        /// How long it had run.
+        after: Duration,
+    },
+    /// Every session is busy moving data.
+    Full,
 }
