@@ -9,7 +9,7 @@ use akledger::{EventId, Json, RealmId};
 
 use super::author::{did, AuthorArgs, Signer};
 use super::output::{
-    json_text, print_lines, read_bounded, resolve_id, CliError, LedgerArgs, Outcome,
+    json_text, print_lines, read_bounded, resolve_id, typed, CliError, LedgerArgs, Outcome,
 };
 
 /// Publish and read actor models (seed 000's versioned actors and their skills).
@@ -153,7 +153,8 @@ fn show(args: &ShowModelArgs) -> Result<Outcome, CliError> {
     };
     let Some(id) = found else {
         if args.json {
-            print_lines([json_text(&Object::new().with("model", Json::Null).into())])?;
+            let none = Object::new().with("model", Json::Null);
+            print_lines([json_text(&typed("akledger.actor.model", none))])?;
         } else {
             eprintln!(
                 "akledger: actor show: no admitted model of {who}{}",
@@ -183,7 +184,7 @@ fn show(args: &ShowModelArgs) -> Result<Outcome, CliError> {
                 Json::Int(i64::try_from(model.entity.version()).unwrap_or(i64::MAX)),
             )
             .with("model", raw);
-        print_lines([json_text(&out.into())])?;
+        print_lines([json_text(&typed("akledger.actor.model", out))])?;
     } else {
         let mut lines = vec![format!("{} {}", model.entity, id)];
         for subject in model.offered() {

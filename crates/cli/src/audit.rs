@@ -19,7 +19,8 @@ use indicatif::ProgressBar;
 
 use super::io::{claimed_id, feed, rejected_id, who_text, Position};
 use super::output::{
-    count, emit_raw, emit_text, ids_json, json_text, load_keyring, stdout_result, CliError, Outcome,
+    count, emit_raw, emit_text, ids_json, json_text, load_keyring, stdout_result, CliError,
+    Outcome, JSON_FORMAT,
 };
 use super::query::{decrypt_hint, fold_all, reasons_text, status_text};
 
@@ -587,8 +588,9 @@ impl Report {
             .as_ref()
             .map(|c| format!("\"checkpoint\":{},", json_text(&c.to_json())))
             .unwrap_or_default();
+        // Keys in canonical order; `format` and `type` as every --json output has them.
         put(&format!(
-            "{{{checkpoint}\"exchanges\":{},\"heads\":{},\"not_folded\":{},\"pending\":{},\"rejected\":[",
+            "{{{checkpoint}\"exchanges\":{},\"format\":{JSON_FORMAT},\"heads\":{},\"not_folded\":{},\"pending\":{},\"rejected\":[",
             json_text(&exchanges),
             json_text(&ids_json(&self.heads)),
             json_text(&not_folded),
@@ -600,7 +602,10 @@ impl Report {
             }
             put(&item?.0)?;
         }
-        put(&format!("],\"summary\":{}}}\n", json_text(&summary.into())))?;
+        put(&format!(
+            "],\"summary\":{},\"type\":\"akledger.audit\"}}\n",
+            json_text(&summary.into())
+        ))?;
         stdout_result(out.flush())
     }
 

@@ -20,7 +20,7 @@ use rand_core::OsRng;
 
 use super::io::{outcome_json, outcome_text};
 use super::keys::{ensure_sidecar_key, load_signing_key};
-use super::output::{json_text, print_lines, resolve_id, CliError, LedgerArgs, Outcome};
+use super::output::{json_text, print_lines, resolve_id, typed, CliError, LedgerArgs, Outcome};
 
 /// What every authoring command takes.
 #[derive(clap::Args, Debug, Clone)]
@@ -129,7 +129,7 @@ impl Signer {
             .with("event_id", id.to_string().into())
             .with("outcome", "admitted".into())
             .with("disclosed", akledger::Json::Array(disclosed));
-        print_lines([json_text(&out.into())])?;
+        print_lines([json_text(&typed("akledger.authored", out))])?;
         Ok(Outcome::Clean)
     }
 
@@ -178,7 +178,7 @@ impl Signer {
             for (k, v) in extra {
                 obj.insert(*k, v.as_str().into());
             }
-            print_lines([json_text(&obj.into())])?;
+            print_lines([json_text(&typed("akledger.authored", obj))])?;
         } else if rejected {
             eprintln!("akledger: {}", outcome_text(&outcome, event.bytes()));
         } else {

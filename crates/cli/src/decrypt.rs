@@ -1,6 +1,7 @@
-//! `akledger show ID --decrypt`: an admitted sidecar message or control with its plaintext
-//! opened by the keyring's sidecar key (PROFILE §7) — the binding and body of a message,
-//! the action and basis of a control. Only on request: `show` never decrypts by default.
+//! `akledger show ID --decrypt`: an admitted sidecar message, control, or observation grant
+//! or revoke with its plaintext opened by the keyring's sidecar key (PROFILE §7, §14.4) —
+//! the binding and body of a message, the action and basis of a control, the observer,
+//! skill and filter of a grant. Only on request: `show` never decrypts by default.
 
 use akledger::canonical::Object;
 use akledger::exchange::classify::decrypt;
@@ -8,13 +9,16 @@ use akledger::exchange::plaintext::{ControlPlaintext, MessagePlaintext};
 use akledger::exchange::{Action, Role};
 use akledger::{Body, EncryptedEnvelope, Event, Json, SidecarId};
 
-use super::output::{json_text, print_json, print_text_lines, CliError};
+use super::output::{json_text, print_json, print_text_lines, typed, CliError};
 
 /// Prints `event` with its plaintext (text or `{"event_id","kind","epoch","plaintext"}`).
 pub fn show(event: &Event, keyring: &akledger::Keyring, json: bool) -> Result<(), CliError> {
     let id = event.id();
     let (sidecar, encrypted): (SidecarId, &EncryptedEnvelope) = match event.body() {
-        Body::SidecarMessage { encrypted } | Body::ExchangeControl { encrypted, .. } => {
+        Body::SidecarMessage { encrypted }
+        | Body::ExchangeControl { encrypted, .. }
+        | Body::ObservationGrant { encrypted }
+        | Body::ObservationRevoke { encrypted } => {
             let sidecar = event.scope().sidecar_id().ok_or_else(|| {
                 CliError::Usage(format!("{id}: an encrypted event outside a sidecar"))
             })?;
@@ -22,7 +26,7 @@ pub fn show(event: &Event, keyring: &akledger::Keyring, json: bool) -> Result<()
         }
         _ => {
             return Err(CliError::Usage(format!(
-                "{id}: a {} event carries no encrypted plaintext; --decrypt applies to sidecar messages and exchange controls",
+                "{id}: a {} event carries no encrypted plaintext; --decrypt applies to sidecar messages, exchange controls and observation grants and revokes",
                 event.kind()
             )))
         }
@@ -49,7 +53,7 @@ pub fn show(event: &Event, keyring: &akledger::Keyring, json: bool) -> Result<()
             Ok((plaintext, _)) => obj.insert("plaintext", plaintext),
             Err(raw) => obj.insert("plaintext_invalid", raw.into()),
         };
-        print_json(&obj.into())?;
+        print_json(&typed("akledger.show.decrypted", obj))?;
         return Ok(());
     }
     let mut lines = vec![
@@ -72,7 +76,27 @@ pub fn show(event: &Event, keyring: &akledger::Keyring, json: bool) -> Result<()
 /// The plaintext as JSON and the summary lines, or the raw text when it does not read.
 fn read_plaintext(body: &Body, bytes: &[u8]) -> Result<(Json, Vec<String>), String> {
     let raw = || String::from_utf8_lossy(bytes).into_owned();
+    let observation = |bytes: &[u8]| {
+        akledger::canonical::parse_value(bytes)
+            .ok()
+            .filter(|v| v.as_object().is_some())
+    };
     match body {
+        Body::ObservationGrant { .. } => {
+            let value = observation(bytes).ok_or_else(raw)?;
+            let g = akledger::actors::Grant::from_json(&value).map_err(|_| raw())?;
+            let lines = vec![
+                format!("observer     {}", g.observer),
+                format!("skill        {}/{}", g.subject, g.action),
+                format!("filter       {}", json_text(&g.filter.to_json())),
+            ];
+            Ok((value, lines))
+        }
+        Body::ObservationRevoke { .. } => {
+            let value = observation(bytes).ok_or_else(raw)?;
+            let r = akledger::actors::Revoke::from_json(&value).map_err(|_| raw())?;
+            Ok((value, vec![format!("revokes      {}", r.grant_event_id)]))
+        }
         Body::ExchangeControl { .. } => {
             let p = ControlPlaintext::parse(bytes).map_err(|_| raw())?;
             let action = match &p.action {

@@ -5,7 +5,7 @@
 use akledger::exchange::ExchangeHistory;
 use akledger::{ExchangeId, Ledger, SidecarId};
 
-use super::output::{print_json, print_text_lines, resolve_id, CliError, Outcome};
+use super::output::{print_json, print_text_lines, resolve_id, typed, CliError, Outcome};
 
 /// The sidecar a command means: the one given, else the ledger's only sidecar; a clear
 /// error naming the choices when there are none or several.
@@ -42,7 +42,10 @@ pub fn show(
         ))
     })?;
     if json {
-        print_json(&history.to_json())?;
+        let akledger::Json::Object(doc) = history.to_json() else {
+            return Err(CliError::Usage("a history is an object".into()));
+        };
+        print_json(&typed("akledger.exchange.history", doc))?;
     } else {
         print_text_lines(lines(&history))?;
     }

@@ -15,7 +15,7 @@ use indicatif::ProgressBar;
 
 use super::output::{
     count, emit, ids_json, json_text, open_input, open_output, rejection_line, resolve_id,
-    resolve_ids, stdout_result, CliError, FormatArg, LedgerArgs, Outcome,
+    resolve_ids, stdout_result, typed, CliError, FormatArg, LedgerArgs, Outcome,
 };
 
 /// Where an item is in a log, in the one form every report uses: `line 500 (byte 776992)`
@@ -291,7 +291,7 @@ pub fn append(args: AppendArgs) -> Result<Outcome, CliError> {
         }
         let line = if json {
             let obj = fed.pos.add_to(outcome_json(&fed.outcome, fed.bytes));
-            json_text(&obj.into())
+            json_text(&typed("akledger.append.outcome", obj))
         } else {
             format!(
                 "{}: {}",
@@ -375,7 +375,7 @@ fn import_into(ledger: &Ledger, file: &Path, json: bool) -> Result<Outcome, CliE
         obj.insert("events", count(events));
         obj.insert("still_pending", count(still_pending));
         obj.insert("ledger_events", count(ledger.len()));
-        super::output::print_json(&obj.into())?;
+        super::output::print_json(&typed("akledger.import", obj))?;
     } else {
         super::output::print_lines([
             format!(

@@ -19,7 +19,7 @@ use rand_core::{OsRng, RngCore};
 
 use super::output::{
     load_keyring_or_new, lock_keyring, parse_id, print_json, print_lines, read_bounded,
-    save_keyring, write_secret, CliError, LedgerArgs, Outcome,
+    save_keyring, typed, write_secret, CliError, LedgerArgs, Outcome,
 };
 
 /// Reads a key file ([`akledger::key_file`]), refusing one other users can read (as ssh
@@ -91,7 +91,7 @@ fn keyring_and_summary(
             .with("dir", ledger.dir.display().to_string().into())
             .with("keyring", keyring_path.display().to_string().into())
             .with("events", super::output::count(opened.len()));
-        print_json(&doc.into())?;
+        print_json(&typed("akledger.init", doc))?;
     } else {
         print_lines([format!(
             "ledger {} ({} events), keyring {}",
@@ -147,7 +147,7 @@ pub fn keygen(args: KeygenArgs) -> Result<Outcome, CliError> {
             .with("file", out.display().to_string().into())
             .with("did_key", did.into())
             .with("did_core_id", core.as_str().into());
-        print_json(&doc.into())?;
+        print_json(&typed("akledger.keygen", doc))?;
     } else {
         print_lines([
             format!("key file     {} (mode 0600; keep it secret)", out.display()),
@@ -340,7 +340,7 @@ fn add(ledger: &LedgerArgs, what: KeyToAdd, json: bool) -> Result<Outcome, CliEr
         let doc = Object::new()
             .with("keyring", path.display().to_string().into())
             .with("added", what_text.into());
-        print_json(&doc.into())?;
+        print_json(&typed("akledger.keys.added", doc))?;
     } else {
         print_lines([format!("added {what_text} to {}", path.display())])?;
     }
@@ -394,7 +394,7 @@ fn list(ledger: &LedgerArgs, json: bool) -> Result<Outcome, CliError> {
             .with("keyring", path.display().to_string().into())
             .with("principals", Json::Array(principals))
             .with("sidecars", Json::Array(sidecars));
-        print_json(&doc.into())?;
+        print_json(&typed("akledger.keys.list", doc))?;
     } else {
         let mut lines = vec![format!("keyring {}", path.display())];
         for (p, keys) in &principals {

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use akledger::canonical::Object;
 use akledger::Event;
 
-use super::output::{json_text, print_text_lines, CliError, LedgerArgs, Outcome};
+use super::output::{json_text, print_text_lines, typed, CliError, LedgerArgs, Outcome};
 
 /// Events `--follow` shows before following when no `--limit` is given (as `tail -f`).
 const FOLLOW_DEFAULT_LIMIT: usize = 10;
@@ -80,14 +80,14 @@ fn line(event: &Event, args: &LogArgs) -> Option<String> {
         return None;
     }
     Some(if args.json {
-        json_text(
-            &Object::new()
+        json_text(&typed(
+            "akledger.log.event",
+            Object::new()
                 .with("event_id", event.id().to_string().into())
                 .with("kind", event.kind().into())
                 .with("actor", event.actor().principal().to_string().into())
-                .with("created_at", event.created_at().to_string().into())
-                .into(),
-        )
+                .with("created_at", event.created_at().to_string().into()),
+        ))
     } else {
         format!(
             "{} {} {} {}",

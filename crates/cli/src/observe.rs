@@ -9,7 +9,7 @@ use rand_core::OsRng;
 
 use super::author::{did, AuthorArgs, Signer};
 use super::output::{
-    json_text, print_lines, resolve_id, resolve_id_at, CliError, LedgerArgs, Outcome,
+    json_text, print_lines, resolve_id, resolve_id_at, typed, CliError, LedgerArgs, Outcome,
 };
 
 /// Observation grants and observer feeds (seed 000's observers).
@@ -172,7 +172,12 @@ fn feed(args: &FeedArgs) -> Result<Outcome, CliError> {
             .filter(|i| shown.insert(i.event_id))
             .map(|i| {
                 if args.json {
-                    json_text(&i.to_json())
+                    match i.to_json() {
+                        akledger::Json::Object(item) => {
+                            json_text(&typed("akledger.observe.item", item))
+                        }
+                        other => json_text(&other),
+                    }
                 } else {
                     format!(
                         "{} {} {} {} {}",

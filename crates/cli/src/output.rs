@@ -383,6 +383,18 @@ pub fn parse_ids(texts: &[String]) -> Result<Vec<EventId>, CliError> {
     texts.iter().map(|t| parse_id(t)).collect()
 }
 
+/// The version of every `--json` shape (docs/json.md): raised when a shape changes in a way
+/// a reader would notice (a member removed or changing meaning); new members do not.
+pub const JSON_FORMAT: i64 = 1;
+
+/// `obj` as a `--json` output of type `kind` (docs/json.md): with `"type": kind` and
+/// `"format":` [`JSON_FORMAT`].
+pub fn typed(kind: &str, obj: Object) -> Json {
+    obj.with("type", kind.into())
+        .with("format", Json::Int(JSON_FORMAT))
+        .into()
+}
+
 /// A JSON value as one line of canonical JSON.
 pub fn json_text(value: &Json) -> String {
     String::from_utf8_lossy(&to_canonical(value)).into_owned()
@@ -407,13 +419,10 @@ pub fn count(n: usize) -> Json {
 }
 
 /// A JSON object of named counts (a command's `--json` summary).
-pub fn counts(fields: &[(&str, u64)]) -> Json {
-    fields
-        .iter()
-        .fold(Object::new(), |object, &(name, v)| {
-            object.with(name, Json::Int(i64::try_from(v).unwrap_or(i64::MAX)))
-        })
-        .into()
+pub fn counts(fields: &[(&str, u64)]) -> Object {
+    fields.iter().fold(Object::new(), |object, &(name, v)| {
+        object.with(name, Json::Int(i64::try_from(v).unwrap_or(i64::MAX)))
+    })
 }
 
 /// Prints lines to stdout, flushing at the end; a broken pipe exits quietly.

@@ -8,8 +8,8 @@ use akledger::canonical::Object;
 use akledger::{EventId, Json, PendingCause, Rejection};
 
 use super::output::{
-    ids_json, json_text, print_lines, print_text_lines, rejection_line, resolve_id, CliError,
-    LedgerArgs, Outcome,
+    ids_json, json_text, print_lines, print_text_lines, rejection_line, resolve_id, typed,
+    CliError, LedgerArgs, Outcome,
 };
 
 /// List the pending events (waiting for dependencies), or explain one.
@@ -27,7 +27,8 @@ pub struct PendingArgs {
     pub why: Option<String>,
     #[command(flatten)]
     pub ledger: LedgerArgs,
-    /// One JSON object per event: {"event_id","missing","root_missing","root_rejected"}.
+    /// One JSON document: {"pending":[{"event_id","missing","root_missing","root_rejected"}]}
+    /// (with --why, that one entry); docs/json.md.
     #[arg(long)]
     pub json: bool,
 }
@@ -39,18 +40,21 @@ pub fn run(args: PendingArgs) -> Result<Outcome, CliError> {
     let causes = ledger.pending_causes();
     let rejected: HashMap<EventId, Rejection> = ledger.rejected_on_release().into_iter().collect();
     let Some(why) = why else {
+        if json {
+            // One document, so that no pending events is `"pending": []`, not no output.
+            let all = causes.iter().map(|c| cause_json(c, &rejected)).collect();
+            let doc = Object::new().with("pending", Json::Array(all));
+            print_lines([json_text(&typed("akledger.pending", doc))])?;
+            return Ok(Outcome::Clean);
+        }
         let lines = causes.iter().map(|c| {
-            if json {
-                json_text(&cause_json(c, &rejected))
-            } else {
-                let roots: Vec<String> = c.root_missing.iter().map(ToString::to_string).collect();
-                format!(
-                    "{} missing {} (waits for {})",
-                    c.id,
-                    c.missing.len(),
-                    roots.join(" ")
-                )
-            }
+            let roots: Vec<String> = c.root_missing.iter().map(ToString::to_string).collect();
+            format!(
+                "{} missing {} (waits for {})",
+                c.id,
+                c.missing.len(),
+                roots.join(" ")
+            )
         });
         print_text_lines(lines)?;
         return Ok(Outcome::Clean);
@@ -65,7 +69,10 @@ pub fn run(args: PendingArgs) -> Result<Outcome, CliError> {
         return Err(CliError::Usage(format!("{id}: not pending ({state})")));
     };
     if json {
-        print_lines([json_text(&cause_json(cause, &rejected))])?;
+        let Json::Object(doc) = cause_json(cause, &rejected) else {
+            return Err(CliError::Usage("a pending cause is an object".into()));
+        };
+        print_lines([json_text(&typed("akledger.pending.why", doc))])?;
         return Ok(Outcome::Clean);
     }
     let mut lines = vec![format!("{id} is pending")];

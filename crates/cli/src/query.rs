@@ -11,7 +11,7 @@ use super::author::ExchangeCmd;
 use super::io::by_kind;
 use super::output::{
     count, ids_json, print_json, print_lines, print_text_lines, resolve_id, resolve_ids,
-    resolve_ids_at, CliError, LedgerArgs, Outcome,
+    resolve_ids_at, typed, CliError, LedgerArgs, Outcome,
 };
 
 /// Print one admitted event's canonical JSON.
@@ -56,7 +56,10 @@ pub fn show(args: ShowArgs) -> Result<Outcome, CliError> {
 /// `{"heads": [...]}` or one id per line.
 fn print_heads(heads: &[EventId], json: bool) -> Result<Outcome, CliError> {
     if json {
-        print_json(&Object::new().with("heads", ids_json(heads)).into())?;
+        print_json(&typed(
+            "akledger.heads",
+            Object::new().with("heads", ids_json(heads)),
+        ))?;
     } else {
         print_lines(heads.iter().map(ToString::to_string))?;
     }
@@ -142,7 +145,10 @@ pub fn covers(args: CoversArgs) -> Result<Outcome, CliError> {
     let id: EventId = resolve_id(&opened, id)?;
     let covered = opened.covers(&basis, &id)?;
     if json {
-        print_json(&Object::new().with("covered", covered.into()).into())?;
+        print_json(&typed(
+            "akledger.covers",
+            Object::new().with("covered", covered.into()),
+        ))?;
     } else {
         print_lines([if covered { "covered" } else { "not covered" }])?;
     }
@@ -278,7 +284,7 @@ pub fn exchanges(args: ExchangesArgs) -> Result<Outcome, CliError> {
                 "not_folded",
                 Json::Array(not_folded.iter().map(NotFolded::to_json).collect()),
             );
-        print_json(&doc.into())?;
+        print_json(&typed("akledger.exchanges", doc))?;
     } else {
         print_text_lines(projections.iter().map(projection_line))?;
         if status.is_none() && !not_folded.is_empty() {
@@ -362,7 +368,10 @@ fn exchange(
         ))
     })?;
     if json {
-        print_json(&projection.to_json())?;
+        let Json::Object(doc) = projection.to_json() else {
+            return Err(CliError::Usage("a projection is an object".into()));
+        };
+        print_json(&typed("akledger.exchange", doc))?;
     } else {
         let p = &projection;
         let ids = |v: &[EventId]| {
@@ -459,7 +468,7 @@ pub fn check(args: CheckArgs) -> Result<Outcome, CliError> {
                         .collect(),
                 ),
             );
-        print_json(&doc.into())?;
+        print_json(&typed("akledger.check", doc))?;
     } else {
         let mut lines = vec![format!(
             "{} log entries re-verified: {} admitted, {} pending; {}",

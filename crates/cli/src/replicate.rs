@@ -9,7 +9,7 @@ use std::sync::Arc;
 use akledger::Ledger;
 use akledger_replicate::{FollowEvent, ReplicateOptions, ReplicateReport, Replicator};
 
-use super::output::{counts, json_text, print_lines, CliError, LedgerArgs, Outcome};
+use super::output::{counts, json_text, print_lines, typed, CliError, LedgerArgs, Outcome};
 
 /// Replicate through a NATS JetStream stream: publish this ledger's new events, admit
 /// the stream's.
@@ -148,7 +148,7 @@ fn print_report(r: &ReplicateReport, json: bool) -> Result<(), CliError> {
             ("skipped", r.skipped.len() as u64),
             ("squatted", r.squatted),
         ]);
-        return print_lines([json_text(&object)]);
+        return print_lines([json_text(&typed("akledger.replicate", object))]);
     }
     let mut lines = vec![
         format!(

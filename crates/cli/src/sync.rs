@@ -18,8 +18,8 @@ use akledger::sync::{
 use akledger::{Json, Ledger, Object};
 
 use super::output::{
-    counts, emit, json_text, print_lines, print_text_lines, stdout_result, CliError, LedgerArgs,
-    Outcome,
+    counts, emit, json_text, print_lines, print_text_lines, stdout_result, typed, CliError,
+    LedgerArgs, Outcome,
 };
 use super::progress::{transfer, Transfer};
 
@@ -320,11 +320,8 @@ fn print_report(r: &SyncReport, json: bool) -> Result<(), CliError> {
                     .into()
             })
             .collect();
-        let object = match object {
-            Json::Object(o) => o.with("refused_by_peer", Json::Array(refused)).into(),
-            other => other,
-        };
-        return print_lines([json_text(&object)]);
+        let object = object.with("refused_by_peer", Json::Array(refused));
+        return print_lines([json_text(&typed("akledger.sync", object))]);
     }
     let mut lines = vec![
         format!("sent {} events, received {}", r.sent, r.received),

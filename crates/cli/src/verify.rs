@@ -9,7 +9,7 @@ use akledger::{Event, EventId, Verifier};
 
 use super::io::{claimed_id, who_text, Position};
 use super::output::{
-    emit, load_keyring, open_log, rejection_line, stdout_result, CliError, Outcome,
+    emit, load_keyring, open_log, rejection_line, stdout_result, typed, CliError, Outcome,
 };
 
 /// Check each event of a log on its own (id, canonical form, proof), without a ledger.
@@ -83,5 +83,5 @@ fn to_json_line(
     if let (None, Some(c)) = (id, claimed) {
         obj.insert("claimed_event_id", c.to_string().into());
     }
-    String::from_utf8_lossy(&to_canonical(&obj.into())).into_owned()
+    String::from_utf8_lossy(&to_canonical(&typed("akledger.verify.event", obj))).into_owned()
 }

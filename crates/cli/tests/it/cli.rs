@@ -61,15 +61,24 @@ fn heads_covers_heads_of_json_shapes() {
         &["covers", "--dir", p(&dir), "--basis", a, a, "--json"],
         0,
     ));
-    assert_eq!(covered, serde_json::json!({"covered": true}));
+    assert_eq!(
+        covered,
+        serde_json::json!({"covered": true, "type": "akledger.covers", "format": 1})
+    );
     let not = json(&run_ok(
         &["covers", "--dir", p(&dir), "--basis", a, b, "--json"],
         1,
     ));
-    assert_eq!(not, serde_json::json!({"covered": false}));
+    assert_eq!(
+        not,
+        serde_json::json!({"covered": false, "type": "akledger.covers", "format": 1})
+    );
 
     let of = json(&run_ok(&["heads-of", a, b, "--dir", p(&dir), "--json"], 0));
-    assert_eq!(of, serde_json::json!({"heads": [a, b]}));
+    assert_eq!(
+        of,
+        serde_json::json!({"heads": [a, b], "type": "akledger.heads", "format": 1})
+    );
 
     // Human forms.
     assert_eq!(
@@ -100,6 +109,14 @@ fn read_commands_json_parses() {
         &["exchange", "--dir", d, "--sidecar", sidecar, xid, "--json"],
         0,
     ));
+    assert_eq!(
+        (&one["type"], &one["format"]),
+        (&"akledger.exchange".into(), &1.into())
+    );
+    let mut one = one;
+    one.as_object_mut()
+        .unwrap()
+        .retain(|k, _| k != "type" && k != "format");
     assert_eq!(&one, first);
     let request = first["request_event_id"].as_str().unwrap();
     let shown = json(&run_ok(&["show", request, "--dir", d], 0));

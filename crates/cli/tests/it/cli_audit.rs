@@ -216,11 +216,10 @@ fn a_ledger_explains_its_pending_events() {
     );
     assert!(appended.starts_with("line 1 (byte 0): "), "{appended}");
 
-    let listed = text(&run_ok(&["pending", "--dir", d, "--json"], 0).stdout);
-    let entries: Vec<Value> = listed
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let listed: Value =
+        serde_json::from_slice(&run_ok(&["pending", "--dir", d, "--json"], 0).stdout).unwrap();
+    assert_eq!(listed["type"], "akledger.pending");
+    let entries = listed["pending"].as_array().unwrap().clone();
     assert!(!entries.is_empty());
     assert!(entries
         .iter()

@@ -598,10 +598,10 @@ fn dag_dot_draws_every_event_and_dependency() {
     let dir = tmp.path().join("data");
     run_ok(&["import", "--dir", p(&dir), p(&part)], 0);
     std::fs::copy(&keyring, dir.join("keyring.json")).unwrap();
-    let pending: Vec<Value> = stdout(&run_ok(&["pending", "--dir", p(&dir), "--json"], 0))
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let pending = json(&run_ok(&["pending", "--dir", p(&dir), "--json"], 0))["pending"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert!(!pending.is_empty());
     let dot = stdout(&run_ok(&["dag", "--dot", "--dir", p(&dir)], 0));
     let (nodes, edges) = dot_graph(&dot);

@@ -15,6 +15,7 @@ mod cli_views;
 mod crash;
 mod graph_file;
 mod io;
+mod json_contract;
 mod keyrings;
 mod mounts;
 mod reliability;

@@ -65,7 +65,9 @@ impl World {
     fn once(&self, dir: &Path, code: i32) -> serde_json::Value {
         let out = self.once_output(dir);
         assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
-        json(&out)
+        let report = json(&out);
+        assert_eq!(report["type"], "akledger.replicate", "docs/json.md");
+        report
     }
 
     /// The same until it succeeds (a server just restarted may refuse requests while it

@@ -103,6 +103,10 @@ fn tcp_sync_converges_divergent_histories_and_a_second_sync_is_one_round() {
     ));
     assert_eq!(first["sent"], 50);
     assert!(first["received"].as_u64().unwrap() > 0);
+    assert_eq!(
+        (&first["type"], &first["format"]),
+        (&"akledger.sync".into(), &1.into())
+    );
     let second = json(&run_ok(
         &["sync", "--dir", p(&a), "--peer", &server.addr, "--json"],
         0,
