@@ -206,7 +206,7 @@ impl Signer {
 }
 
 fn exchange_id(text: &str) -> Result<ExchangeId, CliError> {
-    ExchangeId::parse(text).map_err(|r| CliError::Usage(format!("--exchange-id {text:?}: {r}")))
+    super::output::exchange_arg(text)
 }
 
 /// An agent on the command line: an `ak:did_core:…` principal, or a `did:key:z…` (as
@@ -217,7 +217,11 @@ pub(crate) fn did(text: &str) -> Result<DidCoreId, CliError> {
     } else {
         DidCoreId::parse(text)
     };
-    parsed.map_err(|r| CliError::Usage(format!("{text:?}: {r}")))
+    parsed.map_err(|_| {
+        CliError::Usage(format!(
+            "{text:?} is not an agent: give its principal (ak:did_core:key:z…, ak:did_core:web:…) or the did:key:z… that keygen prints"
+        ))
+    })
 }
 
 fn body(text: &str) -> akledger::Json {

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
 use akledger::exchange::{ExchangeHistory, Step, Verdict};
-use akledger::{Event, EventId, ExchangeId, Ledger};
+use akledger::{Event, EventId, Ledger};
 
 use super::history::resolve_sidecar;
 use super::html::verdict_color;
@@ -66,7 +66,7 @@ pub fn run(args: DagArgs) -> Result<Outcome, CliError> {
         Some(x) => {
             let sidecar = resolve_sidecar(&ledger, args.sidecar.as_deref())?;
             let history = ledger
-                .exchange_history(&sidecar, &ExchangeId::parse(x)?)?
+                .exchange_history(&sidecar, &super::output::exchange_arg(x)?)?
                 .ok_or_else(|| {
                     CliError::Usage(format!("{x}: no admitted event of {sidecar} names it"))
                 })?;

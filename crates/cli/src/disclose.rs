@@ -12,8 +12,10 @@ use super::output::{
     json_text, print_lines, read_bounded, resolve_id, CliError, LedgerArgs, Outcome,
 };
 
-/// Print the disclosure of a redacted field of an event this ledger's author sealed:
-/// {"event_id","field","salt","value"} (exit 1 when the disclosure store has none).
+/// Print the disclosure of a redacted field of an event this ledger's author sealed.
+///
+/// The disclosure is {"event_id","field","salt","value"} (exit 1 when the disclosure store
+/// has none).
 ///
 /// Hand it only to whoever may see the value; `verify-disclosure` checks it against the
 /// sealed event.
@@ -32,8 +34,10 @@ pub struct DiscloseArgs {
     pub json: bool,
 }
 
-/// Check a disclosure file against the sealed event it names: exit 0 when its value and
-/// salt open the commitment the event holds in that field, 1 when they do not.
+/// Check a disclosure file against the sealed event it names.
+///
+/// Exit 0 when its value and salt open the commitment the event holds in that field, 1
+/// when they do not.
 ///
 /// The event is decrypted with the keyring's sidecar key (`--keyring`, default
 /// DIR/keyring.json).

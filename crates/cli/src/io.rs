@@ -462,8 +462,10 @@ pub fn export(args: ExportArgs) -> Result<Outcome, CliError> {
     Ok(Outcome::Clean)
 }
 
-/// Drop a pending event (one waiting for dependencies). The drop is recorded in the
-/// log, so every replay agrees; the event may be submitted again later.
+/// Drop a pending event (one waiting for dependencies).
+///
+/// The drop is recorded in the log, so every replay agrees; the event may be submitted
+/// again later.
 ///
 /// Example: akledger drop-pending ak:event:Ak2d…
 #[derive(Args, Debug)]

@@ -3,7 +3,7 @@
 //! is admitted, like `tail -f`.
 
 use clap::Args;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use akledger::canonical::Object;
 use akledger::Event;
@@ -22,7 +22,10 @@ const FOLLOW_DEFAULT_LIMIT: usize = 10;
 /// beside a writer that holds the ledger (serve, replicate, sidecar run), showing each
 /// batch once it is whole in the log.
 ///
-/// Example: akledger log --kind ak.sidecar.message --limit 10
+/// With --kind K that no admitted event has, it says which kinds the ledger holds and
+/// exits 1 (as grep does when nothing matches).
+///
+/// Example: akledger log --kind ak.message.create --limit 10
 #[derive(Args, Debug)]
 pub struct LogArgs {
     /// Only events of this kind (e.g. ak.realm.create, ak.message.create).
@@ -36,7 +39,8 @@ pub struct LogArgs {
     pub follow: bool,
     #[command(flatten)]
     pub ledger: LedgerArgs,
-    /// One JSON object per event: {"event_id","kind","actor" (its principal),"created_at"}.
+    /// JSON Lines, one object per event: {"event_id","kind","actor" (its principal),
+    /// "created_at"} (docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -52,10 +56,18 @@ pub fn run(args: LogArgs) -> Result<Outcome, CliError> {
         (limit, _) => limit,
     };
     let mut newest: VecDeque<String> = VecDeque::new();
+    // The kinds seen, to name them when --kind matches none.
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    let mut matched = false;
     for event in opened.iter() {
-        let Some(line) = line(&event?, &args) else {
+        let event = event?;
+        if args.kind.is_some() && !matched {
+            *kinds.entry(event.kind().to_string()).or_default() += 1;
+        }
+        let Some(line) = line(&event, &args) else {
             continue;
         };
+        matched = true;
         if limit == Some(0) {
             break;
         }
@@ -63,6 +75,20 @@ pub fn run(args: LogArgs) -> Result<Outcome, CliError> {
             newest.pop_front();
         }
         newest.push_back(line);
+    }
+    if let (Some(kind), false) = (&args.kind, matched) {
+        let held: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} ({n})")).collect();
+        eprintln!(
+            "akledger: log: no admitted event is of kind {kind:?}; this ledger holds {}",
+            if held.is_empty() {
+                "no events".to_string()
+            } else {
+                held.join(", ")
+            }
+        );
+        if !args.follow {
+            return Ok(Outcome::Findings);
+        }
     }
     if !args.follow {
         print_text_lines(newest.into_iter().rev())?;

@@ -25,6 +25,7 @@ mod demo;
 mod disclose;
 mod follow;
 mod gen;
+mod help;
 mod history;
 mod html;
 mod io;
@@ -48,7 +49,7 @@ mod witness;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// The exit codes, at the end of `akledger --help`.
 const EXIT_CODES: &str = "\
@@ -126,7 +127,9 @@ enum Command {
 
 /// Parses the arguments, runs the command, and maps the outcome to an exit code.
 fn main() -> ExitCode {
-    let result = match Cli::parse().command {
+    let matches = help::grouped(Cli::command()).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let result = match cli.command {
         Command::Demo(a) => demo::run(a),
         Command::Audit(a) => audit::run(a),
         Command::Append(a) => io::append(a),

@@ -316,6 +316,16 @@ fn entry_names(dir: &Path) -> Result<std::collections::BTreeSet<std::ffi::OsStri
         .collect()
 }
 
+/// An exchange id argument; when it is not one, the error says so in plain words with the
+/// rule (PROFILE §8.1), not a PROFILE code: the mistake is the caller's, not a log's.
+pub fn exchange_arg(text: &str) -> Result<akledger::exchange::ExchangeId, CliError> {
+    akledger::exchange::ExchangeId::parse(text).map_err(|_| {
+        CliError::Usage(format!(
+            "{text:?} is not an exchange id: an exchange id is 22 to 128 characters, each a letter, a digit or one of . _ ~ = -"
+        ))
+    })
+}
+
 /// Parses an id argument (`ak:event:…`, `ak:sidecar:…`, …), naming the PROFILE code on error.
 pub fn parse_id<K: IdKind>(text: &str) -> Result<Id<K>, CliError> {
     Id::parse(text).map_err(|r| CliError::Usage(format!("{text:?}: {}", rejection_line(&r))))
@@ -329,8 +339,8 @@ pub fn resolve_id<K: IdKind>(ledger: &Ledger, text: &str) -> Result<Id<K>, CliEr
     if let Ok(id) = Id::<K>::parse(text) {
         return Ok(id);
     }
-    let prefix = IdPrefix::parse::<K>(text)
-        .map_err(|r| CliError::Usage(format!("{text:?}: {}", rejection_line(&r))))?;
+    // In plain words: the message says what an id is and what an abbreviation must give.
+    let prefix = IdPrefix::parse::<K>(text).map_err(|r| CliError::Usage(r.message().into()))?;
     const SHOWN: usize = 10;
     let found = ledger.ids_starting_with(&prefix, SHOWN + 1);
     match found.as_slice() {

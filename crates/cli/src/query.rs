@@ -5,7 +5,7 @@ use clap::Args;
 use std::collections::BTreeMap;
 
 use akledger::canonical::Object;
-use akledger::{EventId, ExchangeId, GraphView, Json, Ledger, NotFolded, Projection, SidecarId};
+use akledger::{EventId, GraphView, Json, Ledger, NotFolded, Projection, SidecarId};
 
 use super::author::ExchangeCmd;
 use super::io::by_kind;
@@ -358,7 +358,7 @@ fn exchange(
 ) -> Result<Outcome, CliError> {
     let ledger = ledger.open()?;
     let sidecar: SidecarId = super::history::resolve_sidecar(&ledger, sidecar)?;
-    let exchange = ExchangeId::parse(exchange_id)?;
+    let exchange = super::output::exchange_arg(exchange_id)?;
     if history {
         return super::history::show(&ledger, &sidecar, &exchange, json);
     }

@@ -54,10 +54,12 @@ impl SessionArgs {
     }
 }
 
-/// Serve this ledger to `akledger sync` peers: over TCP (`--listen ADDR`; with port 0 the
-/// bound address is printed as the first stdout line; many peers at once; SIGTERM or
-/// SIGINT stop it cleanly, exit 0) or for one session over stdin/stdout (`--stdio`, for
-/// `--peer-cmd "ssh host akledger serve --stdio"`).
+/// Serve this ledger to `akledger sync` peers, over TCP or stdin/stdout.
+///
+/// Over TCP (`--listen ADDR`; with port 0 the bound address is printed as the first stdout
+/// line; many peers at once; SIGTERM or SIGINT stop it cleanly, exit 0), or for one
+/// session over stdin/stdout (`--stdio`, for `--peer-cmd "ssh host akledger serve
+/// --stdio"`).
 ///
 /// Listening beyond loopback without --read-only lets anyone who can connect push events
 /// into the ledger (each still verified by admission).

@@ -1018,3 +1018,48 @@ fn unique_prefixes_stand_for_ids_and_ambiguous_ones_list_their_candidates() {
     let none = run_ok(&["show", "--dir", d, "ak:event:ZZZZZZ"], 2);
     assert!(stderr(&none).contains("no event here"), "{}", stderr(&none));
 }
+
+/// Help that teaches: `--help` groups the commands (every one in a group), argument
+/// errors say in plain words what is wrong and the rule, and a `log --kind` that matches
+/// nothing names the kinds the ledger holds.
+#[test]
+fn help_groups_commands_and_argument_errors_speak_plainly() {
+    let help = stdout(&run_ok(&["--help"], 0));
+    for group in [
+        "Start:",
+        "Read a ledger:",
+        "Write to a ledger:",
+        "Audit and verify:",
+        "Connect ledgers:",
+        "Tools:",
+    ] {
+        assert!(help.contains(group), "{group} in {help}");
+    }
+    assert!(!help.contains("Other:"), "a command in no group: {help}");
+    let tmp = demo("3");
+    let dir = tmp.path().join("data");
+    let d = p(&dir);
+    let bad = run_ok(&["exchange", "nosuch", "--dir", d], 2);
+    let said = stderr(&bad);
+    assert!(
+        said.contains("\"nosuch\" is not an exchange id: an exchange id is 22 to 128 characters"),
+        "{said}"
+    );
+    assert!(!said.contains("schema_violation"), "{said}");
+    let none = run_ok(&["log", "--kind", "ak.no.such", "--dir", d], 1);
+    assert!(stdout(&none).is_empty());
+    let said = stderr(&none);
+    assert!(
+        said.contains("no admitted event is of kind \"ak.no.such\"")
+            && said.contains("ak.realm.create ("),
+        "{said}"
+    );
+    // The example in `log --help` names a kind that exists.
+    let example = stdout(&run_ok(&["log", "--help"], 0));
+    let kind = example
+        .split("--kind ")
+        .nth(2)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap();
+    run_ok(&["log", "--kind", kind, "--dir", d, "--limit", "1"], 0);
+}
