@@ -514,7 +514,31 @@ impl Report {
             }
         }
         let causes = self.root_causes()?;
-        let pending = self.pending_lines(&causes);
+        // Each pending event under every root it waits for, once per root.
+        let mut groups: std::collections::BTreeMap<EventId, Vec<EventId>> = Default::default();
+        for p in &self.pending {
+            for root in &p.root_missing {
+                groups.entry(*root).or_default().push(p.id);
+            }
+        }
+        let mut held_back: Vec<super::html::HeldBack> = groups
+            .into_iter()
+            .map(|(root, events)| super::html::HeldBack {
+                cause: causes
+                    .get(&root)
+                    .cloned()
+                    .unwrap_or_else(|| "never seen in this log".into()),
+                root,
+                events,
+            })
+            .collect();
+        // The cause that holds back the most first.
+        held_back.sort_by(|a, b| {
+            b.events
+                .len()
+                .cmp(&a.events.len())
+                .then(a.root.cmp(&b.root))
+        });
         let rejected_total = self.rejected_total();
         let mut rejections = Vec::new();
         let mut by_code: std::collections::BTreeMap<String, usize> = Default::default();
@@ -547,7 +571,9 @@ impl Report {
                 rejections,
                 rejected_by_code: by_code.into_iter().collect(),
                 rejected_total,
-                pending,
+                pending_total: self.pending.len(),
+                held_back,
+                not_folded: &self.not_folded,
                 exchanges: &self.exchanges,
                 histories: &histories,
                 dependencies: &dependencies,

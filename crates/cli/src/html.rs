@@ -1,8 +1,11 @@
-//! `akledger audit LOG --html FILE`: the audit as one self-contained HTML page — summary,
-//! rejections, pending events, the exchanges table with status colours, and per exchange
-//! its timeline (the same lines as `exchange --history`) with an inline SVG of its events.
-//! No network and no external assets: inline CSS and SVG only, and a Content Security
-//! Policy that forbids loading anything.
+//! `akledger audit LOG --html FILE`: the audit as one self-contained HTML page. Findings
+//! come first — rejections by code, held-back events grouped by the root cause they wait
+//! for, messages and controls that did not fold — then a legend, the summary (the same
+//! counts as `--json`), the exchanges table with a search box and a status filter, and per
+//! exchange its timeline (the same lines as `exchange --history`) with an inline SVG, one
+//! lane per actor. No network and no external assets: inline CSS and SVG, one inline
+//! script (the filter) allowed by its hash, and a Content Security Policy that forbids
+//! loading anything.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -10,18 +13,34 @@ use std::io::Write as _;
 use std::path::Path;
 
 use akledger::exchange::{ExchangeHistory, HistoryEntry, Step, Verdict};
-use akledger::{EventId, Projection};
+use akledger::{EventId, NotFolded, Projection};
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use sha2::{Digest as _, Sha256};
 
 use super::output::{short_id, CliError};
 
-/// The page's Content Security Policy: nothing may be fetched; inline styles and data
-/// URLs only.
-pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+/// The page's one script: the exchanges' search box and status filter (it hides rows and
+/// timelines that do not match; without it every row shows).
+const FILTER_SCRIPT: &str = "const q=document.getElementById('q'),s=document.getElementById('status');\
+function f(){const t=q.value.toLowerCase(),v=s.value;\
+for(const r of document.querySelectorAll('[data-x]')){\
+const ok=(!t||r.dataset.x.includes(t))&&(!v||r.dataset.status===v||(v==='findings'&&r.dataset.findings==='1'));\
+r.hidden=!ok;}}q.addEventListener('input',f);s.addEventListener('change',f);";
+
+/// The page's Content Security Policy: nothing may be fetched; inline styles, data URLs,
+/// and the one script whose hash it names.
+pub fn csp() -> String {
+    let hash = STANDARD.encode(Sha256::digest(FILTER_SCRIPT.as_bytes()));
+    format!(
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{hash}'"
+    )
+}
 
 /// Rejection lines listed in the page at most (the count is always complete).
 const MAX_REJECTION_LINES: usize = 2000;
 
-/// Rejection lists this short are shown unfolded.
+/// Finding lists this short are shown unfolded.
 const OPEN_REJECTION_LINES: usize = 20;
 
 /// Timelines shown unfolded at the top of their section (the rest open on a click).
@@ -41,14 +60,29 @@ pub struct HtmlReport<'a> {
     pub rejected_total: usize,
     /// Rejections by PROFILE code.
     pub rejected_by_code: Vec<(String, usize)>,
-    /// Pending lines (the event and what it waits for).
-    pub pending: Vec<String>,
+    /// Pending events in all.
+    pub pending_total: usize,
+    /// Pending events grouped by the root cause they wait for: the missing event, what
+    /// became of it, and the events held back by it.
+    pub held_back: Vec<HeldBack>,
+    /// What did not fold.
+    pub not_folded: &'a [NotFolded],
     /// Every projection, by sidecar then exchange.
     pub exchanges: &'a [Projection],
     /// Every exchange's timeline.
     pub histories: &'a [ExchangeHistory],
     /// The DAG dependencies of each exchange item.
     pub dependencies: &'a HashMap<EventId, Vec<EventId>>,
+}
+
+/// Events held back by one missing event.
+pub struct HeldBack {
+    /// The event they ultimately wait for.
+    pub root: EventId,
+    /// What became of it (`never seen in this log`, `rejected at line 2 (byte 714): …`).
+    pub cause: String,
+    /// The pending events that wait for it.
+    pub events: Vec<EventId>,
 }
 
 /// Whether the page may list one more rejection line.
@@ -94,6 +128,8 @@ th{background:#f6f8fa} .num{text-align:right}
 ul.lines{font-family:ui-monospace,monospace;font-size:12px;padding-left:18px}
 details{margin:6px 0;border:1px solid #d0d7de;border-radius:6px;padding:4px 10px}
 summary{cursor:pointer} svg{display:block;margin:8px 0}
+.legend svg{display:inline-block;vertical-align:middle;margin:0 4px 0 12px}
+.filters input,.filters select{font:inherit;margin:0 12px 0 4px}
 ";
 
 /// Writes the page to `path`.
@@ -111,40 +147,138 @@ fn page(r: &HtmlReport<'_>) -> String {
     let _ = write!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n\
          <title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
+        csp(),
         esc(&title),
         esc(&title)
     );
     let (class, verdict) = if r.clean {
-        ("verdict-clean", "clean: nothing rejected, nothing pending")
+        (
+            "verdict-clean",
+            "clean: nothing rejected, nothing pending".to_string(),
+        )
     } else {
-        ("verdict-findings", "findings: rejected or pending events")
+        (
+            "verdict-findings",
+            format!(
+                "findings: {} rejected, {} pending, {} not folded",
+                r.rejected_total,
+                r.pending_total,
+                r.not_folded.len()
+            ),
+        )
     };
-    let _ = write!(
-        h,
-        "<p class=\"{class}\">{verdict}</p>\n<h2>Summary</h2><table>"
-    );
+    let _ = writeln!(h, "<p class=\"{class}\">{verdict}</p>");
+    // Findings first: what an auditor acts on.
+    if r.rejected_total > 0 {
+        rejections(&mut h, r);
+    }
+    if r.pending_total > 0 {
+        held_back(&mut h, r);
+    }
+    if !r.not_folded.is_empty() {
+        not_folded(&mut h, r.not_folded);
+    }
+    legend(&mut h);
+    h.push_str("<h2>Summary</h2><table>");
     for (label, n) in &r.summary {
         let _ = write!(h, "<tr><th>{label}</th><td class=\"num\">{n}</td></tr>");
     }
     h.push_str("</table>\n");
-    rejections(&mut h, r);
-    if !r.pending.is_empty() {
+    if r.rejected_total == 0 {
+        h.push_str("<h2>Rejections (0)</h2><p>None.</p>\n");
+    }
+    if r.not_folded.is_empty() {
+        h.push_str("<h2>Not folded (0)</h2><p>None: every message and control folded.</p>\n");
+    }
+    exchanges_table(&mut h, r.exchanges, r.histories);
+    timelines(&mut h, r);
+    let _ = write!(h, "<script>{FILTER_SCRIPT}</script>\n</body></html>\n");
+    h
+}
+
+/// Pending events grouped by what they ultimately wait for: one line per cause (`line 2
+/// rejected → 190 events held back`), the events in a fold.
+fn held_back(h: &mut String, r: &HtmlReport<'_>) {
+    let _ = write!(
+        h,
+        "<h2>Held back ({} pending events, {} causes)</h2><table><tr><th>waits for</th><th>which was</th><th>events held back</th></tr>",
+        r.pending_total,
+        r.held_back.len()
+    );
+    for group in &r.held_back {
+        let open = if group.events.len() <= OPEN_REJECTION_LINES {
+            " open"
+        } else {
+            ""
+        };
         let _ = write!(
             h,
-            "<h2>Pending ({})</h2><ul class=\"lines\">",
-            r.pending.len()
+            "<tr><td>{}</td><td>{}</td><td><details{open}><summary>{} events</summary><ul class=\"lines\">",
+            short(&group.root.to_string()),
+            esc(&group.cause),
+            group.events.len()
         );
-        for line in &r.pending {
-            let _ = write!(h, "<li>{}</li>", esc(line));
+        for id in &group.events {
+            let _ = write!(h, "<li>{}</li>", esc(&id.to_string()));
         }
-        h.push_str("</ul>\n");
+        h.push_str("</ul></details></td></tr>");
     }
-    exchanges_table(&mut h, r.exchanges);
-    timelines(&mut h, r);
-    h.push_str("</body></html>\n");
-    h
+    h.push_str("</table>\n");
+}
+
+/// Messages and controls that did not fold, with the fold's reason.
+fn not_folded(h: &mut String, items: &[NotFolded]) {
+    let open = if items.len() <= OPEN_REJECTION_LINES {
+        " open"
+    } else {
+        ""
+    };
+    let _ = write!(
+        h,
+        "<h2>Not folded ({})</h2><details{open}><summary>every message or control the fold set aside, with why</summary><table><tr><th>event</th><th>exchange</th><th>reason</th></tr>",
+        items.len()
+    );
+    for n in items {
+        let exchange = n.exchange_id.as_ref().map_or("", |x| x.as_str());
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td class=\"mono\">{}</td><td class=\"ignored\">{}</td></tr>",
+            short(&n.event_id.to_string()),
+            esc(exchange),
+            esc(n.reason.as_str())
+        );
+    }
+    h.push_str("</table></details>\n");
+}
+
+/// What the colours and shapes mean.
+fn legend(h: &mut String) {
+    h.push_str("<h2>Legend</h2><p class=\"legend\">");
+    for (v, what) in [
+        (Verdict::Folded, "folded into the exchange"),
+        (Verdict::Applied, "a control applied (reassignment)"),
+        (Verdict::Terminal, "the control that ended the exchange"),
+    ] {
+        let _ = write!(
+            h,
+            "<svg width=\"18\" height=\"18\"><circle cx=\"9\" cy=\"9\" r=\"7\" fill=\"{}\"/></svg>{what} ",
+            verdict_color(&v)
+        );
+    }
+    let ignored = Verdict::Ignored {
+        reason: akledger::exchange::Reason::NotAddressed,
+        beaten_by: Vec::new(),
+    };
+    let _ = writeln!(
+        h,
+        "<svg width=\"18\" height=\"18\"><circle cx=\"9\" cy=\"9\" r=\"6\" fill=\"{}\" {IGNORED_STROKE}/></svg>ignored by the fold (see Not folded) \
+         <svg width=\"18\" height=\"18\"><rect x=\"2\" y=\"2\" width=\"14\" height=\"14\" fill=\"#6e7781\"/></svg>a control (its action beneath) \
+         <svg width=\"18\" height=\"18\"><circle cx=\"9\" cy=\"9\" r=\"7\" fill=\"#6e7781\"/></svg>a message (its PNCP kind or role beneath). \
+         In a timeline each lane is one actor, the controller first; lines are causal references.</p>",
+        verdict_color(&ignored)
+    );
 }
 
 fn rejections(h: &mut String, r: &HtmlReport<'_>) {
@@ -184,27 +318,65 @@ fn rejections(h: &mut String, r: &HtmlReport<'_>) {
     h.push_str("</details>\n");
 }
 
-fn exchanges_table(h: &mut String, exchanges: &[Projection]) {
+fn exchanges_table(h: &mut String, exchanges: &[Projection], histories: &[ExchangeHistory]) {
     let _ = write!(h, "<h2>Exchanges ({})</h2>", exchanges.len());
     if exchanges.is_empty() {
         h.push_str("<p>None folded (no sidecar, or no key: pass <code>--keyring</code>).</p>\n");
         return;
     }
+    h.push_str(
+        "<p class=\"filters\"><label>search <input id=\"q\" type=\"search\" placeholder=\"exchange, sidecar or agent\"></label> \
+         <label>status <select id=\"status\"><option value=\"\">any</option><option value=\"findings\">with ignored items</option>\
+         <option>complete</option><option>failed</option><option>responding</option><option>delivered</option></select></label> \
+         (filters the table and the timelines)</p>",
+    );
+    let findings: std::collections::HashSet<(String, &str)> = histories
+        .iter()
+        .filter(|x| has_ignored(x))
+        .map(|x| (x.sidecar_id.to_string(), x.exchange_id.as_str()))
+        .collect();
     h.push_str("<table><tr><th>exchange</th><th>sidecar</th><th>status</th><th>responses</th><th>coordinator</th><th>failure</th></tr>");
     for p in exchanges {
         let status = p.status.as_str();
+        let sidecar = p.sidecar_id.to_string();
+        let flagged = findings.contains(&(sidecar.clone(), p.exchange_id.as_str()));
         let _ = write!(
             h,
-            "<tr><td class=\"mono\"><a href=\"#{}\">{}</a></td><td>{}</td><td><span class=\"badge {status}\">{status}</span></td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
-            anchor(&p.sidecar_id.to_string(), p.exchange_id.as_str()),
+            "<tr {}><td class=\"mono\"><a href=\"#{}\">{}</a>{}</td><td>{}</td><td><span class=\"badge {status}\">{status}</span></td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+            filter_attrs(p.exchange_id.as_str(), &sidecar, p.coordinator_agent_id.as_str(), status, flagged),
+            anchor(&sidecar, p.exchange_id.as_str()),
             esc(p.exchange_id.as_str()),
-            short(&p.sidecar_id.to_string()),
+            if flagged { " <span class=\"ignored\">(ignored items)</span>" } else { "" },
+            short(&sidecar),
             p.user_facing_response_event_ids.len(),
             short(p.coordinator_agent_id.as_str()),
             esc(p.failure_reason_code.as_deref().unwrap_or(""))
         );
     }
     h.push_str("</table>\n");
+}
+
+/// Whether the fold ignored any item of the exchange.
+fn has_ignored(x: &ExchangeHistory) -> bool {
+    x.entries
+        .iter()
+        .any(|e| matches!(e.verdict, Verdict::Ignored { .. }))
+}
+
+/// The attributes the filter script reads: the searchable text, the status, and whether
+/// the exchange has ignored items.
+fn filter_attrs(
+    exchange: &str,
+    sidecar: &str,
+    coordinator: &str,
+    status: &str,
+    flagged: bool,
+) -> String {
+    format!(
+        "data-x=\"{}\" data-status=\"{status}\" data-findings=\"{}\"",
+        esc(&format!("{exchange} {sidecar} {coordinator}").to_lowercase()),
+        u8::from(flagged)
+    )
 }
 
 /// An in-page anchor for an exchange (letters, digits and `-` only).
@@ -227,13 +399,21 @@ fn timelines(h: &mut String, r: &HtmlReport<'_>) {
             .projection
             .as_ref()
             .map_or("no canonical request", |p| p.status.as_str());
+        let sidecar = x.sidecar_id.to_string();
+        let coordinator = x
+            .projection
+            .as_ref()
+            .map_or(String::new(), |p| p.coordinator_agent_id.to_string());
+        let flagged = has_ignored(x);
         let _ = write!(
             h,
-            "<details id=\"{}\"{}><summary><span class=\"mono\">{}</span> <span class=\"badge {status}\">{status}</span> {} events</summary>",
-            anchor(&x.sidecar_id.to_string(), x.exchange_id.as_str()),
+            "<details id=\"{}\" {}{}><summary><span class=\"mono\">{}</span> <span class=\"badge {status}\">{status}</span> {} events{}</summary>",
+            anchor(&sidecar, x.exchange_id.as_str()),
+            filter_attrs(x.exchange_id.as_str(), &sidecar, &coordinator, status, flagged),
             if n < OPEN_TIMELINES { " open" } else { "" },
             esc(x.exchange_id.as_str()),
-            x.entries.len()
+            x.entries.len(),
+            if flagged { " <span class=\"ignored\">(ignored items)</span>" } else { "" }
         );
         svg(h, &x.entries, r.dependencies);
         h.push_str("<table><tr><th>time</th><th>event</th><th>author</th><th>what</th><th>outcome</th></tr>");
@@ -257,16 +437,6 @@ fn timelines(h: &mut String, r: &HtmlReport<'_>) {
     }
 }
 
-/// The lane of an item in the picture.
-fn lane(step: &Step) -> usize {
-    match step {
-        Step::Request => 0,
-        Step::Internal => 1,
-        Step::Response { .. } => 2,
-        Step::Control(_) => 3,
-    }
-}
-
 /// The colour of an exchange item by the fold's verdict, in the page's pictures and in
 /// `dag --dot`.
 pub fn verdict_color(v: &Verdict) -> &'static str {
@@ -278,37 +448,70 @@ pub fn verdict_color(v: &Verdict) -> &'static str {
     }
 }
 
-const LANES: [&str; 4] = ["request", "internal", "response", "control"];
-const STEP_X: usize = 64;
-const LEFT: usize = 80;
-const LANE_Y: usize = 30;
+/// How an ignored item stands out: a red dashed ring.
+const IGNORED_STROKE: &str = "stroke=\"#cf222e\" stroke-width=\"3\" stroke-dasharray=\"3 2\"";
+const STEP_X: usize = 72;
+const LEFT: usize = 150;
+const LANE_Y: usize = 42;
+
+/// The short label under an item: a control's action, a message's PNCP kind or role.
+fn label(e: &HistoryEntry) -> String {
+    match (&e.step, &e.pncp) {
+        (Step::Control(_), _) => e.step.action().unwrap_or("control").replace('_', " "),
+        (_, Some(p)) => p.kind.as_str().to_string(),
+        (step, None) => step.role().to_string(),
+    }
+}
 
 /// An inline SVG of the exchange's events: one column per item in time order, one lane
-/// per role, controls as squares, coloured by outcome, edges for DAG dependencies among
-/// them.
+/// per actor (the controller first, then in order of appearance), messages as circles and
+/// controls as squares coloured by outcome, ignored items ringed in red, each labelled
+/// with its action or kind, and lines for DAG dependencies among them.
 fn svg(h: &mut String, entries: &[HistoryEntry], deps: &HashMap<EventId, Vec<EventId>>) {
+    let mut actors: Vec<(&str, bool)> = Vec::new();
+    for e in entries.iter().filter(|e| e.by_controller) {
+        if !actors.iter().any(|(a, _)| *a == e.author.as_str()) {
+            actors.push((e.author.as_str(), true));
+        }
+    }
+    for e in entries {
+        if !actors.iter().any(|(a, _)| *a == e.author.as_str()) {
+            actors.push((e.author.as_str(), e.by_controller));
+        }
+    }
+    let lane_of = |author: &str| actors.iter().position(|(a, _)| *a == author).unwrap_or(0);
     let width = LEFT + STEP_X * entries.len().max(1);
-    let height = LANE_Y * LANES.len() + 10;
+    let height = LANE_Y * actors.len().max(1) + 16;
     let at: HashMap<EventId, (usize, usize)> = entries
         .iter()
         .enumerate()
         .map(|(i, e)| {
             (
                 e.event_id,
-                (LEFT + STEP_X * i + STEP_X / 2, 20 + LANE_Y * lane(&e.step)),
+                (
+                    LEFT + STEP_X * i + STEP_X / 2,
+                    18 + LANE_Y * lane_of(e.author.as_str()),
+                ),
             )
         })
         .collect();
     let _ = write!(
         h,
-        "<svg width=\"{width}\" height=\"{height}\" role=\"img\" aria-label=\"events of the exchange\">"
+        "<svg width=\"{width}\" height=\"{height}\" role=\"img\" aria-label=\"events of the exchange, one lane per actor\">"
     );
-    for (i, name) in LANES.iter().enumerate() {
-        let y = 20 + LANE_Y * i;
+    for (i, (actor, controller)) in actors.iter().enumerate() {
+        let y = 18 + LANE_Y * i;
+        let name = format!(
+            "{}{}",
+            short_id(actor),
+            if *controller { " (controller)" } else { "" }
+        );
         let _ = write!(
             h,
-            "<text x=\"4\" y=\"{}\" font-size=\"11\" fill=\"#57606a\">{name}</text><line x1=\"{LEFT}\" y1=\"{y}\" x2=\"{width}\" y2=\"{y}\" stroke=\"#eaeef2\"/>",
-            y + 4
+            "<text x=\"4\" y=\"{}\" font-size=\"11\" fill=\"#57606a\"><title>{}</title>{}</text><line x1=\"{LEFT}\" y1=\"{y}\" x2=\"{width}\" y2=\"{y}\" stroke=\"#eaeef2\"/>",
+            y + 4,
+            esc(actor),
+            esc(&name)
         );
     }
     for e in entries {
@@ -329,6 +532,10 @@ fn svg(h: &mut String, entries: &[HistoryEntry], deps: &HashMap<EventId, Vec<Eve
             continue;
         };
         let color = verdict_color(&e.verdict);
+        let ring = match e.verdict {
+            Verdict::Ignored { .. } => IGNORED_STROKE,
+            _ => "",
+        };
         let title = esc(&format!(
             "{} {}: {}",
             e.event_id,
@@ -338,16 +545,22 @@ fn svg(h: &mut String, entries: &[HistoryEntry], deps: &HashMap<EventId, Vec<Eve
         if matches!(e.step, Step::Control(_)) {
             let _ = write!(
                 h,
-                "<rect x=\"{}\" y=\"{}\" width=\"16\" height=\"16\" fill=\"{color}\"><title>{title}</title></rect>",
+                "<rect x=\"{}\" y=\"{}\" width=\"16\" height=\"16\" fill=\"{color}\" {ring}><title>{title}</title></rect>",
                 x - 8,
                 y - 8
             );
         } else {
             let _ = write!(
                 h,
-                "<circle cx=\"{x}\" cy=\"{y}\" r=\"8\" fill=\"{color}\"><title>{title}</title></circle>"
+                "<circle cx=\"{x}\" cy=\"{y}\" r=\"8\" fill=\"{color}\" {ring}><title>{title}</title></circle>"
             );
         }
+        let _ = write!(
+            h,
+            "<text x=\"{x}\" y=\"{}\" font-size=\"10\" text-anchor=\"middle\" fill=\"#1f2328\">{}</text>",
+            y + 20,
+            esc(&label(e))
+        );
     }
     h.push_str("</svg>");
 }

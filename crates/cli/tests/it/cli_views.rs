@@ -521,10 +521,11 @@ fn dot_graph(dot: &str) -> (HashSet<String>, Vec<(String, String)>) {
     let mut nodes = HashSet::new();
     let mut edges = Vec::new();
     for line in dot.lines().map(str::trim) {
-        if let Some((from, to)) = line.strip_suffix(';').and_then(|l| l.split_once(" -> ")) {
-            edges.push((from.trim_matches('"').into(), to.trim_matches('"').into()));
-        } else if line.starts_with("\"ak:event:") && line.contains(" [label=") {
+        // A node first: a label may hold " -> " (a reassignment names both agents).
+        if line.starts_with("\"ak:event:") && line.contains(" [label=") {
             nodes.insert(line.split('"').nth(1).unwrap().to_string());
+        } else if let Some((from, to)) = line.strip_suffix(';').and_then(|l| l.split_once(" -> ")) {
+            edges.push((from.trim_matches('"').into(), to.trim_matches('"').into()));
         }
     }
     (nodes, edges)
@@ -674,8 +675,55 @@ fn dag_dot_draws_every_event_and_dependency() {
         .map(|e| e["event_id"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(nodes, items);
-    assert!(dot.contains("control: terminal") && dot.contains("fillcolor=\"#2da44e\""));
+    // Its controls name their action: the one that ended it is filled green.
+    assert!(
+        dot.lines().any(|l| l.contains("\\ncontrol ")
+            && l.contains(": terminal\"")
+            && l.contains("fillcolor=\"#2da44e\"")),
+        "{dot}"
+    );
     graphviz_renders(&dot, &tmp.path().join("exchange.svg"));
+}
+
+/// A graph larger than --max-nodes is drawn per writer, saying so and how to draw the
+/// events; ignored exchange items stand out; a larger bound draws every event.
+#[test]
+fn dag_dot_of_a_large_ledger_is_drawn_per_writer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let d = p(&dir);
+    run_ok(&["demo", "--dir", d], 0);
+    let out = run_ok(&["dag", "--dot", "--dir", d], 0);
+    let (dot, said) = (stdout(&out), stderr(&out));
+    assert!(
+        said.contains("drawn per writer") && said.contains("--exchange X"),
+        "{said}"
+    );
+    assert!(
+        dot.starts_with("// akledger causal DAG per writer:"),
+        "{dot}"
+    );
+    let nodes = dot
+        .lines()
+        .filter(|l| l.contains("[label=") && !l.contains("->"))
+        .count();
+    assert!((2..=41).contains(&nodes), "{nodes} nodes: {dot}");
+    assert!(dot.contains(" events"));
+    graphviz_renders(&dot, &tmp.path().join("writers.svg"));
+    let all = stdout(&run_ok(
+        &["dag", "--dot", "--dir", d, "--max-nodes", "5000"],
+        0,
+    ));
+    let (event_nodes, _) = dot_graph(&all);
+    let logged = stdout(&run_ok(&["log", "--dir", d], 0)).lines().count();
+    assert_eq!(event_nodes.len(), logged);
+    // The demo's ignored items (responses by agents not addressed, forged controls)
+    // stand out: orange, with a red dashed border.
+    assert!(
+        all.lines()
+            .any(|l| l.contains(": ignored: ") && l.contains("color=red") && l.contains("dashed")),
+        "no ignored item stands out"
+    );
 }
 
 /// The first of `names` on PATH.
@@ -708,9 +756,23 @@ fn audit_html_is_self_contained_and_renders_in_a_browser() {
     for external in ["http://", "https://", "src=", "@import", "url("] {
         assert!(!page.contains(external), "the page refers to {external}");
     }
-    assert!(page.contains(
-        "Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\""
-    ));
+    // Nothing may be fetched; the one inline script (the filter) runs by its hash.
+    let csp_start = "Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-";
+    let at = page.find(csp_start).expect("the CSP") + csp_start.len();
+    let hash = &page[at..at + 44];
+    let script = page
+        .split("<script>")
+        .nth(1)
+        .and_then(|s| s.split("</script>").next())
+        .unwrap();
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(script.as_bytes());
+    assert_eq!(
+        hash,
+        base64::engine::general_purpose::STANDARD.encode(digest)
+    );
+    assert_eq!(page.matches("<script>").count(), 1);
     let report = json(&audit(&["--json"]));
     for x in report["exchanges"].as_array().unwrap() {
         let id = x["exchange_id"].as_str().unwrap();
@@ -718,10 +780,30 @@ fn audit_html_is_self_contained_and_renders_in_a_browser() {
     }
     let rejected = report["summary"]["rejected"].as_u64().unwrap();
     assert!(page.contains(&format!("<h2>Rejections ({rejected})</h2>")));
+    // Every count agrees with the JSON report, and the findings come before the summary.
+    let not_folded = report["not_folded"].as_array().unwrap().len();
+    assert!(page.contains(&format!("<h2>Not folded ({not_folded})</h2>")));
+    assert!(page.contains(&format!(
+        "<tr><th>pending</th><td class=\"num\">{}</td></tr>",
+        report["summary"]["pending"]
+    )));
+    let at = |s: &str| page.find(s).unwrap_or_else(|| panic!("{s}"));
+    assert!(at("<h2>Rejections") < at("<h2>Legend</h2>"));
+    if not_folded > 0 {
+        assert!(at("<h2>Not folded") < at("<h2>Summary</h2>"));
+    }
+    // The search box and status filter reach every exchange row and timeline.
+    assert!(page.contains("id=\"q\" type=\"search\"") && page.contains("id=\"status\""));
+    let exchanges = report["exchanges"].as_array().unwrap().len();
+    let timelines = page.matches("<details id=\"x-").count();
+    assert!(timelines >= exchanges);
+    assert_eq!(page.matches(" data-x=").count(), exchanges + timelines);
     assert!(page.contains("badge complete") && page.contains("badge failed"));
+    // One picture per exchange, one lane per actor.
     assert_eq!(
-        page.matches("<svg ").count(),
-        report["exchanges"].as_array().unwrap().len()
+        page.matches("aria-label=\"events of the exchange, one lane per actor\"")
+            .count(),
+        timelines
     );
 
     let Some(chromium) = find_binary(&["chromium", "chromium-browser"]) else {
