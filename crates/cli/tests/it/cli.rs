@@ -1063,3 +1063,107 @@ fn help_groups_commands_and_argument_errors_speak_plainly() {
         .unwrap();
     run_ok(&["log", "--kind", kind, "--dir", d, "--limit", "1"], 0);
 }
+
+/// The commands under `akledger PATH…`, read off its help.
+fn subcommands(path: &[String]) -> Vec<String> {
+    let mut args = path.to_vec();
+    args.push("--help".into());
+    let help = stdout(&run_ok(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        0,
+    ));
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in help.lines() {
+        if line.ends_with(':') && !line.starts_with(' ') {
+            // "Commands:" for a subcommand; the top level groups its commands.
+            inside = !line.starts_with("Options")
+                && !line.starts_with("Arguments")
+                && !line.starts_with("Exit codes")
+                && !line.starts_with("Usage");
+            continue;
+        }
+        if inside {
+            if let Some(name) = line
+                .strip_prefix("  ")
+                .and_then(|l| l.split_whitespace().next())
+            {
+                if name != "help" && !line.starts_with("   ") {
+                    out.push(name.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every `Example:` line in every command's help parses: its flags and arguments are
+/// accepted (checked by clap up to `--help`, so no file it names need exist).
+#[test]
+fn every_help_example_parses() {
+    let mut queue: Vec<Vec<String>> = vec![Vec::new()];
+    let mut examples = 0;
+    while let Some(path) = queue.pop() {
+        for sub in subcommands(&path) {
+            let mut next = path.clone();
+            next.push(sub);
+            let mut args = next.clone();
+            args.push("--help".into());
+            let help = stdout(&run_ok(
+                &args.iter().map(String::as_str).collect::<Vec<_>>(),
+                0,
+            ));
+            for example in help
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("Example: akledger "))
+            {
+                // The command itself, before any pipe, redirection or second command.
+                let command = example
+                    .split(['|', '>', ';', '#'])
+                    .next()
+                    .unwrap()
+                    .split("&&")
+                    .next()
+                    .unwrap();
+                let mut words = shell_words(command);
+                words.push("--help".into());
+                let o = run(&words.iter().map(String::as_str).collect::<Vec<_>>());
+                assert_eq!(
+                    o.status.code(),
+                    Some(0),
+                    "akledger {example}: {}",
+                    stderr(&o)
+                );
+                examples += 1;
+            }
+            queue.push(next);
+        }
+    }
+    assert!(examples >= 30, "only {examples} examples found");
+}
+
+/// Words as a shell splits them: white space separates, double or single quotes group.
+fn shell_words(text: &str) -> Vec<String> {
+    let (mut words, mut word, mut quote, mut any) = (Vec::new(), String::new(), None, false);
+    for c in text.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                any = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if any || !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+                any = false;
+            }
+            (None, c) => word.push(c),
+        }
+    }
+    if any || !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
