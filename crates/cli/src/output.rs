@@ -326,9 +326,15 @@ pub fn exchange_arg(text: &str) -> Result<akledger::exchange::ExchangeId, CliErr
     })
 }
 
-/// Parses an id argument (`ak:event:…`, `ak:sidecar:…`, …), naming the PROFILE code on error.
+/// Parses a whole id argument (`ak:event:…`, `ak:sidecar:…`, …); when it is not one, the
+/// error says so in plain words with the form an id has.
 pub fn parse_id<K: IdKind>(text: &str) -> Result<Id<K>, CliError> {
-    Id::parse(text).map_err(|r| CliError::Usage(format!("{text:?}: {}", rejection_line(&r))))
+    Id::parse(text).map_err(|_| {
+        CliError::Usage(format!(
+            "{text:?} is not an id: an id is {}… and 44 characters of base64url",
+            K::PREFIX
+        ))
+    })
 }
 
 /// An id argument read against `ledger`: a whole id, or a unique abbreviation of one among
