@@ -637,13 +637,19 @@ fn respond(
 fn respond_skill(r: &RespondArgs, skill: &str) -> Result<Outcome, CliError> {
     let (subject, action) = split_skill(skill)?;
     let data = pncp_data(r.data.as_deref())?;
+    let (s, author, x) = responding(r)?;
+    let handle = s.ledger.sidecar(&author);
+    let id = handle.respond_skill(&x, subject, action, data, body(&r.body), r.completes)?;
+    s.report_skill(id, r.author.json)
+}
+
+/// The signer of a `respond`, its author in the sidecar, and the exchange it names.
+fn responding(r: &RespondArgs) -> Result<(Signer, SidecarAuthor, ExchangeId), CliError> {
     let s = Signer::new(&r.author)?;
     let sidecar: SidecarId = resolve_id(&s.ledger, &r.sidecar)?;
     let author = s.author(sidecar, r.epoch)?;
     let x = exchange_id(&r.exchange_id)?;
-    let handle = s.ledger.sidecar(&author);
-    let id = handle.respond_skill(&x, subject, action, data, body(&r.body), r.completes)?;
-    s.report_skill(id, r.author.json)
+    Ok((s, author, x))
 }
 
 /// `akledger exchange respond --pncp KIND`: an internal PNCP message for the skill of the
@@ -655,10 +661,7 @@ fn respond_pncp(r: &RespondArgs, kind: &str) -> Result<Outcome, CliError> {
         ))
     })?;
     let data = pncp_data(r.data.as_deref())?;
-    let s = Signer::new(&r.author)?;
-    let sidecar: SidecarId = resolve_id(&s.ledger, &r.sidecar)?;
-    let author = s.author(sidecar, r.epoch)?;
-    let x = exchange_id(&r.exchange_id)?;
+    let (s, author, x) = responding(r)?;
     let handle = s.ledger.sidecar(&author);
     let id = handle.pncp(&x, kind, r.question_id.as_deref(), data, body(&r.body))?;
     s.report_skill(id, r.author.json)

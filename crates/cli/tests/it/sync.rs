@@ -32,8 +32,13 @@ impl Server {
 
     /// With `args` after `--listen`, what it says going to `stderr`.
     fn start_with(dir: &Path, args: &[&str], stderr: Stdio) -> Server {
+        Server::listening(dir, "127.0.0.1:0", args, stderr)
+    }
+
+    /// `serve --listen ADDR args…`, what it says going to `stderr`.
+    fn listening(dir: &Path, addr: &str, args: &[&str], stderr: Stdio) -> Server {
         let mut child = bin()
-            .args(["serve", "--dir", p(dir), "--listen", "127.0.0.1:0"])
+            .args(["serve", "--dir", p(dir), "--listen", addr])
             .args(args)
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -760,21 +765,7 @@ fn serving_beyond_loopback_without_read_only_warns() {
     let tmp = tempfile::tempdir().unwrap();
     let (_, b, _) = divergent(tmp.path());
     for (args, warns) in [(&[][..], true), (&["--read-only"][..], false)] {
-        let mut child = bin()
-            .args(["serve", "--dir", p(&b), "--listen", "0.0.0.0:0"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let server = Server {
-            child,
-            addr: line.trim().to_owned(),
-        };
+        let server = Server::listening(&b, "0.0.0.0:0", args, Stdio::piped());
         let out = server.signal("-TERM");
         let said = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_eq!(out.status.code(), Some(0), "{said}");
