@@ -1,6 +1,6 @@
 //! [`Replicator`]: publish what is new, consume what the stream holds, in rounds.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -35,8 +35,12 @@ pub struct Replicator<'l> {
     marker_path: PathBuf,
     marker: Marker,
     runtime: Runtime,
-    /// Ids consumed from the stream and not yet passed by publishing: not published back.
+    /// Ids consumed from the stream (pending here, or admitted where the position was not
+    /// known) and not yet passed by publishing: not published back.
     echo: HashSet<EventId>,
+    /// Admission positions of events consumed from the stream: publishing passes over them
+    /// without reading them back from the log.
+    echo_at: BTreeSet<u64>,
     report: ReplicateReport,
 }
 
@@ -90,6 +94,7 @@ impl<'l> Replicator<'l> {
             marker,
             runtime,
             echo: HashSet::new(),
+            echo_at: BTreeSet::new(),
             report: ReplicateReport {
                 consumer_renewed: renewed,
                 ..ReplicateReport::default()
@@ -201,31 +206,51 @@ impl<'l> Replicator<'l> {
     /// after each acknowledged batch the marker advances (durably). Events consumed from the
     /// stream are passed over, not sent back.
     fn publish_new(&mut self, session: &Session) -> Result<(), ReplicateError> {
-        if self.marker.published >= self.ledger.len() as u64 {
+        let end = self.ledger.len() as u64;
+        if self.marker.published >= end {
             return Ok(());
         }
         let mut position = self.marker.published;
         let mut batch: Vec<Outgoing> = Vec::new();
         let mut bytes = 0usize;
-        for event in self.ledger.iter_from(position) {
-            let event = event?;
-            position += 1;
-            if self.echo.remove(&event.id()) {
+        while position < end {
+            // A consumed event: passed over without reading it back.
+            if self.echo_at.remove(&position) {
+                position += 1;
                 continue;
             }
-            if event.bytes().len() + MESSAGE_HEADER_ALLOWANCE > session.max_payload {
-                self.skip(&event, session.max_payload)?;
-                continue;
+            // Read up to the next consumed one.
+            let run_end = self
+                .echo_at
+                .range(position..)
+                .next()
+                .copied()
+                .unwrap_or(end);
+            let run = usize::try_from(run_end - position).unwrap_or(usize::MAX);
+            for event in self.ledger.iter_from(position).take(run) {
+                let event = event?;
+                position += 1;
+                if self.echo.remove(&event.id()) {
+                    continue;
+                }
+                if event.bytes().len() + MESSAGE_HEADER_ALLOWANCE > session.max_payload {
+                    self.skip(&event, session.max_payload)?;
+                    continue;
+                }
+                bytes += event.bytes().len();
+                batch.push(Outgoing {
+                    subject: subject_of(&event),
+                    id: event.id().to_string(),
+                    payload: event.bytes().to_vec(),
+                });
+                if batch.len() >= REPLICATE_BATCH_EVENTS || bytes >= REPLICATE_BATCH_BYTES {
+                    self.publish_through(session, std::mem::take(&mut batch), position)?;
+                    bytes = 0;
+                }
             }
-            bytes += event.bytes().len();
-            batch.push(Outgoing {
-                subject: subject_of(&event),
-                id: event.id().to_string(),
-                payload: event.bytes().to_vec(),
-            });
-            if batch.len() >= REPLICATE_BATCH_EVENTS || bytes >= REPLICATE_BATCH_BYTES {
-                self.publish_through(session, std::mem::take(&mut batch), position)?;
-                bytes = 0;
+            // The log ended before the run did (it cannot shrink): stop here.
+            if position < run_end {
+                break;
             }
         }
         self.publish_through(session, batch, position)
@@ -360,12 +385,36 @@ impl<'l> Replicator<'l> {
         self.report.duplicates += counts.duplicates;
         self.report.pending += counts.pending;
         self.report.rejected += counts.rejected;
+        if self.echo.len() + self.echo_at.len() >= MAX_REPLICATE_ECHO_IDS {
+            self.echo.clear();
+            self.echo_at.clear();
+        }
         for outcome in committed.outcomes {
-            if let Appended::Admitted(id) | Appended::Pending { id, .. } = outcome {
-                if self.echo.len() >= MAX_REPLICATE_ECHO_IDS {
-                    self.echo.clear();
+            match outcome {
+                // Admitted now: its position is known, publishing skips it unread.
+                Appended::Admitted(id) => match self.ledger.position(&id) {
+                    Some(at) => {
+                        self.echo_at.insert(at);
+                    }
+                    None => {
+                        self.echo.insert(id);
+                    }
+                },
+                Appended::Pending { id, .. } => {
+                    self.echo.insert(id);
                 }
-                self.echo.insert(id);
+                _ => {}
+            }
+        }
+        // Consumed events that waited here and are admitted now; a local pending event
+        // released by them is published as usual.
+        for id in committed.released {
+            if self.echo.remove(&id) {
+                if let Some(at) = self.ledger.position(&id) {
+                    self.echo_at.insert(at);
+                } else {
+                    self.echo.insert(id);
+                }
             }
         }
     }
