@@ -3,7 +3,7 @@
 //!
 //! The IO shell's second network end (after [`akledger::sync`]); it owns the replication
 //! marker `DIR/replicate/<stream>.json` (`marker.rs`) and the client (`nats.rs`, the only
-//! async code of the crate, confined to its own current-thread runtime). A [`Replicator`]
+//! async code of the crate, confined to its own tokio runtime with one worker thread). A [`Replicator`]
 //! does, in rounds:
 //!
 //! * **publish** — the admitted events not yet in the stream, in admission order (a causal

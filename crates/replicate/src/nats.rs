@@ -1,6 +1,7 @@
-//! The NATS JetStream client: the only module with async code. A current-thread tokio
-//! runtime lives here and every call blocks on it (`block_on` at this boundary), so the rest
-//! of the engine stays synchronous. It knows the server's vocabulary (streams, consumers,
+//! The NATS JetStream client: the only module with async code. A tokio runtime with one
+//! worker thread lives here (the connection's IO and a fetch started ahead run on it) and
+//! every call blocks on it (`block_on` at this boundary), so the rest of the engine stays
+//! synchronous. It knows the server's vocabulary (streams, consumers,
 //! acknowledgements) and nothing of ledgers.
 
 use std::time::Duration;
@@ -48,6 +49,12 @@ pub(super) struct Outgoing {
     pub payload: Vec<u8>,
 }
 
+/// A fetch running ahead on the runtime's worker ([`Runtime::fetch_ahead`]).
+pub(super) struct Prefetch {
+    task: tokio::task::JoinHandle<Result<Vec<Delivered>, async_nats::Error>>,
+    limit: Duration,
+}
+
 /// A consumed message, acknowledged later through [`Runtime::ack_through`].
 pub(super) struct Delivered {
     message: Message,
@@ -62,7 +69,10 @@ impl Delivered {
 
 impl Runtime {
     pub fn new(timeout: Duration) -> Result<Runtime, ReplicateError> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
+        // One worker thread: the connection's reads and writes, and a fetch started ahead,
+        // go on while the caller admits what the previous fetch brought.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
             .enable_all()
             .build()
             .map_err(|e| ReplicateError::Server(format!("starting the client runtime: {e}")))?;
@@ -235,16 +245,13 @@ impl Runtime {
         })
     }
 
-    /// Fetches the next messages of the consumer (at most one batch): what is there now,
-    /// or, with `wait`, what arrives within it.
-    pub fn fetch(
-        &self,
-        session: &Session,
-        wait: Option<Duration>,
-    ) -> Result<Vec<Delivered>, ReplicateError> {
-        let consumer = &session.consumer;
+    /// Starts fetching the next messages of the consumer (at most one batch: what is there
+    /// now, or, with `wait`, what arrives within it) on the runtime's worker, to be taken
+    /// with [`Runtime::fetched`] while the caller works on the batch before it.
+    pub fn fetch_ahead(&self, session: &Session, wait: Option<Duration>) -> Prefetch {
+        let consumer = session.consumer.clone();
         let limit = self.timeout + wait.unwrap_or_default();
-        self.run("fetch", limit, async move {
+        let task = self.runtime.spawn(async move {
             let mut messages = match wait {
                 None => {
                     consumer
@@ -269,7 +276,26 @@ impl Runtime {
                 delivered.push(Delivered { message: message? });
             }
             Ok::<_, async_nats::Error>(delivered)
-        })
+        });
+        Prefetch { task, limit }
+    }
+
+    /// The messages of a fetch started ahead, waiting for them (at most the fetch's time
+    /// limit, counted from now); a fetch that does not finish in time is abandoned (its
+    /// messages, unacknowledged, are delivered again later).
+    pub fn fetched(&self, ahead: Prefetch) -> Result<Vec<Delivered>, ReplicateError> {
+        let Prefetch { task, limit } = ahead;
+        let abort = task.abort_handle();
+        let result = self.run("fetch", limit, async move {
+            match task.await {
+                Ok(fetched) => fetched,
+                Err(join) => Err(Box::new(join) as async_nats::Error),
+            }
+        });
+        if result.is_err() {
+            abort.abort();
+        }
+        result
     }
 
     /// Acknowledges `last` and, the consumer's policy being "all", every message delivered

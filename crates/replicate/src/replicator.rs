@@ -313,8 +313,9 @@ impl<'l> Replicator<'l> {
     }
 
     /// Fetches and admits batches until a fetch brings nothing (with `wait`, nothing within
-    /// it: then `true`, drained) or `stop` is set. Each batch is admitted two stages deep (verified while the one
-    /// before it commits) and acknowledged once committed. Whatever stops the loop, the
+    /// it: then `true`, drained) or `stop` is set. Each batch is fetched while the one before
+    /// it is verified, admitted two stages deep (verified while the one before it commits)
+    /// and acknowledged once committed. Whatever stops the loop, the
     /// batch still in the pipeline is committed (what arrived whole is kept) and, when the
     /// server is still there, acknowledged; otherwise the server redelivers it later and it
     /// counts as duplicates.
@@ -340,11 +341,16 @@ impl<'l> Replicator<'l> {
         stop: &AtomicBool,
         committing: &mut Committing<'l>,
     ) -> Result<bool, ReplicateError> {
+        let mut ahead = self.runtime.fetch_ahead(session, wait);
         loop {
-            let mut batch = self.runtime.fetch(session, wait)?;
+            let mut batch = self.runtime.fetched(ahead)?;
             let Some(last) = batch.pop() else {
                 return Ok(true);
             };
+            // The next batch comes in while this one is verified and the one before commits.
+            // (Stopped or failed before it is taken, its messages, unacknowledged, are
+            // delivered again to the next run.)
+            ahead = self.runtime.fetch_ahead(session, wait);
             let mut items: Vec<Arc<[u8]>> = batch.iter().map(|m| Arc::from(m.payload())).collect();
             items.push(Arc::from(last.payload()));
             self.report.consumed += items.len() as u64;
