@@ -78,6 +78,22 @@ impl Ledger {
             .is_some_and(|(_, model)| model.offers(subject, action)))
     }
 
+    /// `did`'s latest admitted model (its greatest version), read from the log, with its
+    /// event; `None` while it has published none.
+    pub fn latest_model(&self, did: &DidCoreId) -> Result<Option<(EventId, ActorModel)>, Error> {
+        let latest = {
+            let state = self.read_state()?;
+            let versions = state.actors.get(did);
+            versions
+                .and_then(|v| v.last())
+                .and_then(|(_, pos)| state.id_at(*pos))
+        };
+        match latest {
+            Some(id) => Ok(Some((id, self.actor_model(&id)?))),
+            None => Ok(None),
+        }
+    }
+
     /// The model an admitted `ak.actor.model` event holds.
     pub fn actor_model(&self, id: &EventId) -> Result<ActorModel, Error> {
         model_of(&self.get(id)?.ok_or(Error::NotFound(*id))?)

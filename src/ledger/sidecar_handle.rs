@@ -328,12 +328,8 @@ impl SidecarHandle<'_> {
         subject: &str,
         action: &str,
     ) -> Result<(EventId, ActorModel), Error> {
-        let latest = self.ledger.actor_models(agent).last().map(|(_, id)| *id);
-        let found = match latest {
-            Some(id) => Some((id, self.ledger.actor_model(&id)?)),
-            None => None,
-        };
-        found
+        self.ledger
+            .latest_model(agent)?
             .filter(|(_, model)| model.offers(subject, action))
             .ok_or_else(|| Error::WouldNotFold {
                 action: action_name,

@@ -91,9 +91,7 @@ impl SidecarHandle<'_> {
         };
         let mut models = Vec::new();
         for owner in &owners {
-            if let Some((_, id)) = self.ledger.actor_models(owner).last() {
-                models.push((*id, self.ledger.actor_model(id)?));
-            }
+            models.extend(self.ledger.latest_model(owner)?);
         }
         let actions: Vec<&Action> = models
             .iter()

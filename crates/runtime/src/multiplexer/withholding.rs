@@ -35,12 +35,10 @@ impl Runtime<'_> {
             .into_iter()
             .chain(&skill.addresses);
         for principal in named.filter_map(|a| self.config.principal(a)) {
-            let Some((_, model)) = self.ledger.actor_models(&principal).last().copied() else {
+            let Some((_, model)) = self.ledger.latest_model(&principal)? else {
                 continue;
             };
-            let declares = self
-                .ledger
-                .actor_model(&model)?
+            let declares = model
                 .action(&skill.subject, &skill.action)
                 .is_some_and(|a| a.declares_redacted());
             if declares {
