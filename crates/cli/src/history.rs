@@ -42,10 +42,7 @@ pub fn show(
         ))
     })?;
     if json {
-        let akledger::Json::Object(doc) = history.to_json() else {
-            return Err(CliError::Usage("a history is an object".into()));
-        };
-        print_json(&typed("akledger.exchange.history", doc))?;
+        print_json(&typed("akledger.exchange.history", history.to_json()))?;
     } else {
         print_text_lines(lines(&history))?;
     }

@@ -172,12 +172,7 @@ fn feed(args: &FeedArgs) -> Result<Outcome, CliError> {
             .filter(|i| shown.insert(i.event_id))
             .map(|i| {
                 if args.json {
-                    match i.to_json() {
-                        akledger::Json::Object(item) => {
-                            json_text(&typed("akledger.observe.item", item))
-                        }
-                        other => json_text(&other),
-                    }
+                    json_text(&typed("akledger.observe.item", i.to_json()))
                 } else {
                     format!(
                         "{} {} {} {} {}",

@@ -403,12 +403,16 @@ pub fn parse_ids(texts: &[String]) -> Result<Vec<EventId>, CliError> {
 /// a reader would notice (a member removed or changing meaning); new members do not.
 pub const JSON_FORMAT: i64 = 1;
 
-/// `obj` as a `--json` output of type `kind` (docs/json.md): with `"type": kind` and
-/// `"format":` [`JSON_FORMAT`].
-pub fn typed(kind: &str, obj: Object) -> Json {
-    obj.with("type", kind.into())
-        .with("format", Json::Int(JSON_FORMAT))
-        .into()
+/// `value` (an object: every `--json` shape is one) as a `--json` output of type `kind`
+/// (docs/json.md): with `"type": kind` and `"format":` [`JSON_FORMAT`].
+pub fn typed(kind: &str, value: impl Into<Json>) -> Json {
+    match value.into() {
+        Json::Object(obj) => obj
+            .with("type", kind.into())
+            .with("format", Json::Int(JSON_FORMAT))
+            .into(),
+        other => other,
+    }
 }
 
 /// A JSON value as one line of canonical JSON.

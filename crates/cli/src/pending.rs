@@ -69,9 +69,7 @@ pub fn run(args: PendingArgs) -> Result<Outcome, CliError> {
         return Err(CliError::Usage(format!("{id}: not pending ({state})")));
     };
     if json {
-        let Json::Object(doc) = cause_json(cause, &rejected) else {
-            return Err(CliError::Usage("a pending cause is an object".into()));
-        };
+        let doc = cause_json(cause, &rejected);
         print_lines([json_text(&typed("akledger.pending.why", doc))])?;
         return Ok(Outcome::Clean);
     }

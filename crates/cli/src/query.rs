@@ -368,10 +368,7 @@ fn exchange(
         ))
     })?;
     if json {
-        let Json::Object(doc) = projection.to_json() else {
-            return Err(CliError::Usage("a projection is an object".into()));
-        };
-        print_json(&typed("akledger.exchange", doc))?;
+        print_json(&typed("akledger.exchange", projection.to_json()))?;
     } else {
         let p = &projection;
         let ids = |v: &[EventId]| {
