@@ -147,10 +147,12 @@ pub const GRAPH_PAGE_BYTES: u64 = 4096;
 /// pages) instead of the whole table.
 pub const GRAPH_FANOUT_BITS: usize = 12;
 
-/// Most events a heads query walks in the graph file before it leaves the query to the
-/// in-memory index. A walk this long has read more pages than loading the index of a
-/// ledger of that size would, and the index's chain clocks answer without walking.
-pub const GRAPH_WALK_BUDGET: usize = 1 << 16;
+/// Most values (ids, positions, parents, clock entries, …) one query reads from the graph
+/// file before it leaves the query to the opened ledger. A chain walk reads a checkpoint's
+/// clock and at most a checkpoint spacing of members per chain it enters, so honest queries
+/// stay far below it (hundreds to tens of thousands of reads); it bounds the work a file
+/// whose contents pass their checksums but contradict themselves can cause.
+pub const GRAPH_READ_BUDGET: u64 = 1 << 22;
 
 /// Leaves of the tree file (`DIR/tree`) whose hashes an open recomputes from the admission
 /// order, from its end: where a crash or a lost tail leaves damage, for ~2 ms of hashing

@@ -171,7 +171,8 @@ struct Writer {
     /// `entries` when the state snapshot was last written (or the one loaded was taken).
     snapshot_entries: u64,
     /// `entries` when the graph file was last written (assumed written with the snapshot
-    /// loaded, as a close writes both).
+    /// loaded, as a close writes both, when the file claims the log; 0 when it does not, so
+    /// that the close writes it).
     graph_entries: u64,
     /// The tree size of the latest recorded checkpoint (`DIR/checkpoint`), 0 when none.
     checkpointed: u64,

@@ -258,13 +258,20 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             Some(_) => entries.saturating_sub(report.replayed),
             None => 0,
         };
+        // A graph file that does not describe this log (none, an older version, another
+        // log's) is written anew by the close, even when nothing is written.
+        let graph_entries = if super::graph_file::claims(&dir, log.high_water()) {
+            snapshot_entries
+        } else {
+            0
+        };
         let writer = Writer {
             log,
             poisoned: false,
             entries,
             ack,
             snapshot_entries,
-            graph_entries: snapshot_entries,
+            graph_entries,
             checkpointed,
         };
         Ok(assemble(config, writer, (state, tree), index, report, lock))

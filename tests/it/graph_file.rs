@@ -31,7 +31,7 @@ fn read_only(dir: &Path) -> Ledger {
 }
 
 /// Any set of admitted ids, recent or old, dense or spread, of ledgers of four seeds: the
-/// same heads as the ledger's chain-clock index (itself checked against a BFS oracle in
+/// same heads and coverage as the ledger's chain-clock index (itself checked against a BFS oracle in
 /// `dag_oracle`). The ledgers are built once; the cases vary the queries.
 #[test]
 fn heads_from_the_graph_file_are_the_ledgers() {
@@ -58,8 +58,14 @@ fn heads_from_the_graph_file_are_the_ledgers() {
         let view = GraphView::open(tmp.path()).unwrap();
         prop_assert_eq!(view.len(), ids.len());
         let quick = view.heads_of(&query).unwrap();
-        let full = read_only(tmp.path()).heads_of(&query).unwrap();
+        let ledger = read_only(tmp.path());
+        let full = ledger.heads_of(&query).unwrap();
         prop_assert_eq!(quick, Some(full));
+        // And coverage: each picked id against the others as the basis.
+        if let Some((x, basis)) = query.split_first() {
+            let quick = view.covers(basis, x).unwrap();
+            prop_assert_eq!(quick, Some(ledger.covers(basis, x).unwrap()));
+        }
         Ok(())
     });
     if let Err(e) = outcome {
@@ -155,12 +161,12 @@ fn checkpoints_skip_the_graph_file_and_the_close_writes_it() {
 /// Rewrites the page table and the header checksum of the graph file `bytes` after a
 /// change to its body, as `docs/format.md` lays them out (what a forger would do).
 fn reseal(bytes: &mut [u8]) {
-    let pages = u64::from_le_bytes(bytes[121..129].try_into().unwrap()) as usize;
-    let body = 129 + pages * 16;
+    let pages = u64::from_le_bytes(bytes[145..153].try_into().unwrap()) as usize;
+    let body = 153 + pages * 16;
     for page in 0..pages {
         let end = (body + (page + 1) * 4096).min(bytes.len());
         let sum = blake3::hash(&bytes[body + page * 4096..end]);
-        bytes[129 + page * 16..129 + (page + 1) * 16].copy_from_slice(&sum.as_bytes()[..16]);
+        bytes[153 + page * 16..153 + (page + 1) * 16].copy_from_slice(&sum.as_bytes()[..16]);
     }
     let header = blake3::hash(&bytes[40..body]);
     bytes[8..40].copy_from_slice(header.as_bytes());
@@ -172,18 +178,28 @@ fn check_finds_a_graph_file_changed_and_resealed() {
     let ids = closed_ledger(tmp.path(), 9, 300);
     let path = tmp.path().join("graph");
     let mut bytes = std::fs::read(&path).unwrap();
-    // Every parent edge pointed at the first event, and the file sealed again.
+    // Two concurrent events, the later one's chain and sequence number given to the earlier
+    // one at sequence number 1 (below it on its chain), and the file sealed again.
+    let last = ids.len() - 1;
+    let truth_of = |b: usize| {
+        read_only(tmp.path())
+            .heads_of(&[ids[last], ids[b]])
+            .unwrap()
+    };
+    let b = (0..last).rev().find(|&b| truth_of(b).len() == 2).unwrap();
     let n = u64::from_le_bytes(bytes[60..68].try_into().unwrap()) as usize;
     let m = u64::from_le_bytes(bytes[68..76].try_into().unwrap()) as usize;
-    let pages = u64::from_le_bytes(bytes[121..129].try_into().unwrap()) as usize;
-    let parents = 129 + pages * 16 + 16_384 + 53 * n + 4;
-    bytes[parents..parents + 4 * m].fill(0);
+    let pages = u64::from_le_bytes(bytes[145..153].try_into().unwrap()) as usize;
+    let chain_seq = 153 + pages * 16 + 16_384 + 49 * n + 4 + 4 * m;
+    let chain_of_last = bytes[chain_seq + 8 * last..][..4].to_vec();
+    bytes[chain_seq + 8 * b..][..4].copy_from_slice(&chain_of_last);
+    bytes[chain_seq + 8 * b + 4..][..4].copy_from_slice(&1u32.to_le_bytes());
     reseal(&mut bytes);
     std::fs::write(&path, &bytes).unwrap();
 
-    // The checksums pass, and a query believes it: an event and its ancestor are both heads.
-    let query = [ids[ids.len() - 1], ids[ids.len() / 2]];
-    let truth = read_only(tmp.path()).heads_of(&query).unwrap();
+    // The checksums pass, and a query believes it: the earlier event is covered.
+    let query = [ids[last], ids[b]];
+    let truth = truth_of(b);
     let told = GraphView::open(tmp.path())
         .unwrap()
         .heads_of(&query)
@@ -205,4 +221,33 @@ fn check_finds_a_graph_file_changed_and_resealed() {
         .check()
         .unwrap()
         .is_clean());
+}
+
+#[test]
+fn a_writer_close_writes_a_graph_file_that_is_missing_or_of_another_version() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ids = closed_ledger(tmp.path(), 12, 400);
+    let path = tmp.path().join("graph");
+    let good = std::fs::read(&path).unwrap();
+    let mut older = good.clone();
+    older[7] = 1; // the magic of the first version
+    for (what, bytes) in [("missing", None), ("of another version", Some(older))] {
+        match &bytes {
+            None => std::fs::remove_file(&path).unwrap(),
+            Some(bytes) => std::fs::write(&path, bytes).unwrap(),
+        }
+        assert!(GraphView::open(tmp.path()).is_err(), "{what}");
+        // Opened and closed with nothing written: the close writes it.
+        Ledger::open(tmp.path()).unwrap().close().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), good, "{what}");
+        let view = GraphView::open(tmp.path()).unwrap();
+        assert_eq!(view.heads_of(&ids[..1]).unwrap(), Some(vec![ids[0]]));
+    }
+    // A current one is left alone by a close that wrote nothing.
+    let before = std::fs::metadata(&path).unwrap().modified().unwrap();
+    Ledger::open(tmp.path()).unwrap().close().unwrap();
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().modified().unwrap(),
+        before
+    );
 }

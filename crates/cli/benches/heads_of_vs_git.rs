@@ -1,10 +1,18 @@
-//! `akledger heads-of` against `git merge-base --independent`, whole process against whole
-//! process, on the same 100 k-event DAG: the ledger holds a generated realm DAG; the git
-//! repository holds one empty commit per event whose parents are the event's DAG edges
-//! (PROFILE §5, implied edges included), with a commit-graph file. Both answer the maximal
-//! heads of the same 100 events (the last 100 admitted, so the answer is not trivially all
-//! of them). Before timing, the two answers are checked to be the same set. Skipped, saying
-//! why, when `git` is absent.
+//! `akledger heads-of` and `akledger covers` against `git merge-base --independent` and
+//! `git merge-base --is-ancestor`, whole process against whole process, on the same DAG: the
+//! ledger holds a generated realm DAG (64 writers); the git repository holds one empty
+//! commit per event whose parents are the event's DAG edges (PROFILE §5, implied edges
+//! included), with a commit-graph file. Queries:
+//! - `heads-of` of 100 events picked at random over the whole DAG (seeded), and of the
+//!   newest 100;
+//! - `covers` of one event picked at random, by the newest event (`--is-ancestor`).
+//!
+//! Before timing, each pair of answers is checked to be the same. Sizes: 50 k events, or
+//! the comma-separated list in `AKLEDGER_BENCH_EVENTS` (`50000,1000000`; a million takes a
+//! few minutes to sign and import, and ~1.5 GB of disk). With `AKLEDGER_BENCH_FIXTURES=DIR`
+//! the ledgers, repositories and queries are kept in `DIR/heads-of-N/` and reused by the
+//! next run (the query ids in `query-random.txt`, their commits in `shas-random.txt`, …),
+//! so other tools can time the same commands. Skipped, saying why, when `git` is absent.
 //!
 //! `cargo bench --bench heads_of_vs_git -- --noplot`
 // Benchmarks panic on what they set up themselves.
@@ -12,8 +20,8 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -21,17 +29,12 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use akledger::workload::{sign_all, RealmDag};
 use akledger::{Config, Durability, EventId, Ledger};
 
-const EVENTS: usize = 100_000;
 const QUERY: usize = 100;
-const WRITERS: usize = 16;
+const WRITERS: usize = 64;
 
-fn git(repo: &Path, args: &[&str]) -> std::process::Output {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .output()
-        .expect("run git");
+/// `git -C repo args…`, which must succeed.
+fn git(repo: &Path, args: &[&str]) -> Output {
+    let out = git_any(repo, args);
     assert!(out.status.success(), "git {args:?}: {out:?}");
     out
 }
@@ -92,92 +95,233 @@ fn git_repo(repo: &Path, events: &[(EventId, Vec<EventId>)]) -> HashMap<EventId,
         .collect()
 }
 
+/// A ledger and a repository of the same DAG, and the queries asked of both.
+struct Fixture {
+    dir: PathBuf,
+    repo: PathBuf,
+    /// Each admitted id's commit, and back.
+    sha_of: HashMap<EventId, String>,
+    id_of: HashMap<String, EventId>,
+    random: Vec<EventId>,
+    newest: Vec<EventId>,
+}
+
+/// Builds the fixture of `events` events in `root`, or reads it back when a run before left
+/// it complete there.
+fn fixture(root: &Path, events: usize) -> Fixture {
+    let dir = root.join("ledger");
+    let repo = root.join("repo");
+    let ready = root.join("ready");
+    if !ready.exists() {
+        let _ = std::fs::remove_dir_all(root);
+        std::fs::create_dir_all(&repo).expect("mkdir");
+        let (mut dag, realm) = RealmDag::new(11, WRITERS, 64).expect("workload");
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let ledger =
+            Ledger::open_with(Config::new(&dir).durability(Durability::Buffered)).expect("open");
+        ledger.append_batch(&[realm.bytes()]).expect("append");
+        let mut edges = vec![(realm.id(), realm.dependencies().to_vec())];
+        let mut left = events - 1;
+        while left > 0 {
+            let n = left.min(50_000);
+            let signed = sign_all(&dag.plan(n).expect("plan"), threads).expect("events");
+            let bytes: Vec<&[u8]> = signed.iter().map(|e| e.bytes()).collect();
+            for chunk in bytes.chunks(5_000) {
+                ledger.append_batch(chunk).expect("append");
+            }
+            edges.extend(signed.iter().map(|e| (e.id(), e.dependencies().to_vec())));
+            left -= n;
+        }
+        ledger.close().expect("close");
+        let commits = git_repo(&repo, &edges);
+        let lines = |ids: &mut dyn Iterator<Item = &EventId>| -> String {
+            ids.map(|id| format!("{id} {}\n", commits[id])).collect()
+        };
+        std::fs::write(
+            root.join("commits.txt"),
+            lines(&mut edges.iter().map(|(id, _)| id)),
+        )
+        .expect("write");
+        // 100 distinct events at random (a fixed xorshift), and the newest 100.
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut picked = std::collections::BTreeSet::new();
+        while picked.len() < QUERY {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            picked.insert((state % edges.len() as u64) as usize);
+        }
+        let random: Vec<EventId> = picked.iter().map(|&i| edges[i].0).collect();
+        let newest: Vec<EventId> = edges.iter().rev().take(QUERY).map(|e| e.0).collect();
+        for (name, ids) in [("random", &random), ("newest", &newest)] {
+            let text = |f: &dyn Fn(&EventId) -> String| -> String {
+                ids.iter().map(|id| f(id) + "\n").collect()
+            };
+            std::fs::write(
+                root.join(format!("query-{name}.txt")),
+                text(&|id| id.to_string()),
+            )
+            .expect("write");
+            std::fs::write(
+                root.join(format!("shas-{name}.txt")),
+                text(&|id| commits[id].clone()),
+            )
+            .expect("write");
+        }
+        std::fs::write(&ready, "").expect("write");
+    }
+    let pairs: Vec<(EventId, String)> = std::fs::read_to_string(root.join("commits.txt"))
+        .expect("commits")
+        .lines()
+        .map(|l| {
+            let (id, sha) = l.split_once(' ').expect("pair");
+            (id.parse().expect("id"), sha.to_owned())
+        })
+        .collect();
+    let ids = |name: &str| -> Vec<EventId> {
+        std::fs::read_to_string(root.join(format!("query-{name}.txt")))
+            .expect("query")
+            .lines()
+            .map(|l| l.parse().expect("id"))
+            .collect()
+    };
+    Fixture {
+        dir,
+        repo,
+        id_of: pairs.iter().map(|(id, sha)| (sha.clone(), *id)).collect(),
+        sha_of: pairs.into_iter().collect(),
+        random: ids("random"),
+        newest: ids("newest"),
+    }
+}
+
+/// `akledger args… --dir dir`.
+fn akledger(args: &[String], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_akledger"))
+        .args(args)
+        .arg("--dir")
+        .arg(dir)
+        .output()
+        .expect("run akledger")
+}
+
+/// `git -C repo args…`, whatever its exit status.
+fn git_any<S: AsRef<std::ffi::OsStr>>(repo: &Path, args: &[S]) -> Output {
+    Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .output()
+        .expect("run git")
+}
+
+impl Fixture {
+    fn heads_of(&self, query: &[EventId]) -> (Vec<String>, Vec<String>) {
+        let ours = [vec!["heads-of".to_owned()], strings(query)].concat();
+        let shas: Vec<String> = query.iter().map(|id| self.sha_of[id].clone()).collect();
+        let theirs = [vec!["merge-base".into(), "--independent".into()], shas].concat();
+        (ours, theirs)
+    }
+
+    fn covers(&self, basis: EventId, x: EventId) -> (Vec<String>, Vec<String>) {
+        let ours = vec![
+            "covers".into(),
+            "--basis".into(),
+            basis.to_string(),
+            x.to_string(),
+        ];
+        let theirs = vec![
+            "merge-base".into(),
+            "--is-ancestor".into(),
+            self.sha_of[&x].clone(),
+            self.sha_of[&basis].clone(),
+        ];
+        (ours, theirs)
+    }
+
+    /// Checks both answer `heads-of` alike, as sets of events; returns how many heads.
+    fn same_heads(&self, ours: &[String], theirs: &[String]) -> usize {
+        let out = akledger(ours, &self.dir);
+        assert!(out.status.success(), "heads-of: {out:?}");
+        let mut our_heads: Vec<EventId> = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let out = git_any(&self.repo, theirs);
+        assert!(out.status.success(), "git: {out:?}");
+        let mut git_heads: Vec<EventId> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|sha| self.id_of[sha.trim()])
+            .collect();
+        our_heads.sort_unstable();
+        git_heads.sort_unstable();
+        assert_eq!(
+            our_heads, git_heads,
+            "akledger and git disagree on the heads"
+        );
+        our_heads.len()
+    }
+
+    /// Checks both answer `covers` alike (exit 0 covered, 1 not, for both); returns it.
+    fn same_cover(&self, ours: &[String], theirs: &[String]) -> bool {
+        let (a, b) = (akledger(ours, &self.dir), git_any(&self.repo, theirs));
+        assert_eq!(a.status.code(), b.status.code(), "{a:?} vs {b:?}");
+        a.status.success()
+    }
+}
+
+fn strings(ids: &[EventId]) -> Vec<String> {
+    ids.iter().map(ToString::to_string).collect()
+}
+
 fn bench(c: &mut Criterion) {
     if Command::new("git").arg("--version").output().is_err() {
         eprintln!("heads_of_vs_git: skipped: git is not installed");
         return;
     }
-    let (mut dag, realm) = RealmDag::new(11, WRITERS, 64).expect("workload");
-    let mut events = vec![realm];
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    events.extend(sign_all(&dag.plan(EVENTS - 1).expect("plan"), threads).expect("events"));
-
+    let sizes: Vec<usize> = std::env::var("AKLEDGER_BENCH_EVENTS")
+        .unwrap_or_else(|_| "50000".into())
+        .split(',')
+        .map(|n| n.trim().parse().expect("AKLEDGER_BENCH_EVENTS: numbers"))
+        .collect();
     let tmp = tempfile::tempdir().expect("tmp");
-    let dir = tmp.path().join("ledger");
-    {
-        let ledger =
-            Ledger::open_with(Config::new(&dir).durability(Durability::Buffered)).expect("open");
-        let bytes: Vec<Vec<u8>> = events.iter().map(|e| e.bytes().to_vec()).collect();
-        for chunk in bytes.chunks(5_000) {
-            ledger.append_batch(chunk).expect("append");
+    let keep = std::env::var_os("AKLEDGER_BENCH_FIXTURES").map(PathBuf::from);
+    for events in sizes {
+        let root = keep
+            .as_deref()
+            .unwrap_or(tmp.path())
+            .join(format!("heads-of-{events}"));
+        let f = fixture(&root, events);
+        let newest = f.newest[0];
+        let mut group = c.benchmark_group(format!("queries_on_{events}_whole_process"));
+        group.sample_size(20);
+        group.measurement_time(Duration::from_secs(10));
+        for (name, query) in [("random", &f.random), ("newest", &f.newest)] {
+            let (ours, theirs) = f.heads_of(query);
+            let heads = f.same_heads(&ours, &theirs);
+            eprintln!(
+                "heads_of_vs_git: {events} events, {QUERY} {name} ids, {heads} heads (same from both)"
+            );
+            group.bench_function(format!("akledger_heads_of_{name}"), |b| {
+                b.iter(|| akledger(&ours, &f.dir))
+            });
+            group.bench_function(format!("git_merge_base_independent_{name}"), |b| {
+                b.iter(|| git_any(&f.repo, &theirs))
+            });
         }
+        let (ours, theirs) = f.covers(newest, f.random[QUERY / 2]);
+        let covered = f.same_cover(&ours, &theirs);
+        eprintln!(
+            "heads_of_vs_git: {events} events, covers of a random id: {covered} (same from both)"
+        );
+        group.bench_function("akledger_covers_random", |b| {
+            b.iter(|| akledger(&ours, &f.dir))
+        });
+        group.bench_function("git_merge_base_is_ancestor_random", |b| {
+            b.iter(|| git_any(&f.repo, &theirs))
+        });
+        group.finish();
     }
-    let edges: Vec<(EventId, Vec<EventId>)> = events
-        .iter()
-        .map(|e| (e.id(), e.dependencies().to_vec()))
-        .collect();
-    let repo = tmp.path().join("repo");
-    std::fs::create_dir_all(&repo).expect("mkdir");
-    let commits = git_repo(&repo, &edges);
-
-    let query: Vec<EventId> = events.iter().rev().take(QUERY).map(|e| e.id()).collect();
-    let ids: Vec<String> = query.iter().map(ToString::to_string).collect();
-    let shas: Vec<String> = query.iter().map(|id| commits[id].clone()).collect();
-    let akledger = env!("CARGO_BIN_EXE_akledger");
-    let ours = || {
-        Command::new(akledger)
-            .arg("heads-of")
-            .args(&ids)
-            .arg("--dir")
-            .arg(&dir)
-            .output()
-            .expect("akledger heads-of")
-    };
-    let theirs = || {
-        git(
-            &repo,
-            &[
-                &["merge-base", "--independent"][..],
-                &shas.iter().map(String::as_str).collect::<Vec<_>>(),
-            ]
-            .concat(),
-        )
-    };
-
-    // Same answer, as sets of events.
-    let by_sha: HashMap<&str, EventId> = commits
-        .iter()
-        .map(|(id, sha)| (sha.as_str(), *id))
-        .collect();
-    let mut git_heads: Vec<EventId> = String::from_utf8_lossy(&theirs().stdout)
-        .lines()
-        .filter_map(|sha| by_sha.get(sha.trim()).copied())
-        .collect();
-    let out = ours();
-    assert!(out.status.success(), "heads-of: {out:?}");
-    let mut our_heads: Vec<EventId> = String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .filter_map(|w| w.parse().ok())
-        .collect();
-    git_heads.sort_unstable();
-    our_heads.sort_unstable();
-    assert_eq!(
-        our_heads, git_heads,
-        "akledger and git disagree on the heads"
-    );
-    eprintln!(
-        "heads_of_vs_git: {} events, {} query ids, {} heads (same answer from both)",
-        EVENTS,
-        QUERY,
-        our_heads.len()
-    );
-
-    let mut group = c.benchmark_group("heads_of_100_on_100k_whole_process");
-    group.sample_size(20);
-    group.measurement_time(Duration::from_secs(10));
-    group.bench_function("akledger_heads_of", |b| b.iter(ours));
-    group.bench_function("git_merge_base_independent", |b| b.iter(theirs));
-    group.finish();
 }
 
 criterion_group!(benches, bench);

@@ -10,7 +10,7 @@ use akledger::{EventId, GraphView, Json, Ledger, NotFolded, Projection, SidecarI
 use super::author::ExchangeCmd;
 use super::io::by_kind;
 use super::output::{
-    count, ids_json, print_json, print_lines, print_text_lines, resolve_id, resolve_ids,
+    count, ids_json, print_json, print_lines, print_text_lines, resolve_id, resolve_id_at,
     resolve_ids_at, typed, CliError, LedgerArgs, Outcome,
 };
 
@@ -137,13 +137,20 @@ pub struct CoversArgs {
     pub json: bool,
 }
 
-/// `akledger covers --basis ID... ID`.
+/// `akledger covers --basis ID... ID`: answered from the graph file when it is current,
+/// else from the opened ledger (the same answer either way).
 pub fn covers(args: CoversArgs) -> Result<Outcome, CliError> {
     let (ledger, basis, id, json) = (&args.ledger, &args.basis, args.id.as_str(), args.json);
-    let opened = ledger.open()?;
-    let basis = resolve_ids(&opened, basis)?;
-    let id: EventId = resolve_id(&opened, id)?;
-    let covered = opened.covers(&basis, &id)?;
+    let basis = resolve_ids_at(ledger, basis)?;
+    let id: EventId = resolve_id_at(ledger, id)?;
+    let quick = match GraphView::open(&ledger.dir) {
+        Ok(view) => view.covers(&basis, &id)?,
+        Err(_) => None,
+    };
+    let covered = match quick {
+        Some(covered) => covered,
+        None => ledger.open()?.covers(&basis, &id)?,
+    };
     if json {
         print_json(&typed(
             "akledger.covers",

@@ -15,45 +15,48 @@
 pub mod view;
 
 use crate::codec::{put_u32, put_u64};
-use crate::dag::Pos;
+use crate::dag::{ChainSource, DagIndex, Pos};
 use crate::limits::{GRAPH_FANOUT_BITS, GRAPH_PAGE_BYTES};
 use crate::store::log::{HighWater, LogPos};
 
 use super::state::State;
 
 /// File magic and format version.
-const MAGIC: [u8; 8] = *b"AKGRAPH\x01";
+const MAGIC: [u8; 8] = *b"AKGRAPH\x02";
 /// Where the magic is.
 pub(crate) const MAGIC_BYTES: std::ops::Range<usize> = 0..8;
 /// Where the header holds the log batch the file was taken after (seq, segment, offset).
 pub(crate) const HIGH_WATER_BYTES: std::ops::Range<usize> = 40..60;
 /// Bytes of the fixed header (magic, checksum, fields).
-pub const HEADER_BYTES: u64 = 129;
+pub const HEADER_BYTES: u64 = 153;
 /// Bytes of the header covered by its checksum, which also covers the page table.
-pub const HEADER_FIELDS: std::ops::Range<usize> = 40..129;
+pub const HEADER_FIELDS: std::ops::Range<usize> = 40..153;
 /// Bytes of one page checksum in the page table.
 pub const PAGE_SUM_BYTES: u64 = 16;
 /// Buckets of the fanout table.
 const FANOUT: u64 = 1 << GRAPH_FANOUT_BITS;
 /// Bytes of one sorted entry: the id's 33 bytes and its position.
 const SORTED_ENTRY: u64 = 37;
+/// Bytes of one checkpoint: its sequence number, its clock's start and length.
+const CHECKPOINT_ENTRY: u64 = 16;
 
-/// Where each section of the body starts, for `n` events and `m` parent edges.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where each section of the body starts, for `n` events, `m` parent edges, `chains`
+/// chains, `checkpoints` checkpoints and `clock_entries` entries of their clocks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Layout {
     pub n: u64,
     pub m: u64,
+    pub chains: u64,
+    pub checkpoints: u64,
+    pub clock_entries: u64,
 }
 
 impl Layout {
     fn sorted(self) -> u64 {
         FANOUT * 4
     }
-    fn rank(self) -> u64 {
-        self.sorted() + self.n * SORTED_ENTRY
-    }
     fn gen(self) -> u64 {
-        self.rank() + self.n * 4
+        self.sorted() + self.n * SORTED_ENTRY
     }
     fn parent_off(self) -> u64 {
         self.gen() + self.n * 8
@@ -61,8 +64,26 @@ impl Layout {
     fn parents(self) -> u64 {
         self.parent_off() + (self.n + 1) * 4
     }
-    pub fn body_len(self) -> u64 {
+    fn chain_seq(self) -> u64 {
         self.parents() + self.m * 4
+    }
+    fn chain_off(self) -> u64 {
+        self.chain_seq() + self.n * 8
+    }
+    fn members(self) -> u64 {
+        self.chain_off() + (self.chains + 1) * 4
+    }
+    fn checkpoint_off(self) -> u64 {
+        self.members() + self.n * 4
+    }
+    fn checkpoints(self) -> u64 {
+        self.checkpoint_off() + (self.chains + 1) * 4
+    }
+    fn clocks(self) -> u64 {
+        self.checkpoints() + self.checkpoints * CHECKPOINT_ENTRY
+    }
+    pub fn body_len(self) -> u64 {
+        self.clocks() + self.clock_entries * 4
     }
     fn pages(self) -> u64 {
         self.body_len().div_ceil(GRAPH_PAGE_BYTES)
@@ -73,6 +94,14 @@ impl Layout {
 fn bucket(raw: &[u8; 33]) -> usize {
     let [_, a, b, ..] = *raw;
     (usize::from(a) << 8 | usize::from(b)) >> (16 - GRAPH_FANOUT_BITS)
+}
+
+/// Where in its bucket an id about lies, as a fraction of 2^32: the digest bits after the
+/// bucket's, uniformly spread like them.
+fn place_in_bucket(raw: &[u8; 33]) -> u64 {
+    let [_, a, b, c, d, e, ..] = *raw;
+    let bits = u64::from_be_bytes([0, 0, 0, a, b, c, d, e]);
+    (bits << GRAPH_FANOUT_BITS >> 8) & 0xffff_ffff
 }
 
 /// The order of the sorted table: digest bytes first (so buckets are contiguous), then the
@@ -132,7 +161,6 @@ impl State {
             }
             start = end;
         }
-        let mut rank = vec![0u32; n];
         let mut body = Vec::with_capacity(n * 70 + FANOUT as usize * 4);
         // Cumulative: bucket b's entries are sorted[fanout[b-1] .. fanout[b]].
         let mut total = 0u32;
@@ -140,15 +168,11 @@ impl State {
             total += count;
             put_u32(&mut body, total);
         }
-        for (r, (digest, suite, p)) in sorted.iter().enumerate() {
+        for (digest, suite, p) in &sorted {
             body.push(*suite);
             body.extend_from_slice(digest);
             put_u32(&mut body, *p);
-            if let Some(slot) = rank.get_mut(*p as usize) {
-                *slot = r as u32;
-            }
         }
-        rank.iter().for_each(|&r| put_u32(&mut body, r));
         for p in 0..n as u32 {
             put_u64(&mut body, self.dag.generation(Pos::new(p)).unwrap_or(0));
         }
@@ -163,6 +187,7 @@ impl State {
                 put_u32(&mut body, parent.get());
             }
         }
+        let chains = encode_chains(&self.dag, n, &mut body);
         let last = n.checked_sub(1).map(|i| Pos::new(i as u32));
         let last_at = last
             .and_then(|p| self.at.get(p.index()))
@@ -179,6 +204,9 @@ impl State {
         put_u64(&mut out, high.end.offset);
         put_u64(&mut out, n as u64);
         put_u64(&mut out, u64::from(edges));
+        put_u64(&mut out, chains.chains);
+        put_u64(&mut out, chains.checkpoints);
+        put_u64(&mut out, chains.clock_entries);
         put_u32(&mut out, last_at.segment);
         put_u64(&mut out, last_at.offset);
         out.extend_from_slice(&last_id);
@@ -196,6 +224,65 @@ impl State {
         out.extend_from_slice(&body);
         out
     }
+}
+
+/// Appends the chain sections of the body (each event's chain and sequence number, each
+/// chain's members, its checkpoints, their clocks); returns their counts.
+fn encode_chains(dag: &DagIndex, n: usize, body: &mut Vec<u8>) -> Layout {
+    for p in 0..n as u32 {
+        let (c, s) = dag.chain_seq(Pos::new(p)).unwrap_or((0, 0));
+        put_u32(body, c);
+        put_u32(body, s);
+    }
+    let chains = dag.chain_count() as u32;
+    let mut at = 0u32;
+    put_u32(body, 0);
+    for c in 0..chains {
+        at += dag.chain_members(c).len() as u32;
+        put_u32(body, at);
+    }
+    for c in 0..chains {
+        dag.chain_members(c)
+            .iter()
+            .for_each(|m| put_u32(body, m.get()));
+    }
+    let mut checkpoints = 0u32;
+    put_u32(body, 0);
+    for c in 0..chains {
+        checkpoints += dag.checkpoints(c).count() as u32;
+        put_u32(body, checkpoints);
+    }
+    for c in 0..chains {
+        for k in dag.checkpoints(c) {
+            put_u32(body, k.seq);
+            put_u64(body, k.start);
+            put_u32(body, k.len as u32);
+        }
+    }
+    let pool = dag.clock_pool();
+    pool.iter().for_each(|&e| put_u32(body, e));
+    Layout {
+        chains: u64::from(chains),
+        checkpoints: u64::from(checkpoints),
+        clock_entries: pool.len() as u64,
+        ..Layout::default()
+    }
+}
+
+/// Whether `DIR/graph` is of this version and claims to describe the log up to `high` (a
+/// writer's open asks, so that its close writes a missing, older or foreign one anew even
+/// when nothing was written).
+pub(crate) fn claims(dir: &std::path::Path, high: HighWater) -> bool {
+    let mut head = [0u8; HIGH_WATER_BYTES.end];
+    let read = std::fs::File::open(dir.join(crate::layout::GRAPH))
+        .and_then(|f| std::io::Read::read_exact(&mut &f, &mut head));
+    let mut want = Vec::with_capacity(HIGH_WATER_BYTES.len());
+    put_u64(&mut want, high.seq);
+    put_u32(&mut want, high.end.segment);
+    put_u64(&mut want, high.end.offset);
+    read.is_ok()
+        && head.get(MAGIC_BYTES) == Some(MAGIC.as_slice())
+        && head.get(HIGH_WATER_BYTES) == Some(want.as_slice())
 }
 
 /// The header's fields, decoded.
@@ -223,12 +310,19 @@ impl Header {
         let layout = Layout {
             n: r.u64()?,
             m: r.u64()?,
+            chains: r.u64()?,
+            checkpoints: r.u64()?,
+            clock_entries: r.u64()?,
         };
         let last_at = LogPos::new(r.u32()?, r.u64()?);
         let last_id = r.array::<33>()?;
         let pages = r.u64()?;
         // Positions and edge offsets are u32 in the index.
-        let fits = layout.n <= u64::from(u32::MAX) && layout.m <= u64::from(u32::MAX);
+        // Positions, edge offsets, chains and checkpoint offsets are u32 in the index;
+        // a clock entry is 4 bytes and a body must fit in a u64.
+        let u32s = [layout.n, layout.m, layout.chains, layout.checkpoints];
+        let fits = u32s.iter().all(|&x| x <= u64::from(u32::MAX))
+            && layout.clock_entries <= u64::from(u32::MAX) << 8;
         (fits && pages == layout.pages()).then_some(Header {
             high,
             layout,

@@ -5,7 +5,6 @@ use akledger::workload::realm_dag;
 use akledger::Ledger;
 #[allow(unused_imports)]
 use akledger::*;
-use std::collections::HashMap;
 
 /// A closed ledger of `events` realm events; returns its directory and their ids.
 fn closed(events: usize) -> (tempfile::TempDir, Vec<EventId>) {
@@ -43,9 +42,10 @@ fn contents_that_pass_their_checksums_but_contradict_themselves_never_panic() {
         .heads_of(&query)
         .unwrap();
     assert!(want.is_some());
-    let body_at = good.len() - Layout { n: 300, m: 0 }.body_len() as usize;
+    let head: &[u8; HEADER_BYTES as usize] = good[..HEADER_BYTES as usize].try_into().unwrap();
+    let body_at = HEADER_BYTES as usize + Header::decode(head).unwrap().pages as usize * 16;
     let mut answered = 0;
-    for (i, at) in (body_at..good.len()).step_by(13).enumerate() {
+    for (i, at) in (body_at..good.len()).step_by(7).enumerate() {
         let mut bad = good.clone();
         // Alternately a small change and a large one, so sizes, offsets and positions
         // both stay in range and leave it.
@@ -56,20 +56,23 @@ fn contents_that_pass_their_checksums_but_contradict_themselves_never_panic() {
         if let Ok(Some(_)) = view.heads_of(&query) {
             answered += 1;
         }
+        let _ = view.covers(&query[..3], &ids[7]);
     }
     assert!(answered > 0);
 }
 
 #[test]
-fn a_walk_past_its_budget_leaves_the_query_to_the_index() {
-    let (tmp, _) = closed(400);
+fn a_query_past_its_read_budget_leaves_the_query_to_the_ledger() {
+    let (tmp, ids) = closed(400);
     let view = GraphView::open(tmp.path()).unwrap();
-    let mut pages = Pages {
-        view: &view,
-        cache: HashMap::new(),
-    };
-    // The first and the last event: the walk from the last goes down to the first.
-    let members = vec![0, 399];
-    assert_eq!(pages.heads(members.clone(), 10), None);
-    assert_eq!(pages.heads(members, 1000), Some(vec![399]));
+    // The first and the last event: the last covers the first.
+    let positions = |pages: &Pages| pages.positions(&[ids[0], ids[399]]).unwrap().unwrap();
+    let starved = Pages::new(&view, 12);
+    let members = positions(&starved);
+    assert_eq!(starved.heads(&members), None);
+    assert!(starved.failed());
+    let fed = Pages::new(&view, 100_000);
+    let members = positions(&fed);
+    assert_eq!(fed.heads(&members), Some(vec![members[1]]));
+    assert!(!fed.failed());
 }

@@ -71,9 +71,11 @@ mod order;
 mod query;
 pub(crate) mod running;
 mod snapshot;
+mod source;
 mod walk;
 
 pub use query::Covered;
+pub use source::{covers, heads_of, ChainSource, ClockAt};
 
 use chains::{checkpoint_spacing, Chain, Checkpoint};
 use running::RunningClocks;
@@ -363,13 +365,26 @@ impl DagIndex {
         Some((*c, *s))
     }
 
-    /// Entry `chain` of a checkpoint clock (0 beyond its stored length).
-    pub(crate) fn clock_entry(&self, k: &Checkpoint, chain: u32) -> u32 {
-        let i = chain as usize;
-        if i >= k.len {
-            return 0;
-        }
-        self.clock_pool.get(k.start + i).copied().unwrap_or(0)
+    /// The members of chain `c` in chain order (member `k` has sequence number `k + 1`);
+    /// empty for an unknown chain. With [`DagIndex::checkpoints`] and
+    /// [`DagIndex::clock_pool`], what a [`ChainSource`] kept elsewhere is written from.
+    pub fn chain_members(&self, c: u32) -> &[Pos] {
+        self.chains
+            .get(c as usize)
+            .map_or(&[], |chain| chain.members.as_slice())
+    }
+
+    /// Chain `c`'s checkpoints, ascending by sequence number.
+    pub fn checkpoints(&self, c: u32) -> impl Iterator<Item = ClockAt> + '_ {
+        self.chains
+            .get(c as usize)
+            .into_iter()
+            .flat_map(|chain| chain.checkpoints.iter().map(ClockAt::from))
+    }
+
+    /// Every checkpoint clock, one after another (a [`ClockAt`] says where each lies).
+    pub fn clock_pool(&self) -> &[u32] {
+        &self.clock_pool
     }
 }
 

@@ -2,7 +2,8 @@
 //! and set differences.  Unknown positions are never covered, never ancestors, and are
 //! ignored when they appear in a basis or input set.
 
-use super::walk::{covered_by, Target, Walk};
+use super::source;
+use super::walk::{covered_by, Walk};
 use super::{DagIndex, Pos};
 
 /// Below this many targets `covers_all` runs one targeted walk per target; above it, one
@@ -22,29 +23,7 @@ impl DagIndex {
 
     /// Is `x` covered by `basis` (`x ∈ basis` or `x` is an ancestor of a basis member)?
     pub fn covers(&self, basis: &[Pos], x: Pos) -> bool {
-        let Some(target) = Target::of(self, x) else {
-            return false;
-        };
-        // Fast path: a basis member on the target's chain at or above it.
-        if basis.iter().any(|&h| self.same_chain_at_or_above(h, x)) {
-            return true;
-        }
-        let mut walk = Walk::targeted(self, target);
-        for &h in basis {
-            if h.get() >= x.get() {
-                walk.push(h);
-            }
-        }
-        walk.run();
-        walk.found()
-    }
-
-    /// `h` lies on `x`'s chain with a sequence number `>= seq(x)` (so `h` covers `x`).
-    fn same_chain_at_or_above(&self, h: Pos, x: Pos) -> bool {
-        match (self.chain_seq(h), self.chain_seq(x)) {
-            (Some((ch, sh)), Some((cx, sx))) => ch == cx && sh >= sx,
-            _ => false,
-        }
+        source::covers(self, basis, x)
     }
 
     /// Batch form of [`DagIndex::covers`]: `out[i] == covers(basis, xs[i])`.
@@ -74,24 +53,7 @@ impl DagIndex {
     /// Maximal heads of `set` (members covered by no other member), ascending, without
     /// duplicates; unknown positions are dropped.
     pub fn heads_of(&self, set: &[Pos]) -> Vec<Pos> {
-        let n = self.len();
-        let mut members: Vec<Pos> = set.iter().copied().filter(|p| p.index() < n).collect();
-        members.sort_unstable_by(|a, b| b.cmp(a));
-        members.dedup();
-        // Descending: a member can only be covered by a later (higher) one, and it is
-        // covered by some other member iff it is covered by the maxima found so far.
-        let mut walk = Walk::full(self);
-        let mut out = Vec::new();
-        for s in members {
-            if walk.covered(s) {
-                continue;
-            }
-            out.push(s);
-            walk.push(s);
-            walk.run();
-        }
-        out.reverse();
-        out
+        source::heads_of(self, set)
     }
 
     /// Strict ancestors of `x` (`x` itself excluded), ascending by position.  Empty for an

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use super::chains::Chain;
+use super::source::{ChainSource, ClockAt};
 use super::{DagIndex, Pos};
 
 /// Chains above which a targeted walk keeps its per-chain prefix sparse: such a walk
@@ -94,14 +94,14 @@ impl Acc {
 /// What a targeted walk looks for: "is this event covered?".
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Target {
-    chain: u32,
-    seq: u32,
+    pub(crate) chain: u32,
+    pub(crate) seq: u32,
     pos: u32,
     gen: u64,
 }
 
 impl Target {
-    pub(crate) fn of(idx: &DagIndex, x: Pos) -> Option<Target> {
+    pub(crate) fn of<G: ChainSource>(idx: &G, x: Pos) -> Option<Target> {
         let (chain, seq) = idx.chain_seq(x)?;
         let gen = idx.generation(x)?;
         Some(Target {
@@ -115,20 +115,20 @@ impl Target {
 
 /// Reusable walk state; `acc` is per chain, so scratch is O(#chains), not O(#events)
 /// (for a targeted walk over many chains, O(chains touched)).
-pub(crate) struct Walk<'a> {
-    idx: &'a DagIndex,
+pub(crate) struct Walk<'a, G: ChainSource = DagIndex> {
+    idx: &'a G,
     acc: Acc,
     stack: Vec<Pos>,
     target: Option<Target>,
     found: bool,
 }
 
-impl<'a> Walk<'a> {
+impl<'a, G: ChainSource> Walk<'a, G> {
     /// A full (untargeted) walk.
-    pub(crate) fn full(idx: &'a DagIndex) -> Self {
+    pub(crate) fn full(idx: &'a G) -> Self {
         Walk {
             idx,
-            acc: Acc::Dense(vec![0; idx.chains.len()]),
+            acc: Acc::Dense(vec![0; idx.chain_count()]),
             stack: Vec::new(),
             target: None,
             found: false,
@@ -136,8 +136,8 @@ impl<'a> Walk<'a> {
     }
 
     /// A walk that stops as soon as `target` is known to be covered.
-    pub(crate) fn targeted(idx: &'a DagIndex, target: Target) -> Self {
-        let chains = idx.chains.len();
+    pub(crate) fn targeted(idx: &'a G, target: Target) -> Self {
+        let chains = idx.chain_count();
         let acc = if chains > DENSE_TARGETED_CHAINS {
             Acc::Sparse {
                 chains,
@@ -197,11 +197,9 @@ impl<'a> Walk<'a> {
         self.acc.get(chain).unwrap_or(u32::MAX)
     }
 
-    fn join(&mut self, start: usize, len: usize) {
-        let Some(clock) = self.idx.clock_pool.get(start..start.saturating_add(len)) else {
-            return;
-        };
-        self.acc.join(clock);
+    fn join(&mut self, k: &ClockAt) {
+        let clock = self.idx.clock(k);
+        self.acc.join(&clock);
     }
 
     fn expand(&mut self, p: Pos) {
@@ -223,22 +221,19 @@ impl<'a> Walk<'a> {
                 return;
             }
         }
-        let Some(chain) = idx.chains.get(c as usize) else {
-            return;
-        };
         match self.target {
-            Some(t) => self.expand_targeted(chain, old, s, t),
-            None => self.expand_full(chain, old, s),
+            Some(t) => self.expand_targeted(c, old, s, t),
+            None => self.expand_full(c, old, s),
         }
     }
 
     /// Accounts members `(old, s]` of `chain`: joins the floor checkpoint clock and
     /// queues the parents of the members above it.
-    fn expand_full(&mut self, chain: &Chain, old: u32, s: u32) {
+    fn expand_full(&mut self, chain: u32, old: u32, s: u32) {
         let mut lo = old;
-        if let Some(k) = chain.floor(s) {
+        if let Some(k) = self.idx.floor(chain, s) {
             if k.seq > old {
-                self.join(k.start, k.len);
+                self.join(&k);
                 lo = k.seq;
             }
         }
@@ -247,19 +242,22 @@ impl<'a> Walk<'a> {
 
     /// Like [`Walk::expand_full`], but only members that may descend from the target are
     /// expanded, and checkpoint clocks answer "found" / "not below here" directly.
-    fn expand_targeted(&mut self, chain: &Chain, old: u32, s: u32, t: Target) {
+    fn expand_targeted(&mut self, chain: u32, old: u32, s: u32, t: Target) {
         let idx = self.idx;
-        if chain.last_checkpoint_seq() >= s {
-            if let Some(k) = chain.ceil(s) {
-                if idx.clock_entry(k, t.chain) < t.seq {
+        if idx.last_checkpoint_seq(chain) >= s {
+            if let Some(k) = idx.ceil(chain, s) {
+                if idx.clock_entry(&k, t.chain) < t.seq {
                     return; // even a later member of this chain does not reach the target
                 }
             }
         }
-        let floor = chain.floor(s).filter(|k| k.seq > old).copied();
+        let floor = idx.floor(chain, s).filter(|k| k.seq > old);
         let lo = floor.map_or(old, |k| k.seq);
         // The floor checkpoint is only relevant if its member may descend from the target.
-        let floor = floor.filter(|k| chain.member(k.seq).is_some_and(|m| !too_old(idx, m, t)));
+        let floor = floor.filter(|k| {
+            idx.member(chain, k.seq)
+                .is_some_and(|m| !too_old(idx, m, t))
+        });
         if let Some(k) = floor {
             if idx.clock_entry(&k, t.chain) >= t.seq {
                 self.found = true;
@@ -268,16 +266,16 @@ impl<'a> Walk<'a> {
         }
         if self.push_parents_targeted(chain, lo, s, t) {
             if let Some(k) = floor {
-                self.join(k.start, k.len);
+                self.join(&k);
             }
         }
     }
 
     /// Queues unaccounted parents of members `(lo, s]`.
-    fn push_parents(&mut self, chain: &Chain, lo: u32, s: u32) {
+    fn push_parents(&mut self, chain: u32, lo: u32, s: u32) {
         let mut seq = s;
         while seq > lo {
-            let Some(m) = chain.member(seq) else {
+            let Some(m) = self.idx.member(chain, seq) else {
                 break;
             };
             self.push_parents_of(m);
@@ -287,10 +285,10 @@ impl<'a> Walk<'a> {
 
     /// Queues unaccounted parents of members `(lo, s]` not older than the target;
     /// returns false when it stopped at a member older than the target.
-    fn push_parents_targeted(&mut self, chain: &Chain, lo: u32, s: u32, t: Target) -> bool {
+    fn push_parents_targeted(&mut self, chain: u32, lo: u32, s: u32, t: Target) -> bool {
         let mut seq = s;
         while seq > lo {
-            let Some(m) = chain.member(seq) else {
+            let Some(m) = self.idx.member(chain, seq) else {
                 return false;
             };
             if too_old(self.idx, m, t) {
@@ -304,19 +302,20 @@ impl<'a> Walk<'a> {
 
     fn push_parents_of(&mut self, m: Pos) {
         let idx = self.idx;
-        for &q in idx.parents(m) {
+        let (acc, stack) = (&self.acc, &mut self.stack);
+        idx.for_each_parent(m, |q| {
             if let Some((qc, qs)) = idx.chain_seq(q) {
-                if qs > self.acc_of(qc) {
-                    self.stack.push(q);
+                if qs > acc.get(qc).unwrap_or(u32::MAX) {
+                    stack.push(q);
                 }
             }
-        }
+        });
     }
 }
 
 /// `m` (a member not on the target's chain, hence `m != target`) cannot have the target
 /// as an ancestor: it is older by position or by generation number.
-fn too_old(idx: &DagIndex, m: Pos, t: Target) -> bool {
+fn too_old<G: ChainSource>(idx: &G, m: Pos, t: Target) -> bool {
     m.get() < t.pos || idx.generation(m).unwrap_or(0) <= t.gen
 }
 
