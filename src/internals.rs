@@ -19,6 +19,11 @@ pub fn read_state(
     ledger.read_state()
 }
 
+/// Bytes of the ledger's log held in memory (see `SegmentReader::bytes_in_memory`).
+pub fn log_bytes_in_memory(ledger: &crate::Ledger) -> u64 {
+    ledger.log_bytes_in_memory()
+}
+
 pub mod check {
     pub use crate::ledger::check::*;
 }

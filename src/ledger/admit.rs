@@ -146,6 +146,11 @@ impl<'s> Decider<'s> {
     }
 
     /// The staged changes, or why the batch cannot be committed.
+    /// New log entries staged so far (each decision stages at most one: its own event).
+    pub fn staged_entries(&self) -> usize {
+        self.staged.entries.len()
+    }
+
     pub fn finish(mut self) -> Result<Staged, Error> {
         if let Some(failure) = self.failure {
             return Err(failure);

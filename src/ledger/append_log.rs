@@ -139,6 +139,8 @@ pub struct LogReport {
 struct Queued {
     index: usize,
     offset: u64,
+    /// Where its bytes start in the log (after a CBOR item's header).
+    payload_at: u64,
     bytes: Result<Arc<[u8]>, Rejection>,
 }
 
@@ -192,6 +194,34 @@ impl Ledger {
     pub fn append_log_with<E: From<Error>>(
         &self,
         log: impl BufRead,
+        on: impl FnMut(AppendedItem<'_>) -> Result<(), E>,
+    ) -> Result<LogSummary, E> {
+        self.append_log_from(log, None, on)
+    }
+
+    /// [`Ledger::append_log_with`] of a log file. An in-memory ledger
+    /// ([`crate::Config::in_memory`], what `akledger audit` replays into) then keeps the
+    /// file open and refers to each stored event's bytes in it instead of copying them, so
+    /// its memory follows what it derives from the events, not the log's size; the file
+    /// must not change while the ledger is open (an event whose bytes in the file differ
+    /// from what was read is kept in memory). A ledger on disk stores the events as always.
+    pub fn append_log_file_with<E: From<Error>>(
+        &self,
+        file: std::fs::File,
+        on: impl FnMut(AppendedItem<'_>) -> Result<(), E>,
+    ) -> Result<LogSummary, E> {
+        let source = match self.config.in_memory {
+            true => file.try_clone().ok().map(Arc::new),
+            false => None,
+        };
+        let log = std::io::BufReader::with_capacity(1 << 20, file);
+        self.append_log_from(log, source, on)
+    }
+
+    fn append_log_from<E: From<Error>>(
+        &self,
+        log: impl BufRead,
+        source: Option<Arc<std::fs::File>>,
         mut on: impl FnMut(AppendedItem<'_>) -> Result<(), E>,
     ) -> Result<LogSummary, E> {
         let mut reader = LogReader::detect(log)
@@ -206,7 +236,15 @@ impl Ledger {
         let mut bytes = 0usize;
         let mut push = |batch: Vec<Queued>, summary: &mut LogSummary| -> Result<(), E> {
             let good = batch.iter().filter_map(|q| q.bytes.clone().ok()).collect();
-            let report = pipeline.push_report(good)?;
+            let origins = source.as_ref().map(|source| super::Origins {
+                source: Arc::clone(source),
+                offsets: batch
+                    .iter()
+                    .filter(|q| q.bytes.is_ok())
+                    .map(|q| Some(q.payload_at))
+                    .collect(),
+            });
+            let report = pipeline.push_from(good, origins)?;
             summary.batches += 1;
             committing.push_back(batch);
             match report {
@@ -236,6 +274,11 @@ impl Ledger {
             batch.push(Queued {
                 index: item.index,
                 offset: item.offset,
+                payload_at: match format {
+                    LogFormat::JsonLines => item.offset,
+                    // A CBOR item's bytes end where the next item starts.
+                    LogFormat::CborSeq => reader.offset().saturating_sub(size as u64),
+                },
                 bytes: item.bytes,
             });
         }

@@ -75,7 +75,7 @@ pub use feed::{ExchangeChange, ExchangeFeed, Feed, FeedItem};
 pub use graph_file::view::GraphView;
 pub use observers::ObserverFeed;
 pub use open::OpenReport;
-pub use pipeline::Pipeline;
+pub use pipeline::{Origins, Pipeline};
 pub use queries::{pending_causes, PendingCause};
 pub use sidecar_handle::SidecarHandle;
 pub use tiles::TilesReport;
@@ -283,7 +283,7 @@ impl Ledger {
             let shared = items.iter().map(|b| Arc::from(b.as_ref())).collect();
             self.pool.submit(shared).wait()
         };
-        self.decide_and_commit(verified)
+        self.decide_and_commit(verified, None)
     }
 
     /// Refuses writes to a ledger opened read-only.
@@ -312,8 +312,16 @@ impl Ledger {
     }
 
     /// Decides verified events in order against the committed state and commits them.
-    fn decide_and_commit(&self, verified: pool::Verified) -> Result<AppendReport, Error> {
+    /// With `origins`, the offsets in their file of the log entries it stages go to the
+    /// log (see [`pipeline::Origins`]).
+    fn decide_and_commit(
+        &self,
+        verified: pool::Verified,
+        origins: Option<pipeline::Origins>,
+    ) -> Result<AppendReport, Error> {
         let pool::Verified { verdicts, parsed } = verified;
+        // The origin of each staged entry: the item whose decision staged it.
+        let mut entry_offsets = Vec::new();
         let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
         if writer.poisoned {
             return Err(Error::Poisoned);
@@ -326,8 +334,18 @@ impl Ledger {
             );
             let outcomes: Vec<Appended> = verdicts
                 .into_iter()
-                .map(|v| match v {
-                    Ok(event) => decider.decide(event, Source::New),
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Ok(event) => {
+                        let before = decider.staged_entries();
+                        let outcome = decider.decide(event, Source::New);
+                        if let Some(o) = &origins {
+                            if decider.staged_entries() > before {
+                                entry_offsets.push(o.offsets.get(i).copied().flatten());
+                            }
+                        }
+                        outcome
+                    }
                     Err(rejection) => Appended::Rejected {
                         id: None,
                         rejection,
@@ -337,7 +355,10 @@ impl Ledger {
             (outcomes, decider.finish()?)
         };
         let report = AppendReport::of(outcomes, &staged);
-        let result = self.commit(&mut writer, staged);
+        let from = origins
+            .as_ref()
+            .map(|o| (&o.source, entry_offsets.as_slice()));
+        let result = self.commit(&mut writer, staged, from);
         self.pool.free(parsed);
         if result.is_err() {
             writer.poisoned = true;
@@ -345,14 +366,24 @@ impl Ledger {
         result.map(|()| report)
     }
 
-    /// Writes a decided batch: log (durable), then sled, then the in-memory state.
-    fn commit(&self, writer: &mut Writer, staged: state::Staged) -> Result<(), Error> {
+    /// Writes a decided batch: log (durable), then sled, then the in-memory state. `from`:
+    /// the file the entries were read from, and each one's offset there.
+    fn commit(
+        &self,
+        writer: &mut Writer,
+        staged: state::Staged,
+        from: Option<(&Arc<std::fs::File>, &[Option<u64>])>,
+    ) -> Result<(), Error> {
         let entries: Vec<(u8, &[u8])> = staged
             .entries
             .iter()
             .map(|e| (ENTRY_EVENT, e.bytes()))
             .collect();
-        let entry_at = writer.log.append_batch(&entries).map_err(log_error)?;
+        let from = from.filter(|(_, offsets)| offsets.len() == entries.len());
+        let entry_at = writer
+            .log
+            .append_batch_from(&entries, from)
+            .map_err(log_error)?;
         let high_water = writer.log.high_water();
         if !entries.is_empty() {
             writer.entries += entries.len() as u64;
@@ -455,6 +486,12 @@ impl Ledger {
             writer.graph_entries = writer.entries;
         }
         Ok(())
+    }
+
+    /// Bytes of the log held in memory (an in-memory ledger's; see
+    /// [`SegmentReader::bytes_in_memory`]).
+    pub(crate) fn log_bytes_in_memory(&self) -> u64 {
+        self.reader.bytes_in_memory()
     }
 
     /// Number of admitted events.

@@ -6,12 +6,24 @@
 //! half a batch). Batches commit in the order they were pushed.
 
 use std::collections::VecDeque;
+use std::fs::File;
 use std::sync::Arc;
 
 use crate::error::Error;
 
 use super::pool::Ticket;
 use super::{check_batch_bounds, AppendReport, Appended, Ledger};
+
+/// Where a batch's items were read from: a file, and each item's offset in it (`None` for
+/// one that is not a copy of the file's bytes). An in-memory ledger refers to the stored
+/// events there instead of copying them (`store::log::memory`).
+#[derive(Clone, Debug)]
+pub struct Origins {
+    /// The file, which must not change while the ledger is open.
+    pub source: Arc<File>,
+    /// One per item of the batch.
+    pub offsets: Vec<Option<u64>>,
+}
 
 /// Streams batches into a ledger: verified on the pool while earlier ones commit. Made by
 /// [`Ledger::pipeline`] (two stages deep) or [`Ledger::pipeline_ahead`].
@@ -31,8 +43,9 @@ use super::{check_batch_bounds, AppendReport, Appended, Ledger};
 /// ```
 pub struct Pipeline<'l> {
     ledger: &'l Ledger,
-    /// Batches submitted and not yet committed, oldest first.
-    verifying: VecDeque<Ticket>,
+    /// Batches submitted and not yet committed, oldest first, with where their items came
+    /// from when that is known.
+    verifying: VecDeque<(Ticket, Option<Origins>)>,
     /// Batches kept verifying while one commits: 1 for [`Ledger::pipeline`].
     ahead: usize,
 }
@@ -62,15 +75,28 @@ impl<'l> Pipeline<'l> {
 
     /// [`Pipeline::push`], with the whole [`AppendReport`] of the batch committed.
     pub fn push_report(&mut self, batch: Vec<Arc<[u8]>>) -> Result<Option<AppendReport>, Error> {
+        self.push_from(batch, None)
+    }
+
+    /// [`Pipeline::push_report`] of items read from a file, with their offsets in it
+    /// ([`Origins`]; an in-memory ledger then keeps only references to them).
+    pub fn push_from(
+        &mut self,
+        batch: Vec<Arc<[u8]>>,
+        origins: Option<Origins>,
+    ) -> Result<Option<AppendReport>, Error> {
         check_batch_bounds(batch.len(), batch.iter().map(|b| b.len()).sum())?;
         self.ledger.check_writable()?;
-        self.verifying.push_back(self.ledger.pool.submit(batch));
+        let origins =
+            origins.filter(|o| self.ledger.config.in_memory && o.offsets.len() == batch.len());
+        self.verifying
+            .push_back((self.ledger.pool.submit(batch), origins));
         if self.verifying.len() <= self.ahead {
             return Ok(None);
         }
         self.verifying
             .pop_front()
-            .map(|oldest| self.ledger.decide_and_commit(oldest.wait()))
+            .map(|(oldest, from)| self.ledger.decide_and_commit(oldest.wait(), from))
             .transpose()
     }
 
@@ -91,8 +117,8 @@ impl<'l> Pipeline<'l> {
     /// are not committed.
     pub fn finish_all(mut self) -> Result<Vec<AppendReport>, Error> {
         let mut reports = Vec::with_capacity(self.verifying.len());
-        while let Some(oldest) = self.verifying.pop_front() {
-            reports.push(self.ledger.decide_and_commit(oldest.wait())?);
+        while let Some((oldest, from)) = self.verifying.pop_front() {
+            reports.push(self.ledger.decide_and_commit(oldest.wait(), from)?);
         }
         Ok(reports)
     }

@@ -297,9 +297,11 @@ impl CheckpointOutcome {
 /// summary, rejected (by log index), pending, heads, exchanges, not_folded. Exits 0
 /// when nothing was rejected or left pending, 1 otherwise, 2 on usage or IO errors.
 ///
-/// The log is replayed into memory (an in-memory ledger: it costs about the log's size
-/// in memory) and nothing is written; `--on-disk` replays into a scratch ledger in the
-/// temporary directory instead, for logs larger than memory.
+/// The log is replayed into memory (an in-memory ledger that refers to the events in the
+/// log file instead of copying them: about 400 bytes an event, a log read from stdin
+/// about its size) and nothing is written; the file must not change meanwhile. `--on-disk`
+/// replays into a scratch ledger in the temporary directory instead, for logs whose state
+/// outgrows memory.
 ///
 /// Example: akledger audit big.jsonl --keyring big.keyring.json --json | jq .summary
 #[derive(Args, Debug)]

@@ -92,8 +92,7 @@ pub fn feed(
     progress: Option<&ProgressBar>,
     mut on: impl FnMut(Fed<'_>) -> Result<(), CliError>,
 ) -> Result<LogSummary, CliError> {
-    let input = open_input(file)?;
-    let fed = ledger.append_log_with(input, |item| {
+    let mut handle = |item: akledger::ledger::AppendedItem<'_>| {
         if let Some(bar) = progress {
             bar.set_position(item.position.byte);
         }
@@ -102,7 +101,15 @@ pub fn feed(
             bytes: item.bytes,
             outcome: item.outcome,
         })
-    });
+    };
+    // A file (not stdin) is handed over whole: an in-memory ledger (audit) then refers to
+    // the events in it instead of holding them.
+    let fed = if file.as_os_str() == "-" {
+        ledger.append_log_with(open_input(file)?, &mut handle)
+    } else {
+        let input = std::fs::File::open(file).map_err(|e| CliError::Io(file.to_owned(), e))?;
+        ledger.append_log_file_with(input, &mut handle)
+    };
     fed.map_err(|e| match e {
         CliError::Ledger(akledger::Error::ReadLog { source, .. }) => {
             CliError::Io(file.to_owned(), source)

@@ -1,7 +1,8 @@
 //! Where a segment's bytes live: its file, or — for an in-memory log
 //! ([`SegmentLog::in_memory`](super::SegmentLog::in_memory), which an audit replays into
-//! so that reading a log writes nothing) — a byte vector. Both hold the same frames, so
-//! the reader and the iterator work alike on either; only a file's frames carry checksums
+//! so that reading a log writes nothing) — memory, save the payloads it may leave in the
+//! file they were read from ([`super::memory`]). Both hold the same frames, so the reader
+//! and the iterator work alike on either; only a file's frames carry checksums
 //! ([`Sealing`]: memory neither tears nor rots, and its only reader is the process that
 //! wrote it).
 
@@ -11,23 +12,21 @@ use std::os::unix::fs::FileExt;
 use std::sync::RwLock;
 
 use super::format::Sealing;
+use super::memory::{Lift, MemorySegment};
 
 /// A segment's bytes.
 pub(crate) enum Backing {
     /// A segment file on disk.
     File(File),
     /// The bytes of a segment of an in-memory log.
-    Memory(RwLock<Vec<u8>>),
+    Memory(RwLock<MemorySegment>),
 }
 
 impl Backing {
     /// An in-memory segment holding `header`, with room reserved for `capacity` bytes so
     /// that appends never copy what is there.
     pub(crate) fn memory(header: &[u8], capacity: u64) -> Backing {
-        let mut bytes =
-            Vec::with_capacity(usize::try_from(capacity).unwrap_or(0).max(header.len()));
-        bytes.extend_from_slice(header);
-        Backing::Memory(RwLock::new(bytes))
+        Backing::Memory(RwLock::new(MemorySegment::new(header, capacity)))
     }
 
     /// Whether this segment's frames carry checksums.
@@ -42,28 +41,26 @@ impl Backing {
     pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         match self {
             Backing::File(file) => file.read_exact_at(buf, offset),
-            Backing::Memory(bytes) => {
-                let bytes = bytes.read().unwrap_or_else(|e| e.into_inner());
-                let source = usize::try_from(offset)
-                    .ok()
-                    .and_then(|start| bytes.get(start..start.checked_add(buf.len())?))
-                    .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
-                buf.copy_from_slice(source);
-                Ok(())
-            }
+            Backing::Memory(segment) => segment
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .read_exact_at(buf, offset),
         }
     }
 
     /// Appends what `encode` writes at `offset`, the segment's committed end: into
     /// `scratch` (cleared first) and then to the file with one positioned write, or, in
-    /// memory, straight into the segment's bytes, with no copy. In memory the log only
-    /// ever appends, so `offset` must be where the bytes end (anything else would be a bug:
-    /// `InvalidInput`, nothing written).
+    /// memory, straight into the segment's bytes, with no copy — or, when there are `lifts`,
+    /// through `scratch`, leaving those payloads in their source. A file holds every byte:
+    /// `lifts` are for memory only. In memory the log only ever appends, so `offset` must
+    /// be where the bytes end (anything else would be a bug: `InvalidInput`, nothing
+    /// written).
     pub(crate) fn append<T>(
         &self,
         offset: u64,
         scratch: &mut Vec<u8>,
         encode: impl FnOnce(&mut Vec<u8>) -> T,
+        lifts: &[Lift],
     ) -> io::Result<T> {
         match self {
             Backing::File(file) => {
@@ -72,13 +69,18 @@ impl Backing {
                 file.write_all_at(scratch, offset)?;
                 Ok(out)
             }
-            Backing::Memory(bytes) => {
-                let mut bytes = bytes.write().unwrap_or_else(|e| e.into_inner());
-                if bytes.len() as u64 != offset {
-                    return Err(io::Error::from(io::ErrorKind::InvalidInput));
-                }
-                Ok(encode(&mut bytes))
-            }
+            Backing::Memory(segment) => segment
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .append(offset, scratch, encode, lifts),
+        }
+    }
+
+    /// Bytes this segment holds in memory: 0 for a file.
+    pub(crate) fn in_memory(&self) -> u64 {
+        match self {
+            Backing::File(_) => 0,
+            Backing::Memory(segment) => segment.read().map_or(0, |s| s.held()),
         }
     }
 

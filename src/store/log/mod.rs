@@ -87,9 +87,11 @@
 mod backing;
 mod error;
 pub mod format;
+pub mod memory;
 mod reader;
 mod recovery;
 mod scan;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -418,6 +420,18 @@ impl SegmentLog {
     /// fdatasync under [`Durability::Sync`]); returns each entry's position. The batch
     /// gets seq `high_water().seq + 1`. An empty batch is a no-op and takes no seq.
     pub fn append_batch(&mut self, entries: &[(u8, &[u8])]) -> Result<Vec<LogPos>, LogError> {
+        self.append_batch_from(entries, None)
+    }
+
+    /// [`SegmentLog::append_batch`] of entries whose payloads were read from `source`, the
+    /// payload of entry `i` at `offsets[i]` when it is `Some`. An in-memory log refers to
+    /// those payloads there instead of keeping them ([`memory`]); a log on disk writes them
+    /// as always. The source must not change while the log is open.
+    pub fn append_batch_from(
+        &mut self,
+        entries: &[(u8, &[u8])],
+        from: Option<(&Arc<File>, &[Option<u64>])>,
+    ) -> Result<Vec<LogPos>, LogError> {
         if self.poisoned {
             return Err(LogError::Poisoned);
         }
@@ -476,6 +490,12 @@ impl SegmentLog {
 
         let (segment, base) = (self.active.number, self.end);
         let sealing = self.active.file.sealing();
+        let lifts = match from {
+            Some((source, offsets)) if self.in_memory => {
+                lifts(entries, base, &begin, source, offsets)
+            }
+            _ => Vec::new(),
+        };
         // Appends the batch's frames to `buf`, whose current end is file offset `base`.
         let encode = |buf: &mut Vec<u8>| {
             let origin = buf.len();
@@ -502,7 +522,7 @@ impl SegmentLog {
         let mut written = if self.fail_writes_for_test() {
             Err(std::io::Error::other("injected write failure"))
         } else {
-            self.active.file.append(base, &mut buf, encode)
+            self.active.file.append(base, &mut buf, encode, &lifts)
         };
         self.buf = buf;
         if written.is_ok() && self.opts.durability == Durability::Sync {
@@ -593,6 +613,33 @@ impl SegmentLog {
         }
         shared.last_seq = self.last_seq;
     }
+}
+
+/// The payloads of `entries` (a batch appended at `base`, opened by `begin`) to leave in
+/// `source`: those with an offset there.
+fn lifts(
+    entries: &[(u8, &[u8])],
+    base: u64,
+    begin: &Record,
+    source: &Arc<File>,
+    offsets: &[Option<u64>],
+) -> Vec<memory::Lift> {
+    let mut at = base + frame_len(begin, 0) as u64;
+    let mut lifts = Vec::with_capacity(entries.len());
+    for (i, (kind, payload)) in entries.iter().enumerate() {
+        let entry = Record::Entry { kind: *kind };
+        let payload_at = at + frame_len(&entry, 0) as u64;
+        if let (Some(Some(offset)), Ok(len)) = (offsets.get(i), u32::try_from(payload.len())) {
+            lifts.push(memory::Lift {
+                at: payload_at,
+                len,
+                source: Arc::clone(source),
+                offset: *offset,
+            });
+        }
+        at += frame_len(&entry, payload.len()) as u64;
+    }
+    lifts
 }
 
 impl Drop for SegmentLog {

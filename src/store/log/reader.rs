@@ -101,6 +101,17 @@ impl SegmentReader {
         Ok((kind, buf))
     }
 
+    /// Bytes of the log held in memory: 0 for a log on disk; for an in-memory log, its
+    /// frames less the payloads it refers to in the file they were read from.
+    pub fn bytes_in_memory(&self) -> u64 {
+        let shared = self.shared.read().unwrap_or_else(|e| e.into_inner());
+        shared
+            .segments
+            .iter()
+            .map(|s| s.file.file.in_memory())
+            .sum()
+    }
+
     /// Iterates all committed entries from the start of the log.
     pub fn iter(&self) -> LogIter {
         self.iter_from(LogPos::new(0, FILE_HEADER_LEN))

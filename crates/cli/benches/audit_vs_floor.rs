@@ -1,0 +1,142 @@
+//! `akledger audit` of a log file, whole process, against its floor: the same file read,
+//! each event parsed and its signature batch-verified (ZIP-215, in batches of 500, as the
+//! ledger's workers do) on every core, in one process. The audit does that and admission,
+//! the causal index, the exchange fold and the report besides. Also its peak resident
+//! memory (`/usr/bin/time`): an audit replays into an in-memory ledger that refers to the
+//! events in the file instead of holding them.
+//!
+//! The log: `AKLEDGER_AUDIT_LOG=FILE`, or one `gen` writes of `AKLEDGER_AUDIT_EVENTS`
+//! realm events (default 200 000; the figure is at 1 000 000) by 64 writers with a
+//! sidecar of 1000 exchanges. Floor and audit run in turn, three times each; the medians
+//! and the median of the per-pair ratios are printed. Skipped, saying so, without
+//! `/usr/bin/time`.
+//!
+//! `cargo bench --bench audit_vs_floor`
+// Benchmarks panic on what they set up themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use std::io::BufRead;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use akledger::{Event, Keyring, Verifier};
+use rand_core::OsRng;
+
+/// Reads `log` (JSON Lines), then parses and batch-verifies every event on `threads`
+/// threads; returns how many verified.
+fn floor(log: &Path, threads: usize) -> usize {
+    let lines: Vec<Vec<u8>> =
+        std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(log).unwrap())
+            .split(b'\n')
+            .map(|l| l.unwrap())
+            .filter(|l| !l.is_empty())
+            .collect();
+    let verifier = Verifier::new(Keyring::new());
+    let share = lines.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = lines
+            .chunks(share)
+            .map(|part| {
+                let verifier = &verifier;
+                s.spawn(move || {
+                    part.chunks(500)
+                        .map(|batch| {
+                            let parsed = batch.iter().map(|b| Event::parse(b));
+                            Event::verify_batch(parsed, verifier, OsRng)
+                                .iter()
+                                .filter(|v| v.is_ok())
+                                .count()
+                        })
+                        .sum::<usize>()
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).sum()
+    })
+}
+
+/// `akledger audit log` under `/usr/bin/time`: wall seconds and peak resident KiB.
+fn audit(log: &Path) -> (f64, u64) {
+    let stats = tempfile::NamedTempFile::new().unwrap();
+    let started = Instant::now();
+    let status = Command::new("/usr/bin/time")
+        .args(["-f", "%M", "-o"])
+        .arg(stats.path())
+        .arg(env!("CARGO_BIN_EXE_akledger"))
+        .arg("audit")
+        .arg(log)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    let wall = started.elapsed().as_secs_f64();
+    assert!(matches!(status.code(), Some(0 | 1)), "audit: {status}");
+    let peak = std::fs::read_to_string(stats.path()).unwrap();
+    (
+        wall,
+        peak.lines().last().unwrap_or("0").trim().parse().unwrap(),
+    )
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list" || a == "--test") {
+        return;
+    }
+    if !Path::new("/usr/bin/time").exists() {
+        eprintln!("audit_vs_floor: skipped: /usr/bin/time is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let log = match std::env::var_os("AKLEDGER_AUDIT_LOG") {
+        Some(log) => log.into(),
+        None => {
+            let events = std::env::var("AKLEDGER_AUDIT_EVENTS").unwrap_or_else(|_| "200000".into());
+            let log = tmp.path().join("log.jsonl");
+            let status = Command::new(env!("CARGO_BIN_EXE_akledger"))
+                .args([
+                    "gen",
+                    "--events",
+                    &events,
+                    "--writers",
+                    "64",
+                    "--exchanges",
+                    "1000",
+                    "--out",
+                ])
+                .arg(&log)
+                .stderr(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success());
+            log
+        }
+    };
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let (mut floors, mut audits, mut ratios, mut peaks) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..3 {
+        let started = Instant::now();
+        let verified = floor(&log, threads);
+        let f = started.elapsed().as_secs_f64();
+        let (a, peak) = audit(&log);
+        eprintln!(
+            "audit_vs_floor: {verified} events: floor {f:.2} s, audit {a:.2} s, peak {peak} KiB"
+        );
+        floors.push(f);
+        audits.push(a);
+        ratios.push(a / f);
+        peaks.push(peak as f64 / 1024.0);
+    }
+    println!(
+        "audit {:.2} s (peak {:.0} MiB) vs floor {:.2} s on {threads} threads: {:.3}x (median of per-pair ratios)",
+        median(audits),
+        median(peaks),
+        median(floors),
+        median(ratios)
+    );
+}

@@ -1,0 +1,242 @@
+//! The bytes of an in-memory segment: held in memory, except entry payloads that were read
+//! from a file which stays open and unchanged (the log an audit replays), and which the
+//! segment refers to there instead of copying ("holes"). Reads assemble the same bytes
+//! either way, so frames, the reader and the iterator cannot tell the difference; an audit's
+//! memory then follows the frame headers (about 40 bytes an event), not the log's size.
+//!
+//! A payload becomes a hole only when its bytes in the file are exactly the payload's, read
+//! back and compared as it is appended (one read per batch): a wrong offset, or a file that
+//! changed, leaves the payload held, never a hole that reads something else.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+/// A payload to leave in `source` at `offset`, for the segment bytes `at..at + len`.
+#[derive(Clone, Debug)]
+pub struct Lift {
+    /// Segment offset of the payload.
+    pub at: u64,
+    /// Its length.
+    pub len: u32,
+    /// The file it was read from.
+    pub source: Arc<File>,
+    /// Where it is in that file.
+    pub offset: u64,
+}
+
+/// One payload left in its source.
+#[derive(Clone, Copy, Debug)]
+struct Hole {
+    /// Segment offset of the payload.
+    at: u64,
+    /// Bytes of all the holes before this one.
+    before: u64,
+    /// Where the payload is in its source.
+    offset: u64,
+    len: u32,
+    /// Index into `sources`.
+    source: u32,
+}
+
+impl Hole {
+    fn end(&self) -> u64 {
+        self.at + u64::from(self.len)
+    }
+}
+
+/// Bytes the comparison of a batch's lifted payloads reads at once: past it, each payload is
+/// read alone.
+const COMPARE_SPAN: u64 = 16 << 20;
+
+/// An in-memory segment's bytes.
+pub(crate) struct MemorySegment {
+    /// The segment's bytes, holes cut out.
+    held: Vec<u8>,
+    /// Ascending by offset, none overlapping.
+    holes: Vec<Hole>,
+    /// The files holes refer to.
+    sources: Vec<Arc<File>>,
+}
+
+impl MemorySegment {
+    /// A segment holding `header`, with room reserved for `capacity` bytes so that appends
+    /// never copy what is there.
+    pub(crate) fn new(header: &[u8], capacity: u64) -> MemorySegment {
+        let mut held = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0).max(header.len()));
+        held.extend_from_slice(header);
+        MemorySegment {
+            held,
+            holes: Vec::new(),
+            sources: Vec::new(),
+        }
+    }
+
+    /// Bytes of all holes.
+    fn hole_bytes(&self) -> u64 {
+        self.holes.last().map_or(0, |h| h.before + u64::from(h.len))
+    }
+
+    /// Bytes held in memory (holes excluded).
+    pub(crate) fn held(&self) -> u64 {
+        self.held.len() as u64
+    }
+
+    /// The segment's length.
+    pub(crate) fn len(&self) -> u64 {
+        self.held.len() as u64 + self.hole_bytes()
+    }
+
+    /// Fills `buf` from segment offset `offset`; past the end is `UnexpectedEof`.
+    pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let eof = || io::Error::from(io::ErrorKind::UnexpectedEof);
+        let end = offset.checked_add(buf.len() as u64).ok_or_else(eof)?;
+        if end > self.len() {
+            return Err(eof());
+        }
+        let mut at = offset;
+        let mut i = self.holes.partition_point(|h| h.end() <= at);
+        while at < end {
+            let from = usize::try_from(at - offset).map_err(|_| eof())?;
+            let hole = self.holes.get(i);
+            let piece_end = match hole {
+                Some(h) if h.at <= at => h.end(),
+                Some(h) => h.at,
+                None => end,
+            }
+            .min(end);
+            let to = usize::try_from(piece_end - offset).map_err(|_| eof())?;
+            let dst = buf.get_mut(from..to).ok_or_else(eof)?;
+            match hole {
+                Some(h) if h.at <= at => {
+                    let source = self.sources.get(h.source as usize).ok_or_else(eof)?;
+                    source.read_exact_at(dst, h.offset + (at - h.at))?;
+                    i += 1;
+                }
+                _ => {
+                    let skipped = hole.map_or_else(|| self.hole_bytes(), |h| h.before);
+                    let start = usize::try_from(at - skipped).map_err(|_| eof())?;
+                    let src = self.held.get(start..start + dst.len()).ok_or_else(eof)?;
+                    dst.copy_from_slice(src);
+                }
+            }
+            at = piece_end;
+        }
+        Ok(())
+    }
+
+    /// Appends what `encode` writes at `offset`, which must be the segment's end
+    /// (`InvalidInput` otherwise, nothing written). Without `lifts` it writes straight into
+    /// the held bytes; with them it writes into `scratch` and keeps all but the lifted
+    /// payloads that match their source.
+    pub(crate) fn append<T>(
+        &mut self,
+        offset: u64,
+        scratch: &mut Vec<u8>,
+        encode: impl FnOnce(&mut Vec<u8>) -> T,
+        lifts: &[Lift],
+    ) -> io::Result<T> {
+        if self.len() != offset {
+            return Err(io::Error::from(io::ErrorKind::InvalidInput));
+        }
+        if lifts.is_empty() {
+            return Ok(encode(&mut self.held));
+        }
+        scratch.clear();
+        let out = encode(scratch);
+        let matching = matching(scratch, offset, lifts);
+        let mut from = 0usize;
+        for lift in lifts
+            .iter()
+            .zip(matching)
+            .filter_map(|(l, ok)| ok.then_some(l))
+        {
+            let Some(start) = lift
+                .at
+                .checked_sub(offset)
+                .and_then(|s| usize::try_from(s).ok())
+            else {
+                continue;
+            };
+            let end = start + lift.len as usize;
+            if start < from || end > scratch.len() {
+                continue;
+            }
+            self.held
+                .extend_from_slice(scratch.get(from..start).unwrap_or_default());
+            from = end;
+            let source = self.source_index(&lift.source);
+            self.holes.push(Hole {
+                at: lift.at,
+                before: self.hole_bytes(),
+                offset: lift.offset,
+                len: lift.len,
+                source,
+            });
+        }
+        self.held
+            .extend_from_slice(scratch.get(from..).unwrap_or_default());
+        Ok(out)
+    }
+
+    /// The index of `source` among the files holes refer to, added when new.
+    fn source_index(&mut self, source: &Arc<File>) -> u32 {
+        let known = self.sources.iter().position(|s| Arc::ptr_eq(s, source));
+        let index = known.unwrap_or_else(|| {
+            self.sources.push(Arc::clone(source));
+            self.sources.len() - 1
+        });
+        u32::try_from(index).unwrap_or(u32::MAX)
+    }
+}
+
+/// For each lift, whether `encoded` (the bytes appended at segment offset `base`) holds at
+/// its place exactly what its source holds at its offset. Lifts of one source close together
+/// are compared from one read.
+fn matching(encoded: &[u8], base: u64, lifts: &[Lift]) -> Vec<bool> {
+    let payload = |l: &Lift| {
+        let start = usize::try_from(l.at.checked_sub(base)?).ok()?;
+        encoded.get(start..start.checked_add(l.len as usize)?)
+    };
+    let mut out = vec![false; lifts.len()];
+    let mut i = 0;
+    while let Some(first) = lifts.get(i) {
+        // The run of lifts from `first` that one read of their source can cover.
+        let lo = first.offset;
+        let mut hi = lo;
+        let mut j = i;
+        while let Some(l) = lifts.get(j) {
+            let end = l.offset.saturating_add(u64::from(l.len));
+            if !Arc::ptr_eq(&l.source, &first.source)
+                || l.offset < lo
+                || end.saturating_sub(lo) > COMPARE_SPAN
+            {
+                break;
+            }
+            hi = hi.max(end);
+            j += 1;
+        }
+        let j = j.max(i + 1);
+        let mut read = vec![0u8; usize::try_from(hi - lo).unwrap_or(0)];
+        let span = first.source.read_exact_at(&mut read, lo).is_ok();
+        for (k, l) in lifts.iter().enumerate().take(j).skip(i) {
+            let ok = if span {
+                let stored = usize::try_from(l.offset - lo)
+                    .ok()
+                    .and_then(|s| read.get(s..s.checked_add(l.len as usize)?));
+                stored.is_some() && stored == payload(l)
+            } else {
+                // Something in the span is unreadable: each on its own.
+                let mut alone = vec![0u8; l.len as usize];
+                l.source.read_exact_at(&mut alone, l.offset).is_ok()
+                    && Some(alone.as_slice()) == payload(l)
+            };
+            if let Some(slot) = out.get_mut(k) {
+                *slot = ok;
+            }
+        }
+        i = j;
+    }
+    out
+}
