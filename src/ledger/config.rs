@@ -133,9 +133,11 @@ impl Config {
     }
 
     /// Log entries between two state snapshots written while the ledger is open (default
-    /// [`SNAPSHOT_INTERVAL`]; at least 1). A close writes one too once this many — or 4096,
-    /// whichever is fewer — were written since the last. Small values are useful in tests;
-    /// larger ones trade a longer open after a crash for fewer snapshot writes.
+    /// [`SNAPSHOT_INTERVAL`]; at least 1), or a quarter of the entries written in all when
+    /// that is more ([`SNAPSHOT_SHARE`](crate::limits::SNAPSHOT_SHARE)). A close writes one
+    /// too once this many — or 4096, whichever is fewer — were written since the last.
+    /// Small values are useful in tests; larger ones trade a longer open after a crash for
+    /// fewer snapshot writes.
     pub fn snapshot_interval(mut self, entries: u64) -> Self {
         self.snapshot_interval = entries.max(1);
         self

@@ -88,7 +88,7 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::id::EventId;
 use crate::layout;
-use crate::limits::{MAX_BATCH_BYTES, MAX_BATCH_EVENTS};
+use crate::limits::{MAX_BATCH_BYTES, MAX_BATCH_EVENTS, SNAPSHOT_SHARE};
 use crate::proof::Verifier;
 use crate::store::log::{LogError, SegmentLog, SegmentReader};
 use crate::store::root::{AckWriter, Acked, RootLock};
@@ -411,7 +411,14 @@ impl Ledger {
             index.persist(first, &records, &changes, high_water)?;
         }
         self.checkpoint_if_due(writer)?;
-        self.snapshot_if_due(writer, self.config.snapshot_interval, false)
+        // A snapshot rewrites the whole state: spaced by a share of the ledger once that is
+        // larger, the snapshots of a growing ledger write a bounded multiple of its final
+        // state (a fixed spacing wrote 19 GB of snapshots while importing 10 M events).
+        let every = self
+            .config
+            .snapshot_interval
+            .max(writer.entries / SNAPSHOT_SHARE);
+        self.snapshot_if_due(writer, every, false)
     }
 
     /// Closes the ledger: everything acknowledged is already durable; this also writes the

@@ -251,3 +251,34 @@ fn a_log_rolled_back_behind_its_snapshot_is_refused_even_with_the_acked_marker_e
     std::fs::rename(dir.join("snapshot"), tmp.path().join("snapshot.kept")).unwrap();
     assert_eq!(Ledger::open(&dir).unwrap().len(), 500);
 }
+
+/// Snapshots while appending are `interval` entries apart until a quarter of the ledger is
+/// more: each rewrites the whole state, so fixed spacing would make a long import quadratic.
+#[test]
+fn snapshots_spread_out_as_the_ledger_grows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = realm_dag(21, 3_000, 4, 8).unwrap();
+    let ledger = Ledger::open_with(Config::new(tmp.path()).snapshot_interval(100)).unwrap();
+    let path = tmp.path().join("snapshot");
+    let mut taken = Vec::new();
+    let mut last = None;
+    let mut written = 0;
+    for chunk in events.chunks(50) {
+        let bytes: Vec<&[u8]> = chunk.iter().map(|e| e.bytes()).collect();
+        ledger.append_batch(&bytes).unwrap();
+        written += chunk.len();
+        let now = std::fs::read(&path).ok().map(|b| blake3::hash(&b));
+        if now.is_some() && now != last {
+            taken.push(written);
+            last = now;
+        }
+    }
+    // 100 apart up to 400 entries, then about a quarter of the ledger apart.
+    assert_eq!(taken[..4], [100, 200, 300, 400], "{taken:?}");
+    for pair in taken.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(gap >= 100 && gap >= pair[1] / 4 - 50, "{taken:?}");
+    }
+    assert!(taken.len() < 15, "{} snapshots: {taken:?}", taken.len());
+    assert_eq!(ledger.len(), events.len());
+}
