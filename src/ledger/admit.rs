@@ -5,6 +5,10 @@
 //! Pure: it reads the committed [`State`] and writes only to the batch's [`Staged`] changes.
 //! Log replay runs the same code on the same order, so the state derived from the log is
 //! the state the live engine had.
+#![cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 
 use std::collections::{BTreeSet, HashMap};
 

@@ -1,6 +1,10 @@
 //! `Ledger::check`: re-verify every stored event from the log, rebuild every index in
 //! memory by replay, and compare with the live state, with sled, with the graph file
 //! that `heads-of` answers from and with the ledger tree's stored hashes. Differences are reported, never silently fixed.
+#![cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 
 use crate::error::Error;
 use crate::store::log::HighWater;

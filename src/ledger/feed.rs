@@ -9,6 +9,10 @@
 //! [`EXCHANGE_FEED_CAPACITY`] changes behind gets [`ExchangeChange::Lagged`] and re-reads
 //! [`Ledger::exchanges`](super::Ledger::exchanges)) and the event feed
 //! ([`super::EventFeed`]).
+#![cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -8,6 +8,10 @@
 //! folded 64×64→128-bit multiply, not SipHash: digests are already uniform), and the key,
 //! drawn per table from the standard library's random hash keys, keeps crafted ids from
 //! piling into one probe run.
+#![cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 
 use std::hash::{BuildHasher, RandomState};
 

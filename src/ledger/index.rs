@@ -12,6 +12,10 @@
 //! so after a crash the tables are exactly those of some committed batch. A ledger batch's
 //! records share `event_batches` rows of up to `ROW_RECORDS`: sled's cost is per key, and
 //! a 1000-event batch then writes 16 keys instead of a thousand.
+#![cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 
 use std::collections::BTreeSet;
 use std::path::Path;

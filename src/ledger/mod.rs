@@ -14,51 +14,37 @@
 //! reader sees a batch entirely or not at all. A [`Pipeline`] overlaps the two stages for
 //! one caller: batch n+1 is verified while batch n is committed.
 
-/// Declares modules that the tests reach through `internals` (the feature), which holds
-/// them to no public-API rules: their items need no docs there.
-macro_rules! reached_by_tests {
-    ($($name:ident),* $(,)?) => {
-        $(
-            #[cfg_attr(
-                feature = "internals",
-                allow(missing_docs, clippy::len_without_is_empty)
-            )]
-            pub(crate) mod $name;
-        )*
-    };
-}
-
-reached_by_tests!(
-    admit,
-    check,
-    feed,
-    graph_file,
-    id_table,
-    index,
-    pending_set,
-    positions,
-    queries,
-    record,
-    snapshot,
-    state,
-    stored
-);
+// Modules the tests reach through `internals` (the feature); each holds itself to no
+// public-API rules there (an inner `cfg_attr` at its top).
 mod actor_models;
+pub(crate) mod admit;
 mod append_log;
 mod append_report;
+pub(crate) mod check;
 mod clock;
 mod config;
 mod disclosure_store;
 mod drop_pending;
 mod exchanges;
+pub(crate) mod feed;
+pub(crate) mod graph_file;
+pub(crate) mod id_table;
+pub(crate) mod index;
 pub mod keyring_file;
 mod live_keys;
 mod observers;
 mod open;
+pub(crate) mod pending_set;
 mod pipeline;
 mod pool;
+pub(crate) mod positions;
+pub(crate) mod queries;
+pub(crate) mod record;
 mod replay;
 mod sidecar_handle;
+pub(crate) mod snapshot;
+pub(crate) mod state;
+pub(crate) mod stored;
 mod stored_checkpoint;
 mod tiles;
 mod tree;
@@ -497,6 +483,7 @@ impl Ledger {
 
     /// Bytes of the log held in memory (an in-memory ledger's; see
     /// [`SegmentReader::bytes_in_memory`]).
+    #[cfg(feature = "internals")]
     pub(crate) fn log_bytes_in_memory(&self) -> u64 {
         self.reader.bytes_in_memory()
     }

@@ -8,6 +8,10 @@
 //! the first did.
 //!
 //! Pure data; iteration is in slot order, [`PendingSet::sorted`] in canonical id order.
+#![cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 
 use hashbrown::HashTable;
 

@@ -1,6 +1,10 @@
 //! Where the log holds each admitted event, 8 bytes per event instead of a [`LogPos`]'s 16:
 //! a segment file never reaches 4 GiB ([`MAX_SEGMENT_FILE`]), so an offset fits in 32 bits
 //! beside the 32-bit segment number.
+#![cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 
 use crate::store::log::{LogPos, MAX_SEGMENT_FILE};
 

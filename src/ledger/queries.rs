@@ -1,6 +1,10 @@
 //! Causal queries on the ledger (PROFILE §5), by event id. Ids are mapped to dense DAG
 //! positions once at the boundary; every walk runs on positions. Every list is returned in
 //! canonical order (UTF-8 bytes of the id) unless said otherwise.
+#![cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;

@@ -12,6 +12,10 @@
 //!         | 0x04 realm[33]                        ak.strand.create
 //!         | 0x05 sidecar[33] strand[33] ver:u64le ak.sidecar.context.attach
 //! ```
+#![cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 
 use crate::canonical::parse_canonical;
 use crate::codec::Reader;

@@ -9,6 +9,10 @@
 //! a snapshot that fails is ignored, never trusted over the log, and the open says so.
 //!
 //! [`SNAPSHOT_INTERVAL`]: crate::limits::SNAPSHOT_INTERVAL
+#![cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 
 use std::io::Write;
 use std::path::Path;

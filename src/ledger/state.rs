@@ -1,6 +1,10 @@
 //! The ledger's in-memory derived state: the DAG index, id ⇄ position maps, the realm and
 //! sidecar registry, and the pending set. Pure data; built from sled on open or from the
 //! log by replay, changed only by [`State::apply`] with a staged batch.
+#![cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

@@ -5,6 +5,10 @@
 //! engine turns stored bytes into a verified event without checking them again
 //! ([`Event::reread_unchecked`]): every entry of the log was verified before it was
 //! written, and the log checksums its frames.
+#![cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 
 use crate::error::Error;
 use crate::event::Event;

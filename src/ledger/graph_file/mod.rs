@@ -11,6 +11,10 @@
 //! only when it describes exactly the log on disk (same last batch, and the log holds its
 //! last event where it says), and every page it reads must match its checksum. Anything
 //! else — absent, stale, damaged — and the query opens the ledger instead.
+#![cfg_attr(
+    feature = "internals",
+    allow(missing_docs, clippy::len_without_is_empty)
+)]
 
 pub mod view;
 

@@ -26,8 +26,8 @@ use crate::store::root::{read_acked, RootLock};
 
 use super::super::snapshot::log_holds;
 use super::{
-    bucket, page_sum, place_in_bucket, sort_key, Header, Layout, CHECKPOINT_ENTRY, HEADER_BYTES, HEADER_FIELDS,
-    PAGE_SUM_BYTES, SORTED_ENTRY,
+    bucket, page_sum, place_in_bucket, sort_key, Header, Layout, CHECKPOINT_ENTRY, HEADER_BYTES,
+    HEADER_FIELDS, PAGE_SUM_BYTES, SORTED_ENTRY,
 };
 
 /// The graph file of a ledger directory that describes exactly the log on disk, open for
@@ -523,12 +523,7 @@ impl ChainSource for Pages<'_> {
     fn clock(&self, k: &ClockAt) -> Cow<'_, [u32]> {
         let at = self.layout().clocks() + k.start * 4;
         let bytes = self.read(at, k.len * 4).unwrap_or_default();
-        Cow::Owned(
-            bytes
-                .chunks_exact(4)
-                .map(le32)
-                .collect(),
-        )
+        Cow::Owned(bytes.chunks_exact(4).map(le32).collect())
     }
 
     fn clock_entry(&self, k: &ClockAt, chain: u32) -> u32 {
