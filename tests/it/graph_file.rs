@@ -158,17 +158,30 @@ fn checkpoints_skip_the_graph_file_and_the_close_writes_it() {
     assert_eq!(view.len(), all.len());
 }
 
-/// Rewrites the page table and the header checksum of the graph file `bytes` after a
-/// change to its body, as `docs/format.md` lays them out (what a forger would do).
+/// Where the page table and the body start in a graph file of `pages` body pages: after the
+/// 153-byte header and one 16-byte checksum per 4096 bytes of the page table.
+fn table_and_body(pages: usize) -> (usize, usize) {
+    let table = 153 + (pages * 16).div_ceil(4096) * 16;
+    (table, table + pages * 16)
+}
+
+/// Rewrites the page table, its chunk checksums and the header checksum of the graph file
+/// `bytes` after a change to its body, as `docs/format.md` lays them out (what a forger
+/// would do).
 fn reseal(bytes: &mut [u8]) {
     let pages = u64::from_le_bytes(bytes[145..153].try_into().unwrap()) as usize;
-    let body = 153 + pages * 16;
+    let (table, body) = table_and_body(pages);
     for page in 0..pages {
         let end = (body + (page + 1) * 4096).min(bytes.len());
         let sum = blake3::hash(&bytes[body + page * 4096..end]);
-        bytes[153 + page * 16..153 + (page + 1) * 16].copy_from_slice(&sum.as_bytes()[..16]);
+        bytes[table + page * 16..table + (page + 1) * 16].copy_from_slice(&sum.as_bytes()[..16]);
     }
-    let header = blake3::hash(&bytes[40..body]);
+    for chunk in 0..(pages * 16).div_ceil(4096) {
+        let end = (table + (chunk + 1) * 4096).min(body);
+        let sum = blake3::hash(&bytes[table + chunk * 4096..end]);
+        bytes[153 + chunk * 16..153 + (chunk + 1) * 16].copy_from_slice(&sum.as_bytes()[..16]);
+    }
+    let header = blake3::hash(&bytes[40..table]);
     bytes[8..40].copy_from_slice(header.as_bytes());
 }
 
@@ -190,7 +203,7 @@ fn check_finds_a_graph_file_changed_and_resealed() {
     let n = u64::from_le_bytes(bytes[60..68].try_into().unwrap()) as usize;
     let m = u64::from_le_bytes(bytes[68..76].try_into().unwrap()) as usize;
     let pages = u64::from_le_bytes(bytes[145..153].try_into().unwrap()) as usize;
-    let chain_seq = 153 + pages * 16 + 16_384 + 49 * n + 4 + 4 * m;
+    let chain_seq = table_and_body(pages).1 + 16_384 + 49 * n + 4 + 4 * m;
     let chain_of_last = bytes[chain_seq + 8 * last..][..4].to_vec();
     bytes[chain_seq + 8 * b..][..4].copy_from_slice(&chain_of_last);
     bytes[chain_seq + 8 * b + 4..][..4].copy_from_slice(&1u32.to_le_bytes());
@@ -230,7 +243,7 @@ fn a_writer_close_writes_a_graph_file_that_is_missing_or_of_another_version() {
     let path = tmp.path().join("graph");
     let good = std::fs::read(&path).unwrap();
     let mut older = good.clone();
-    older[7] = 1; // the magic of the first version
+    older[7] = 2; // the magic of an earlier version
     for (what, bytes) in [("missing", None), ("of another version", Some(older))] {
         match &bytes {
             None => std::fs::remove_file(&path).unwrap(),

@@ -26,7 +26,7 @@ use crate::store::log::{HighWater, LogPos};
 use super::state::State;
 
 /// File magic and format version.
-const MAGIC: [u8; 8] = *b"AKGRAPH\x02";
+const MAGIC: [u8; 8] = *b"AKGRAPH\x03";
 /// Where the magic is.
 pub(crate) const MAGIC_BYTES: std::ops::Range<usize> = 0..8;
 /// Where the header holds the log batch the file was taken after (seq, segment, offset).
@@ -37,6 +37,23 @@ pub const HEADER_BYTES: u64 = 153;
 pub const HEADER_FIELDS: std::ops::Range<usize> = 40..153;
 /// Bytes of one page checksum in the page table.
 pub const PAGE_SUM_BYTES: u64 = 16;
+
+/// Where the page table starts, for a file of `pages` body pages: after the header and the
+/// table's own checksums, one per [`GRAPH_PAGE_BYTES`] of it (the header's checksum covers
+/// those, so a query checks the table a chunk at a time, as it reads it).
+pub fn table_at(pages: u64) -> u64 {
+    HEADER_BYTES + table_chunks(pages) * PAGE_SUM_BYTES
+}
+
+/// Chunks of the page table of a file of `pages` body pages.
+pub fn table_chunks(pages: u64) -> u64 {
+    (pages * PAGE_SUM_BYTES).div_ceil(GRAPH_PAGE_BYTES)
+}
+
+/// Where the body starts, for a file of `pages` body pages.
+pub fn body_at(pages: u64) -> u64 {
+    table_at(pages) + pages * PAGE_SUM_BYTES
+}
 /// Buckets of the fanout table.
 const FANOUT: u64 = 1 << GRAPH_FANOUT_BITS;
 /// Bytes of one sorted entry: the id's 33 bytes and its position.
@@ -218,13 +235,18 @@ impl State {
             &mut out,
             body.len().div_ceil(GRAPH_PAGE_BYTES as usize) as u64,
         );
-        for page in body.chunks(GRAPH_PAGE_BYTES as usize) {
-            out.extend_from_slice(&page_sum(page));
+        let table: Vec<u8> = body
+            .chunks(GRAPH_PAGE_BYTES as usize)
+            .flat_map(page_sum)
+            .collect();
+        for chunk in table.chunks(GRAPH_PAGE_BYTES as usize) {
+            out.extend_from_slice(&page_sum(chunk));
         }
         let sum = blake3::hash(out.get(HEADER_FIELDS.start..).unwrap_or_default());
         if let Some(slot) = out.get_mut(8..40) {
             slot.copy_from_slice(sum.as_bytes());
         }
+        out.extend_from_slice(&table);
         out.extend_from_slice(&body);
         out
     }

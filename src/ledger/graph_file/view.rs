@@ -12,6 +12,7 @@
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -26,8 +27,8 @@ use crate::store::root::{read_acked, RootLock};
 
 use super::super::snapshot::log_holds;
 use super::{
-    bucket, page_sum, place_in_bucket, sort_key, Header, Layout, CHECKPOINT_ENTRY, HEADER_BYTES,
-    HEADER_FIELDS, PAGE_SUM_BYTES, SORTED_ENTRY,
+    body_at, bucket, page_sum, place_in_bucket, sort_key, table_at, table_chunks, Header, Layout,
+    CHECKPOINT_ENTRY, HEADER_BYTES, HEADER_FIELDS, PAGE_SUM_BYTES, SORTED_ENTRY,
 };
 
 /// The graph file of a ledger directory that describes exactly the log on disk, open for
@@ -37,8 +38,8 @@ use super::{
 pub struct GraphView {
     file: File,
     header: Header,
-    /// The page table: one checksum per body page.
-    sums: Vec<u8>,
+    /// The checksums of the page table's chunks.
+    top: Vec<u8>,
     _lock: RootLock,
 }
 
@@ -57,17 +58,17 @@ impl GraphView {
         file.read_exact_at(&mut head, 0)
             .map_err(|_| "its header is truncated")?;
         let header = Header::decode(&head).ok_or("its header is not one of this version")?;
-        let table_len = header.pages * PAGE_SUM_BYTES;
-        let expected = HEADER_BYTES + table_len + header.layout.body_len();
+        let expected = body_at(header.pages) + header.layout.body_len();
         if file.metadata().map(|m| m.len()).ok() != Some(expected) {
             return Err("its length does not match its header");
         }
-        let mut sums = vec![0; usize::try_from(table_len).map_err(|_| "too large")?];
-        file.read_exact_at(&mut sums, HEADER_BYTES)
+        let top_len = table_chunks(header.pages) * PAGE_SUM_BYTES;
+        let mut top = vec![0; usize::try_from(top_len).map_err(|_| "too large")?];
+        file.read_exact_at(&mut top, HEADER_BYTES)
             .map_err(|_| "its page table is unreadable")?;
         let mut hasher = blake3::Hasher::new();
         hasher.update(head.get(HEADER_FIELDS).unwrap_or_default());
-        hasher.update(&sums);
+        hasher.update(&top);
         if head.get(8..40) != Some(hasher.finalize().as_bytes().as_slice()) {
             return Err("its header checksum does not match");
         }
@@ -94,7 +95,7 @@ impl GraphView {
         Ok(GraphView {
             file,
             header,
-            sums,
+            top,
             _lock: lock,
         })
     }
@@ -162,7 +163,10 @@ impl GraphView {
 /// walk ends), and the caller discards the answer.
 pub struct Pages<'a> {
     view: &'a GraphView,
-    cache: RefCell<Vec<Option<Box<[u8]>>>>,
+    /// Body pages read, by index.
+    cache: RefCell<HashMap<u64, Box<[u8]>>>,
+    /// Chunks of the page table read, by index.
+    table: RefCell<HashMap<u64, Box<[u8]>>>,
     budget: Cell<u64>,
     failed: Cell<bool>,
 }
@@ -170,10 +174,10 @@ pub struct Pages<'a> {
 impl<'a> Pages<'a> {
     /// A query over `view` that may read `budget` values.
     pub fn new(view: &'a GraphView, budget: u64) -> Pages<'a> {
-        let pages = usize::try_from(view.header.pages).unwrap_or(0);
         Pages {
             view,
-            cache: RefCell::new(vec![None; pages]),
+            cache: RefCell::new(HashMap::new()),
+            table: RefCell::new(HashMap::new()),
             budget: Cell::new(budget),
             failed: Cell::new(false),
         }
@@ -232,13 +236,48 @@ impl<'a> Pages<'a> {
 
     /// Runs `f` on body page `index`, read and checked on first use.
     fn with_page<T>(&self, index: u64, f: impl FnOnce(&[u8]) -> Option<T>) -> Option<T> {
-        let slot = usize::try_from(index).ok()?;
-        let mut cache = self.cache.borrow_mut();
-        let entry = cache.get_mut(slot)?;
-        if entry.is_none() {
-            *entry = Some(self.load(index)?);
+        if index >= self.view.header.pages {
+            return None;
         }
-        f(entry.as_deref()?)
+        if !self.cache.borrow().contains_key(&index) {
+            let page = self.load(index)?;
+            self.cache.borrow_mut().insert(index, page);
+        }
+        f(self.cache.borrow().get(&index)?)
+    }
+
+    /// The checksum of body page `index`, from its chunk of the page table (read and checked
+    /// against the header's chunk checksums on first use).
+    fn page_sum_of(&self, index: u64) -> Option<[u8; PAGE_SUM_BYTES as usize]> {
+        let pages = self.view.header.pages;
+        let at = index.checked_mul(PAGE_SUM_BYTES)?;
+        let chunk = at / GRAPH_PAGE_BYTES;
+        if !self.table.borrow().contains_key(&chunk) {
+            let start = chunk * GRAPH_PAGE_BYTES;
+            let len = (pages * PAGE_SUM_BYTES)
+                .checked_sub(start)?
+                .min(GRAPH_PAGE_BYTES);
+            let mut bytes = vec![0; usize::try_from(len).ok()?];
+            self.view
+                .file
+                .read_exact_at(&mut bytes, table_at(pages) + start)
+                .ok()?;
+            let sum = usize::try_from(chunk * PAGE_SUM_BYTES).ok()?;
+            let want = self.view.top.get(sum..sum + PAGE_SUM_BYTES as usize)?;
+            if page_sum(&bytes).as_slice() != want {
+                return None;
+            }
+            self.table
+                .borrow_mut()
+                .insert(chunk, bytes.into_boxed_slice());
+        }
+        let table = self.table.borrow();
+        let from = usize::try_from(at % GRAPH_PAGE_BYTES).ok()?;
+        table
+            .get(&chunk)?
+            .get(from..from + PAGE_SUM_BYTES as usize)?
+            .try_into()
+            .ok()
     }
 
     /// Body page `index` from the file, checked against the page table.
@@ -251,11 +290,10 @@ impl<'a> Pages<'a> {
             .checked_sub(start)?
             .min(GRAPH_PAGE_BYTES);
         let mut page = vec![0; usize::try_from(len).ok()?];
-        let at = HEADER_BYTES + header.pages * PAGE_SUM_BYTES + start;
+        let at = body_at(header.pages) + start;
         self.view.file.read_exact_at(&mut page, at).ok()?;
-        let sum = usize::try_from(index * PAGE_SUM_BYTES).ok()?;
-        let want = self.view.sums.get(sum..sum + PAGE_SUM_BYTES as usize)?;
-        (page_sum(&page).as_slice() == want).then(|| page.into_boxed_slice())
+        let want = self.page_sum_of(index)?;
+        (page_sum(&page) == want).then(|| page.into_boxed_slice())
     }
 
     fn read(&self, offset: u64, len: u64) -> Option<Vec<u8>> {

@@ -17,17 +17,23 @@ fn closed(events: usize) -> (tempfile::TempDir, Vec<EventId>) {
     (tmp, dag.iter().map(|e| e.id()).collect())
 }
 
-/// Recomputes the page table and the header checksum of a graph file's bytes.
+/// Recomputes the page table, its chunk checksums and the header checksum of a graph
+/// file's bytes.
 fn reseal(file: &mut [u8]) {
     let head: &[u8; HEADER_BYTES as usize] = file[..HEADER_BYTES as usize].try_into().unwrap();
-    let pages = Header::decode(head).unwrap().pages as usize;
-    let body_at = HEADER_BYTES as usize + pages * PAGE_SUM_BYTES as usize;
-    let sums: Vec<u8> = file[body_at..]
+    let pages = Header::decode(head).unwrap().pages;
+    let (table, body) = (table_at(pages) as usize, body_at(pages) as usize);
+    let sums: Vec<u8> = file[body..]
         .chunks(GRAPH_PAGE_BYTES as usize)
         .flat_map(page_sum)
         .collect();
-    file[HEADER_BYTES as usize..body_at].copy_from_slice(&sums);
-    let sum = blake3::hash(&file[HEADER_FIELDS.start..body_at]);
+    file[table..body].copy_from_slice(&sums);
+    let top: Vec<u8> = sums
+        .chunks(GRAPH_PAGE_BYTES as usize)
+        .flat_map(page_sum)
+        .collect();
+    file[HEADER_BYTES as usize..table].copy_from_slice(&top);
+    let sum = blake3::hash(&file[HEADER_FIELDS.start..table]);
     file[8..40].copy_from_slice(sum.as_bytes());
 }
 
@@ -43,7 +49,7 @@ fn contents_that_pass_their_checksums_but_contradict_themselves_never_panic() {
         .unwrap();
     assert!(want.is_some());
     let head: &[u8; HEADER_BYTES as usize] = good[..HEADER_BYTES as usize].try_into().unwrap();
-    let body_at = HEADER_BYTES as usize + Header::decode(head).unwrap().pages as usize * 16;
+    let body_at = body_at(Header::decode(head).unwrap().pages) as usize;
     let mut answered = 0;
     for (i, at) in (body_at..good.len()).step_by(7).enumerate() {
         let mut bad = good.clone();
