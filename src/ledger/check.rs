@@ -93,14 +93,7 @@ impl Ledger {
         let Ok(on_disk) = std::fs::read(&path) else {
             return;
         };
-        let rebuilt = fresh.encode_graph(high);
-        let claims_this_log = [
-            super::graph_file::MAGIC_BYTES,
-            super::graph_file::HIGH_WATER_BYTES,
-        ]
-        .into_iter()
-        .all(|bytes| on_disk.get(bytes.clone()) == rebuilt.get(bytes));
-        if claims_this_log && on_disk != rebuilt {
+        if super::graph_file::head_claims(&on_disk, high) && on_disk != fresh.encode_graph(high) {
             diffs.push(format!(
                 "the graph file {} describes this log but differs from a rebuild from it (heads-of would answer from it); remove it and a close writes it anew",
                 path.display()

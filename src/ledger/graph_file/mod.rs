@@ -220,9 +220,7 @@ impl State {
         let mut out = Vec::with_capacity(body.len() + body.len() / 200 + 256);
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&[0; 32]);
-        put_u64(&mut out, high.seq);
-        put_u32(&mut out, high.end.segment);
-        put_u64(&mut out, high.end.offset);
+        put_high_water(&mut out, high);
         put_u64(&mut out, n as u64);
         put_u64(&mut out, u64::from(edges));
         put_u64(&mut out, chains.chains);
@@ -302,13 +300,23 @@ pub(crate) fn claims(dir: &std::path::Path, high: HighWater) -> bool {
     let mut head = [0u8; HIGH_WATER_BYTES.end];
     let read = std::fs::File::open(dir.join(crate::layout::GRAPH))
         .and_then(|f| std::io::Read::read_exact(&mut &f, &mut head));
+    read.is_ok() && head_claims(&head, high)
+}
+
+/// Whether a graph file starting with `head` is of this version and claims to describe the
+/// log up to `high` (the state in which a query trusts it).
+pub(crate) fn head_claims(head: &[u8], high: HighWater) -> bool {
     let mut want = Vec::with_capacity(HIGH_WATER_BYTES.len());
-    put_u64(&mut want, high.seq);
-    put_u32(&mut want, high.end.segment);
-    put_u64(&mut want, high.end.offset);
-    read.is_ok()
-        && head.get(MAGIC_BYTES) == Some(MAGIC.as_slice())
+    put_high_water(&mut want, high);
+    head.get(MAGIC_BYTES) == Some(MAGIC.as_slice())
         && head.get(HIGH_WATER_BYTES) == Some(want.as_slice())
+}
+
+/// The header's high-water field: seq, segment, offset.
+fn put_high_water(out: &mut Vec<u8>, high: HighWater) {
+    put_u64(out, high.seq);
+    put_u32(out, high.end.segment);
+    put_u64(out, high.end.offset);
 }
 
 /// The header's fields, decoded.
