@@ -113,6 +113,10 @@ pub struct ExchangeItem {
     pub by_controller: bool,
     /// Targets of its causal `after` refs, in canonical order.
     pub after: Vec<EventId>,
+    /// True when the event has a DAG edge (PROFILE §5) other than its `after` refs and its
+    /// sidecar's create event (a `parent_event` ref): the incremental fold then asks the
+    /// causal index what the event covers instead of reading it off `after`.
+    pub other_edges: bool,
     /// What it says.
     pub fact: Fact,
     /// The PNCP message a bound message is (PROFILE §14.2), if it is one.
@@ -211,13 +215,15 @@ pub fn classify(
         }
         _ => return None,
     };
+    let after = after_refs(event);
     Some(Classified::Exchange(Box::new(ExchangeItem {
         event_id: event.id(),
         exchange_id,
         author: event.actor().principal().clone(),
         created_at: event.created_at(),
         by_controller: *event.actor() == sidecar.controller,
-        after: after_refs(event),
+        other_edges: has_other_edges(event, &sidecar.sidecar_id, &after),
+        after,
         fact,
         pncp,
     })))
@@ -260,6 +266,16 @@ fn open(
         });
     }
     Ok(bytes)
+}
+
+/// Whether `event` has an edge that is neither an `after` ref (`after`, ascending) nor the
+/// create event of `sidecar`, its scope.
+fn has_other_edges(event: &Event<Verified>, sidecar: &SidecarId, after: &[EventId]) -> bool {
+    let scope: EventId = sidecar.retype();
+    event
+        .dependencies()
+        .iter()
+        .any(|d| *d != scope && after.binary_search(d).is_err())
 }
 
 fn after_refs(event: &Event<Verified>) -> Vec<EventId> {

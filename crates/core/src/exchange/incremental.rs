@@ -20,6 +20,7 @@ use super::controls::Request;
 use super::fold::{check_message, ExchangeOutcome};
 use super::plaintext::Role;
 use super::report::{NotFolded, Projection, Reason, Status};
+use crate::id::EventId;
 
 /// What [`fold_added_message`] did.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -96,7 +97,7 @@ pub fn fold_added(
         Ok(None) => return Added::Refold,
         Ok(Some(_)) if projection.terminal_event_id.is_some() => Some(Reason::AfterTerminal),
         Ok(Some(message)) => {
-            add_to_projection(projection, &message, causality);
+            add_to_projection(projection, &message, item, causality);
             None
         }
     };
@@ -116,10 +117,12 @@ pub fn fold_added(
     }
 }
 
-/// §8.6 for one more folded agent message of an exchange with no terminal.
+/// §8.6 for one more folded agent message (`item`, read as `message`) of an exchange with
+/// no terminal.
 fn add_to_projection(
     projection: &mut Projection,
     message: &super::fold::AgentMessage,
+    item: &ExchangeItem,
     causality: &impl Causality,
 ) {
     if message.response {
@@ -130,10 +133,45 @@ fn add_to_projection(
         &mut projection.participating_agent_ids,
         message.author.clone(),
     );
+    let covered = heads_covered(projection, item, causality);
+    for head in &covered {
+        if let Ok(at) = projection.checkpoint_heads.binary_search(head) {
+            projection.checkpoint_heads.remove(at);
+        }
+    }
     insert_sorted(&mut projection.folded_event_ids, message.id);
-    let covered = causality.covered_among(&[message.id], &projection.checkpoint_heads);
-    projection.checkpoint_heads.retain(|h| !covered.contains(h));
     insert_sorted(&mut projection.checkpoint_heads, message.id);
+}
+
+/// The checkpoint heads (the maximal folded events) that the new `item` covers, read off
+/// its `after` refs where they settle it: a ref to a head covers that head and no other
+/// (heads never cover each other); a ref to a folded event that is no head covers no head
+/// (a head it covered would be covered by a folded event, so not maximal); and the
+/// sidecar's create event, an ancestor of every exchange event, covers none. Only refs to
+/// events outside the fold, and edges other than `after` refs, go to the causal index, so
+/// a response that cites its request costs two binary searches, not a look at every head.
+fn heads_covered(
+    projection: &Projection,
+    item: &ExchangeItem,
+    causality: &impl Causality,
+) -> Vec<EventId> {
+    let heads = &projection.checkpoint_heads;
+    if item.other_edges {
+        return causality.covered_among(&[item.event_id], heads);
+    }
+    let mut covered = Vec::new();
+    let mut outside = Vec::new();
+    for target in &item.after {
+        if heads.binary_search(target).is_ok() {
+            covered.push(*target);
+        } else if projection.folded_event_ids.binary_search(target).is_err() {
+            outside.push(*target);
+        }
+    }
+    if !outside.is_empty() {
+        covered.extend(causality.covered_among(&outside, heads));
+    }
+    covered
 }
 
 /// Inserts `x` into the ascending `v` unless it is there.

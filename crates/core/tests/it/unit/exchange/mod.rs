@@ -171,6 +171,28 @@ impl World {
         self.add(e)
     }
 
+    /// A response with `after` refs to the request and to `also`.
+    pub fn respond_after(
+        &mut self,
+        agent: usize,
+        x: &ExchangeId,
+        request: EventId,
+        also: EventId,
+    ) -> EventId {
+        let binding = Binding {
+            exchange_id: x.clone(),
+            role: Role::Response {
+                request_event_id: request,
+                completes: None,
+            },
+        };
+        let mut after = vec![request, also];
+        after.dedup();
+        let e =
+            self.agents[agent].message(Some(binding), Json::str("done"), &after, at(), &mut OsRng);
+        self.add(e)
+    }
+
     pub fn internal(&mut self, agent: usize, x: &ExchangeId, request: EventId) -> EventId {
         let e = self.agents[agent].internal(x, request, Json::str("thinking"), at(), &mut OsRng);
         self.add(e)

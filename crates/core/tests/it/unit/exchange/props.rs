@@ -13,6 +13,9 @@ use super::*;
 enum Op {
     Open(u8),
     Respond(u8, u8),
+    /// A response that also names an admitted event (any exchange's, a control, the
+    /// sidecar's own) in an `after` ref.
+    RespondAfter(u8, u8, u16),
     Internal(u8, u8),
     Control {
         exchange: u8,
@@ -30,6 +33,7 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         1 => any::<u8>().prop_map(Op::Open),
         3 => (any::<u8>(), any::<u8>()).prop_map(|(a, x)| Op::Respond(a, x)),
+        2 => (any::<u8>(), any::<u8>(), any::<u16>()).prop_map(|(a, x, e)| Op::RespondAfter(a, x, e)),
         1 => (any::<u8>(), any::<u8>()).prop_map(|(a, x)| Op::Internal(a, x)),
         2 => (any::<u8>(), any::<u8>(), any::<u8>(), any::<bool>())
             .prop_map(|(exchange, act, agents, stale)| Op::Control { exchange, act, agents, stale }),
@@ -125,6 +129,11 @@ impl Sim {
                 } else {
                     self.w.internal(agent, &x, r);
                 }
+            }
+            Op::RespondAfter(a, n, e) => {
+                let Some((x, r)) = self.pick(n) else { return };
+                let also = self.w.events[usize::from(e) % self.w.events.len()].id();
+                self.w.respond_after(usize::from(a % 3), &x, r, also);
             }
             Op::SaveView(n) => {
                 if let Some((x, _)) = self.pick(n) {
@@ -358,4 +367,74 @@ fn agent_messages_take_the_shortcut() {
         sim.step(&op);
     }
     assert_eq!(follow_incrementally(&sim.w), 5);
+}
+
+/// The shortcut reads what a response covers off its `after` refs: one naming a head, a
+/// folded event that is no head, and an event outside the exchange (another exchange's
+/// response, which names a head of this one), each still matching a full refold.
+#[test]
+fn responses_after_heads_and_other_events_take_the_shortcut() {
+    let mut sim = Sim {
+        w: World::new(),
+        open: Vec::new(),
+        saved: Vec::new(),
+    };
+    sim.step(&Op::Open(0b11));
+    sim.step(&Op::Open(0b11));
+    let (x, r) = sim.open[0].clone();
+    let (y, s) = sim.open[1].clone();
+    let first = sim.w.respond(0, &x, r);
+    let second = sim.w.respond(1, &x, r);
+    sim.w.respond_after(0, &x, r, first);
+    let elsewhere = sim.w.respond_after(0, &y, s, second);
+    sim.w.respond_after(1, &x, r, elsewhere);
+    // The request is folded and no head once answered.
+    sim.w.respond_after(1, &x, r, r);
+    assert_eq!(follow_incrementally(&sim.w), 6);
+    assert_eq!(sim.w.projection(&x).checkpoint_heads.len(), 3);
+}
+
+/// A response with a `parent_event` edge: what that edge covers is the causal index's to
+/// say, and a head it covers leaves the heads.
+#[test]
+fn a_parent_event_edge_is_asked_of_the_causal_index() {
+    let mut w = World::new();
+    let x = xid(0);
+    let r = w.request(&x, &[0, 1], Some(0));
+    let first = w.respond(0, &x, r);
+    let sealed = w.agents[1]
+        .respond(&x, r, None, Json::str("done"), at(), &mut OsRng)
+        .unwrap();
+    let envelope = sealed.envelope();
+    let (key, actor) = signer(3);
+    let e = akledger_core::event::EventBuilder::new(
+        envelope.kind.clone(),
+        envelope.scope,
+        actor,
+        envelope.created_at,
+    )
+    .payload(envelope.payload.clone())
+    .after([r])
+    .reference(akledger_core::envelope::SemanticRef {
+        id: first.to_string(),
+        role: "parent_event".into(),
+        critical: true,
+    })
+    .sign(&key);
+    let e = w.add(e);
+    let item = match classify(&w.sidecar, w.events.last().unwrap(), &w.keyring) {
+        Some(Classified::Exchange(item)) => *item,
+        other => panic!("{other:?}"),
+    };
+    assert!(item.other_edges);
+    let responded = w
+        .events
+        .iter()
+        .filter_map(|e| match classify(&w.sidecar, e, &w.keyring) {
+            Some(Classified::Exchange(item)) => Some(*item),
+            _ => None,
+        });
+    assert!(!responded.clone().any(|i| i.event_id != e && i.other_edges));
+    assert_eq!(follow_incrementally(&w), 2);
+    assert_eq!(w.projection(&x).checkpoint_heads, vec![e]);
 }
