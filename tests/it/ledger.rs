@@ -676,3 +676,60 @@ fn an_oversized_batch_is_refused_without_poisoning_the_ledger() {
         Appended::Admitted(events[0].id())
     );
 }
+
+/// `append_verified` admits events verified already as `append_batch` admits their bytes
+/// (the same outcomes, the same log), and checks each one's authorization against the
+/// ledger's own keyring: an event verified against a keyring that authorizes its key, but
+/// not this ledger's, is rejected with the code verification gives, and nothing is written.
+#[test]
+fn events_verified_already_are_admitted_as_their_bytes_are() {
+    use akledger::{Keyring, Object, Verifier};
+    let events = realm_dag(3, 50, 4, 64).unwrap();
+    let verifier = Verifier::new(Keyring::new());
+    let verified: Vec<Event> = events
+        .iter()
+        .map(|e| e.clone().verify(&verifier).unwrap())
+        .collect();
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (by_bytes, by_events) = (open(a.path()), open(b.path()));
+    let bytes: Vec<&[u8]> = events.iter().map(|e| e.bytes()).collect();
+    let expected = by_bytes.append_batch(&bytes).unwrap();
+    let got = by_events
+        .append_verified(verified.clone())
+        .unwrap()
+        .outcomes;
+    assert_eq!(got, expected);
+    let read =
+        |l: &Ledger| -> Vec<Vec<u8>> { l.iter().map(|e| e.unwrap().bytes().to_vec()).collect() };
+    assert_eq!(read(&by_events), read(&by_bytes));
+    let again = by_events.append_verified(verified[..3].to_vec()).unwrap();
+    assert!(again
+        .outcomes
+        .iter()
+        .all(|o| matches!(o, Appended::Duplicate(_))));
+
+    let key = writer_key(3, 99);
+    let web = DidCoreId::parse("ak:did_core:web:example.org").unwrap();
+    let mut ring = Keyring::new();
+    ring.authorize(web.clone(), key.verifying_key()).unwrap();
+    let realm = events[0].id();
+    let foreign = EventBuilder::new(
+        "ak.note.create",
+        ScopeRef::Realm {
+            realm_id: realm.retype(),
+        },
+        ActorId::Service { service_id: web },
+        at(10_000),
+    )
+    .payload(Object::new().with("text", "hello".into()).into())
+    .after([realm])
+    .sign_verified(&key, &Verifier::new(ring))
+    .unwrap();
+    let (length, log) = (by_events.len(), log_bytes(b.path()));
+    let refused = by_events.append_verified(vec![foreign]).unwrap().outcomes;
+    assert!(
+        matches!(&refused[..], [Appended::Rejected { rejection, .. }] if rejection.code() == Code::SignatureInvalid),
+        "{refused:?}"
+    );
+    assert_eq!((by_events.len(), log_bytes(b.path())), (length, log));
+}

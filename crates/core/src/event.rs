@@ -55,6 +55,25 @@ impl<S> Clone for Event<S> {
 }
 
 impl<S> Event<S> {
+    /// [`Verifier::authorize`]: the proof's checks short of the signature equation and its
+    /// challenge.
+    fn authorization_check(&self, verifier: &Verifier) -> Result<(), Rejection> {
+        let inner = &self.inner;
+        let mut digest = [0; DIGEST_TEXT_LEN];
+        let digest = inner.id.digest_text_in(&mut digest);
+        verifier
+            .authorize(&inner.envelope, digest, &inner.proof)
+            .map(drop)
+    }
+
+    /// The proof's binding, key and authorization checks (§4), leaving the signature equation.
+    fn signature_check(&self, verifier: &Verifier) -> Result<SignatureCheck, Rejection> {
+        let inner = &self.inner;
+        let mut digest = [0; DIGEST_TEXT_LEN];
+        let digest = inner.id.digest_text_in(&mut digest);
+        verifier.prepare(&inner.envelope, digest, &inner.proof)
+    }
+
     /// The content id.
     pub fn id(&self) -> EventId {
         self.inner.id
@@ -260,14 +279,6 @@ impl Event<Unverified> {
             .collect()
     }
 
-    /// The proof's binding, key and authorization checks (§4), leaving the signature equation.
-    fn signature_check(&self, verifier: &Verifier) -> Result<SignatureCheck, Rejection> {
-        let inner = &self.inner;
-        let mut digest = [0; DIGEST_TEXT_LEN];
-        let digest = inner.id.digest_text_in(&mut digest);
-        verifier.prepare(&inner.envelope, digest, &inner.proof)
-    }
-
     fn into_verified(self) -> Event<Verified> {
         Event {
             inner: self.inner,
@@ -311,6 +322,14 @@ impl Event<Verified> {
     /// Parses and verifies in one step.
     pub fn from_bytes(bytes: &[u8], verifier: &Verifier) -> Result<Self, Rejection> {
         Event::parse(bytes)?.verify(verifier)
+    }
+
+    /// Runs the proof's binding, key and authorization checks (PROFILE §4) again, against
+    /// `verifier`, without the signature equation the event was verified with: whether the
+    /// key that signed it is authorized by this verifier's keyring, which may differ from the
+    /// one that verified it.
+    pub fn check_authorized(&self, verifier: &Verifier) -> Result<(), Rejection> {
+        self.authorization_check(verifier)
     }
 }
 
@@ -469,12 +488,28 @@ impl EventBuilder {
     /// Signs and returns the event, parsed back through the strict ingress path so that
     /// nothing invalid can be authored.
     pub fn sign(self, key: &SigningKey) -> Result<Event<Unverified>, Rejection> {
-        let mut obj = self.envelope.preimage();
-        let preimage = to_canonical(&Json::Object(obj.clone()));
-        let id = EventId::of_preimage(self.suite, &preimage);
+        let mut doc = Json::Object(self.envelope.preimage());
+        let id = EventId::of_preimage(self.suite, &to_canonical(&doc));
         let proof = sign(&self.envelope, &id.digest_text(), key);
-        obj.insert("event_id", id.to_string().into());
-        obj.insert("producer_proof", proof.to_json());
-        Event::parse(&to_canonical(&Json::Object(obj)))
+        if let Json::Object(obj) = &mut doc {
+            obj.insert("event_id", id.to_string().into());
+            obj.insert("producer_proof", proof.to_json());
+        }
+        Event::parse(&to_canonical(&doc))
+    }
+
+    /// [`EventBuilder::sign`], verified: the proof's binding, key and authorization checks
+    /// (PROFILE §4) run against `verifier` as [`Event::verify`] runs them, and the signature
+    /// equation, which holds for a signature made here and now with `key` over the bytes the
+    /// proof names, is not solved again. For a producer that admits what it signs (the sidecar
+    /// runtime): verifying its own fresh signature cost as much as making it.
+    pub fn sign_verified(
+        self,
+        key: &SigningKey,
+        verifier: &Verifier,
+    ) -> Result<Event<Verified>, Rejection> {
+        let event = self.sign(key)?;
+        event.authorization_check(verifier)?;
+        Ok(event.into_verified())
     }
 }

@@ -170,6 +170,25 @@ impl Verifier {
         event_digest: &str,
         proof: &ProducerProof,
     ) -> Result<SignatureCheck, Rejection> {
+        let (key, sig) = self.authorize(envelope, event_digest, proof)?;
+        let binding = binding_bytes(
+            event_digest,
+            &envelope.actor,
+            &proof.verification_method,
+            envelope.created_at.text_in(&mut [0; TIMESTAMP_LEN]),
+        );
+        Ok(SignatureCheck::new(key, sig, &signing_input(&binding)))
+    }
+
+    /// [`Verifier::prepare`] short of the signature's challenge: binding, key resolution,
+    /// authorization and the signature's encoding; the key and signature bytes. For proofs
+    /// whose equation is known to hold (a signature made here, an event verified before).
+    pub fn authorize(
+        &self,
+        envelope: &Envelope,
+        event_digest: &str,
+        proof: &ProducerProof,
+    ) -> Result<([u8; 32], [u8; 64]), Rejection> {
         if proof.created_at != envelope.created_at {
             return Err(invalid("created_at differs from the envelope's"));
         }
@@ -200,17 +219,7 @@ impl Verifier {
             .filter(|&len| len == 64)
             .and_then(|_| sig.get(..64)?.try_into().ok())
             .ok_or_else(|| invalid("jws signature must be 64 bytes of base64url"))?;
-        let binding = binding_bytes(
-            event_digest,
-            &envelope.actor,
-            &proof.verification_method,
-            envelope.created_at.text_in(&mut [0; TIMESTAMP_LEN]),
-        );
-        Ok(SignatureCheck::new(
-            key.to_bytes(),
-            sig,
-            &signing_input(&binding),
-        ))
+        Ok((key.to_bytes(), sig))
     }
 }
 

@@ -32,10 +32,11 @@ use crate::envelope::{
     STRAND_CREATE,
 };
 use crate::error::{schema, Code, Rejection};
-use crate::event::{Event, EventBuilder, Unverified};
+use crate::event::{Event, EventBuilder, Unverified, Verified};
 use crate::id::{EventId, EventKind, RealmId, SidecarId, StrandId};
 use crate::keyring::Keyring;
 pub use crate::limits::MAX_CONTROL_BASIS;
+use crate::proof::Verifier;
 use crate::time::Timestamp;
 
 use super::causality::Causality;
@@ -416,13 +417,38 @@ impl SidecarAuthor {
         at: Timestamp,
         rng: &mut impl CryptoRngCore,
     ) -> Result<Event<Unverified>, Rejection> {
+        self.message_unsigned(binding, body, after, at, rng)
+            .sign(&self.key)
+    }
+
+    /// [`SidecarAuthor::message`] sealed and not yet signed: sign it with
+    /// [`SidecarAuthor::sign_verified`], on any thread (a producer with many events to make
+    /// signs them in parallel).
+    pub fn message_unsigned(
+        &self,
+        binding: Option<Binding>,
+        body: Json,
+        after: &[EventId],
+        at: Timestamp,
+        rng: &mut impl CryptoRngCore,
+    ) -> EventBuilder {
         let plaintext = MessagePlaintext {
             body,
             binding,
             pncp: None,
         }
         .to_json();
-        self.message_raw(&plaintext, after, at, rng)
+        self.sealed_message(&plaintext, after, at, rng)
+    }
+
+    /// Signs `builder` with this author's key ([`EventBuilder::sign_verified`]): verified
+    /// against `verifier` without solving the fresh signature's equation again.
+    pub fn sign_verified(
+        &self,
+        builder: EventBuilder,
+        verifier: &Verifier,
+    ) -> Result<Event<Verified>, Rejection> {
+        builder.sign_verified(&self.key, verifier)
     }
 
     /// A sidecar message sealing any JSON plaintext.
@@ -433,9 +459,21 @@ impl SidecarAuthor {
         at: Timestamp,
         rng: &mut impl CryptoRngCore,
     ) -> Result<Event<Unverified>, Rejection> {
+        self.sealed_message(plaintext, after, at, rng)
+            .sign(&self.key)
+    }
+
+    /// A sidecar message event sealing `plaintext`, unsigned.
+    fn sealed_message(
+        &self,
+        plaintext: &Json,
+        after: &[EventId],
+        at: Timestamp,
+        rng: &mut impl CryptoRngCore,
+    ) -> EventBuilder {
         let sealed = self.seal(MESSAGE_CREATE, MESSAGE_CONTENT_TYPE, plaintext, rng);
         let payload = Object::new().with("encrypted_payload", sealed.to_json());
-        self.sign(MESSAGE_CREATE, payload.into(), after, at)
+        self.builder(MESSAGE_CREATE, payload.into(), after, at)
     }
 
     /// A control of `act` over what `view` has seen: basis = maximal heads of the seen
@@ -591,10 +629,13 @@ impl SidecarAuthor {
         after: &[EventId],
         at: Timestamp,
     ) -> Result<Event<Unverified>, Rejection> {
+        self.builder(kind, payload, after, at).sign(&self.key)
+    }
+
+    fn builder(&self, kind: &str, payload: Json, after: &[EventId], at: Timestamp) -> EventBuilder {
         EventBuilder::new(kind, self.scope(), self.actor.clone(), at)
             .payload(payload)
             .after(after.iter().copied())
-            .sign(&self.key)
     }
 }
 

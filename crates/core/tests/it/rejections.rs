@@ -783,3 +783,46 @@ fn control_in_realm_genesis_scope_is_a_schema_violation() {
     });
     assert_eq!(rejection(&bytes, &verifier()), Code::SchemaViolation);
 }
+
+/// `EventBuilder::sign_verified` leaves out only the equation of the signature it made: it
+/// gives the event `sign` then `verify` give, and refuses, with verify's code, an actor
+/// whose principal the key is not authorized for.
+#[test]
+fn signing_verified_runs_every_check_but_the_fresh_signature() {
+    let w = World::new();
+    let note = |actor: ActorId| {
+        akledger_core::EventBuilder::new("ak.note.create", w.realm_scope(), actor, t0())
+            .payload(Object::new().with("text", "hello".into()).into())
+            .after([w.realm.id()])
+    };
+    let own = note(w.actor.clone())
+        .sign_verified(&w.key, &verifier())
+        .expect("own key");
+    let verified = Event::from_bytes(w.note().bytes(), &verifier()).expect("verify");
+    assert_eq!(own.bytes(), verified.bytes());
+
+    let b = key(2);
+    let web = DidCoreId::parse("ak:did_core:web:example.org").expect("principal");
+    let service = ActorId::Service {
+        service_id: web.clone(),
+    };
+    let refused = note(service.clone())
+        .sign_verified(&b, &verifier())
+        .expect_err("not authorized");
+    assert_eq!(refused.code(), Code::SignatureInvalid);
+    let mut ring = Keyring::new();
+    ring.authorize(web, b.verifying_key())
+        .expect("web principal");
+    let authorized = Verifier::new(ring);
+    let by_b = note(service)
+        .sign_verified(&b, &authorized)
+        .expect("authorized");
+    // Verified against one keyring, checked again against another.
+    assert!(by_b.check_authorized(&authorized).is_ok());
+    assert_eq!(
+        by_b.check_authorized(&verifier())
+            .expect_err("not in this keyring")
+            .code(),
+        Code::SignatureInvalid
+    );
+}

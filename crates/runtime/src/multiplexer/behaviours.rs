@@ -18,8 +18,10 @@ impl Runtime<'_> {
                 continue;
             };
             let body = tick_body(skill, behaviour, state);
-            let event = self.controller.message(None, body, &[], at, &mut OsRng)?;
-            let ids = self.append(&[event])?;
+            let event = self
+                .controller
+                .message_unsigned(None, body, &[], at, &mut OsRng);
+            let ids = self.append(vec![event])?;
             recorded += 1;
             self.passed(Stage::Ticked);
             let mut sends = Vec::new();

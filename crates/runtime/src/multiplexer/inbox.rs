@@ -3,12 +3,13 @@
 //! or to the skills handling their protocol (`react()`).
 
 use super::*;
+use akledger::event::EventBuilder;
 
 impl Runtime<'_> {
     /// Makes each envelope received by the connection at `slot` an inbox event, in one
     /// batch.
     pub(super) fn append_inbox(
-        &self,
+        &mut self,
         slot: usize,
         received: &[Received],
         now: Timestamp,
@@ -26,13 +27,15 @@ impl Runtime<'_> {
     }
 
     /// Appends authored events; every one must be admitted.
-    pub(super) fn append(
-        &self,
-        events: &[Event<akledger::event::Unverified>],
-    ) -> Result<Vec<EventId>, Error> {
-        let bytes: Vec<&[u8]> = events.iter().map(|e| e.bytes()).collect();
-        let mut ids = Vec::with_capacity(events.len());
-        for outcome in self.ledger.append_batch(&bytes)? {
+    pub(super) fn append(&mut self, events: Vec<EventBuilder>) -> Result<Vec<EventId>, Error> {
+        let (verifier, author) = (self.ledger.verifier(), &self.controller);
+        let signed = akledger::workload::in_parallel(events, self.sign_threads, |e| {
+            author.sign_verified(e, verifier)
+        })?;
+        self.made
+            .extend(signed.iter().map(|e| (e.id(), e.created_at())));
+        let mut ids = Vec::with_capacity(signed.len());
+        for outcome in self.ledger.append_verified(signed)?.outcomes {
             match outcome {
                 Appended::Admitted(id) | Appended::Duplicate(id) => ids.push(id),
                 Appended::Rejected { rejection, .. } => return Err(Error::Rejected(rejection)),

@@ -49,7 +49,7 @@ use effects::Outgoing;
 pub use stage::Stage;
 use stage::StageObserver;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -142,6 +142,12 @@ pub struct Runtime<'l> {
     stage: Option<StageObserver>,
     /// True once the first step recovered.
     recovered: bool,
+    /// `created_at` of the events appended in this step: the outbox events they cause are
+    /// dated from them without reading them back.
+    made: HashMap<EventId, Timestamp>,
+    /// Threads the runtime's events are signed on (the machine's cores, at most the
+    /// ledger's verify threads' limit).
+    sign_threads: usize,
 }
 
 impl std::fmt::Debug for Runtime<'_> {
@@ -208,6 +214,10 @@ impl<'l> Runtime<'l> {
             floor: sidecar_event.created_at(),
             stage: None,
             recovered: false,
+            made: HashMap::new(),
+            sign_threads: std::thread::available_parallelism()
+                .map_or(1, usize::from)
+                .min(akledger::limits::MAX_VERIFY_THREADS),
         };
         for p in ledger.exchanges(&runtime.config.sidecar)?.projections {
             runtime.track(p)?;
@@ -254,6 +264,7 @@ impl<'l> Runtime<'l> {
             self.recover()?;
             self.recovered = true;
         }
+        self.made.clear();
         let mut report = StepReport {
             ticks: self.act(now)?,
             ..StepReport::default()

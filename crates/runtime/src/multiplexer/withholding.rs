@@ -8,7 +8,7 @@
 
 use akledger::actors::{Disclosure, Salt};
 use akledger::canonical::Json;
-use akledger::event::Unverified;
+use akledger::event::EventBuilder;
 use rand_core::RngCore as _;
 
 use super::*;
@@ -18,7 +18,7 @@ use crate::records::{WithheldMessage, WITHHELD_FIELD};
 /// A record event about to be appended, with the disclosure of its withheld message.
 pub(super) struct RecordEvent {
     /// The sealed record.
-    pub event: Event<Unverified>,
+    pub event: EventBuilder,
     /// What the disclosure store must hold before the record is appended.
     pub disclosure: Option<Disclosure>,
 }
@@ -70,7 +70,7 @@ impl Runtime<'_> {
         let body = body(withheld.as_ref().map(|(w, _, _)| w));
         let event = self
             .controller
-            .message(None, body, parents, at, &mut OsRng)?;
+            .message_unsigned(None, body, parents, at, &mut OsRng);
         let disclosure = withheld.map(|(_, salt, value)| Disclosure {
             event_id: event.id(),
             field: WITHHELD_FIELD.to_string(),
@@ -82,12 +82,15 @@ impl Runtime<'_> {
 
     /// Keeps the disclosures of `records` (durably), then appends them; every one must be
     /// admitted.
-    pub(super) fn append_records(&self, records: Vec<RecordEvent>) -> Result<Vec<EventId>, Error> {
+    pub(super) fn append_records(
+        &mut self,
+        records: Vec<RecordEvent>,
+    ) -> Result<Vec<EventId>, Error> {
         let (events, disclosures): (Vec<_>, Vec<_>) =
             records.into_iter().map(|r| (r.event, r.disclosure)).unzip();
         let disclosures: Vec<Disclosure> = disclosures.into_iter().flatten().collect();
         self.ledger.keep_disclosures(&disclosures)?;
-        self.append(&events)
+        self.append(events)
     }
 
     /// Puts back the message record `id` withheld, from the disclosure store; an error
