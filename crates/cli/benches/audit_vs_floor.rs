@@ -1,14 +1,16 @@
-//! `akledger audit` of a log file, whole process, against its floor: the same file read,
-//! each event parsed and its signature batch-verified (ZIP-215, in batches of 500, as the
-//! ledger's workers do) on every core, in one process. The audit does that and admission,
-//! the causal index, the exchange fold and the report besides. Also its peak resident
+//! `akledger audit` and `akledger import` of a log file, whole process, against their
+//! floor: the same file read, each event parsed and its signature batch-verified (ZIP-215,
+//! in batches of 500, as the ledger's workers do) on every core, in one process. The audit
+//! does that and admission, the causal index, the exchange fold and the report besides;
+//! the import, admission into a new ledger on disk, durably. Also their peak resident
 //! memory (`/usr/bin/time`): an audit replays into an in-memory ledger that refers to the
 //! events in the file instead of holding them.
 //!
 //! The log: `AKLEDGER_AUDIT_LOG=FILE`, or one `gen` writes of `AKLEDGER_AUDIT_EVENTS`
 //! realm events (default 200 000; the issue's figure is at 1 000 000) by 64 writers with a
-//! sidecar of 1000 exchanges. Floor and audit run in turn, three times each; the medians
-//! and the median of the per-pair ratios are printed. Skipped, saying so, without
+//! sidecar of 1000 exchanges. Floor, audit and import run in turn, three times each; the
+//! medians and the medians of the per-run ratios are printed (the import's as the share of
+//! the floor's speed it reaches). Skipped, saying so, without
 //! `/usr/bin/time`.
 //!
 //! `cargo bench --bench audit_vs_floor`
@@ -56,22 +58,21 @@ fn floor(log: &Path, threads: usize) -> usize {
     })
 }
 
-/// `akledger audit log` under `/usr/bin/time`: wall seconds and peak resident KiB.
-fn audit(log: &Path) -> (f64, u64) {
+/// `akledger <args>` under `/usr/bin/time`: wall seconds and peak resident KiB.
+fn timed(args: &[&std::ffi::OsStr]) -> (f64, u64) {
     let stats = tempfile::NamedTempFile::new().unwrap();
     let started = Instant::now();
     let status = Command::new("/usr/bin/time")
         .args(["-f", "%M", "-o"])
         .arg(stats.path())
         .arg(env!("CARGO_BIN_EXE_akledger"))
-        .arg("audit")
-        .arg(log)
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .unwrap();
     let wall = started.elapsed().as_secs_f64();
-    assert!(matches!(status.code(), Some(0 | 1)), "audit: {status}");
+    assert!(matches!(status.code(), Some(0 | 1)), "{args:?}: {status}");
     let peak = std::fs::read_to_string(stats.path()).unwrap();
     (
         wall,
@@ -119,18 +120,31 @@ fn main() {
     };
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let (mut floors, mut audits, mut ratios, mut peaks) = (vec![], vec![], vec![], vec![]);
-    for _ in 0..3 {
+    let (mut imports, mut shares, mut import_peaks) = (vec![], vec![], vec![]);
+    for run in 0..3 {
         let started = Instant::now();
         let verified = floor(&log, threads);
         let f = started.elapsed().as_secs_f64();
-        let (a, peak) = audit(&log);
+        let (a, peak) = timed(&["audit".as_ref(), log.as_os_str()]);
+        let dir = tmp.path().join(format!("import{run}"));
+        let (i, import_peak) = timed(&[
+            "import".as_ref(),
+            log.as_os_str(),
+            "--dir".as_ref(),
+            dir.as_os_str(),
+        ]);
+        std::fs::remove_dir_all(&dir).unwrap();
         eprintln!(
-            "audit_vs_floor: {verified} events: floor {f:.2} s, audit {a:.2} s, peak {peak} KiB"
+            "audit_vs_floor: {verified} events: floor {f:.2} s, audit {a:.2} s (peak {peak} KiB), \
+             import {i:.2} s (peak {import_peak} KiB)"
         );
         floors.push(f);
         audits.push(a);
         ratios.push(a / f);
         peaks.push(peak as f64 / 1024.0);
+        imports.push(i);
+        shares.push(f / i);
+        import_peaks.push(import_peak as f64 / 1024.0);
     }
     println!(
         "audit {:.2} s (peak {:.0} MiB) vs floor {:.2} s on {threads} threads: {:.3}x (median of per-pair ratios)",
@@ -138,5 +152,11 @@ fn main() {
         median(peaks),
         median(floors),
         median(ratios)
+    );
+    println!(
+        "import {:.2} s (peak {:.0} MiB): {:.3} of the floor's speed (median of per-pair shares)",
+        median(imports),
+        median(import_peaks),
+        median(shares)
     );
 }
