@@ -1,6 +1,7 @@
 //! `act()`: the skills' behaviours that are due act; a tick that sends or changes
 //! something is recorded as a tick event before its envelopes are sent.
 
+use super::withholding::Unsealed;
 use super::*;
 use crate::skills::Tick;
 
@@ -18,10 +19,13 @@ impl Runtime<'_> {
                 continue;
             };
             let body = tick_body(skill, behaviour, state);
-            let event = self
-                .controller
-                .message_unsigned(None, body, &[], at, &mut OsRng);
-            let ids = self.append(vec![event])?;
+            let event = Unsealed {
+                body,
+                parents: Vec::new(),
+                at,
+            };
+            let signed = self.seal_and_sign(vec![event])?;
+            let ids = self.admit(signed)?;
             recorded += 1;
             self.passed(Stage::Ticked);
             let mut sends = Vec::new();

@@ -2,8 +2,8 @@
 //! them, then go to the exchange bridge, on to the connection their address is routed to,
 //! or to the skills handling their protocol (`react()`).
 
+use super::withholding::Unsealed;
 use super::*;
-use akledger::event::EventBuilder;
 
 impl Runtime<'_> {
     /// Makes each envelope received by the connection at `slot` an inbox event, in one
@@ -26,12 +26,19 @@ impl Runtime<'_> {
         self.append_records(records)
     }
 
-    /// Appends authored events; every one must be admitted.
-    pub(super) fn append(&mut self, events: Vec<EventBuilder>) -> Result<Vec<EventId>, Error> {
+    /// Seals and signs `events` on the signing threads: verified, as the ledger's verifier
+    /// would verify them, without solving their fresh signatures again.
+    pub(super) fn seal_and_sign(&self, events: Vec<Unsealed>) -> Result<Vec<Event>, Error> {
         let (verifier, author) = (self.ledger.verifier(), &self.controller);
         let signed = akledger::workload::in_parallel(events, self.sign_threads, |e| {
-            author.sign_verified(e, verifier)
+            let sealed = author.message_unsigned(None, e.body, &e.parents, e.at, &mut OsRng);
+            author.sign_verified(sealed, verifier)
         })?;
+        Ok(signed)
+    }
+
+    /// Appends events the runtime made; every one must be admitted.
+    pub(super) fn admit(&mut self, signed: Vec<Event>) -> Result<Vec<EventId>, Error> {
         self.made
             .extend(signed.iter().map(|e| (e.id(), e.created_at())));
         let mut ids = Vec::with_capacity(signed.len());

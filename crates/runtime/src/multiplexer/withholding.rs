@@ -8,19 +8,28 @@
 
 use akledger::actors::{Disclosure, Salt};
 use akledger::canonical::Json;
-use akledger::event::EventBuilder;
 use rand_core::RngCore as _;
 
 use super::*;
 use crate::bridge::skill_message;
 use crate::records::{WithheldMessage, WITHHELD_FIELD};
 
+/// A plain sidecar message the runtime makes (a record, a tick): sealed and signed on the
+/// signing threads.
+pub(super) struct Unsealed {
+    pub body: Json,
+    pub parents: Vec<EventId>,
+    pub at: Timestamp,
+}
+
 /// A record event about to be appended, with the disclosure of its withheld message.
 pub(super) struct RecordEvent {
-    /// The sealed record.
-    pub event: EventBuilder,
-    /// What the disclosure store must hold before the record is appended.
-    pub disclosure: Option<Disclosure>,
+    /// The record, to be sealed and signed.
+    pub event: Unsealed,
+    /// The salt and value of the message it withholds, if it withholds one: the disclosure
+    /// the store must hold before the record is appended, once the record (and so its id)
+    /// is made.
+    pub disclosure: Option<(Salt, Json)>,
 }
 
 impl Runtime<'_> {
@@ -67,16 +76,12 @@ impl Runtime<'_> {
             }
             None => None,
         };
-        let body = body(withheld.as_ref().map(|(w, _, _)| w));
-        let event = self
-            .controller
-            .message_unsigned(None, body, parents, at, &mut OsRng);
-        let disclosure = withheld.map(|(_, salt, value)| Disclosure {
-            event_id: event.id(),
-            field: WITHHELD_FIELD.to_string(),
-            salt,
-            value,
-        });
+        let event = Unsealed {
+            body: body(withheld.as_ref().map(|(w, _, _)| w)),
+            parents: parents.to_vec(),
+            at,
+        };
+        let disclosure = withheld.map(|(_, salt, value)| (salt, value));
         Ok(RecordEvent { event, disclosure })
     }
 
@@ -86,11 +91,24 @@ impl Runtime<'_> {
         &mut self,
         records: Vec<RecordEvent>,
     ) -> Result<Vec<EventId>, Error> {
-        let (events, disclosures): (Vec<_>, Vec<_>) =
+        let (events, withheld): (Vec<_>, Vec<_>) =
             records.into_iter().map(|r| (r.event, r.disclosure)).unzip();
-        let disclosures: Vec<Disclosure> = disclosures.into_iter().flatten().collect();
+        let signed = self.seal_and_sign(events)?;
+        let disclosures: Vec<Disclosure> = signed
+            .iter()
+            .zip(withheld)
+            .filter_map(|(event, withheld)| {
+                let (salt, value) = withheld?;
+                Some(Disclosure {
+                    event_id: event.id(),
+                    field: WITHHELD_FIELD.to_string(),
+                    salt,
+                    value,
+                })
+            })
+            .collect();
         self.ledger.keep_disclosures(&disclosures)?;
-        self.append(events)
+        self.admit(signed)
     }
 
     /// Puts back the message record `id` withheld, from the disclosure store; an error
