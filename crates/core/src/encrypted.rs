@@ -11,7 +11,7 @@ use chacha20poly1305::aead::{Aead, Payload};
 use chacha20poly1305::{KeyInit, XChaCha20Poly1305, XNonce};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
-use crate::canonical::{to_canonical, Json, Object};
+use crate::canonical::{write_canonical, write_string, Json, Object};
 use crate::did::{only_keys, ActorId};
 use crate::envelope::ScopeRef;
 use crate::error::{schema, Rejection};
@@ -229,21 +229,35 @@ fn epoch_json(epoch: u64) -> Json {
     )
 }
 
+/// The AAD header of PROFILE §7, written in canonical form directly: its members are
+/// fixed, so they are written in their canonical (sorted) order without building and
+/// sorting a value tree first. Every seal and every open writes one.
 fn aad_bytes(
     content_type: &str,
     epoch: u64,
     group_state_ref: &str,
     ctx: &AadContext<'_>,
 ) -> Vec<u8> {
-    let header = Object::new()
-        .with("purpose", "arkret_event_content".into())
-        .with("envelope_version", ENVELOPE_VERSION.into())
-        .with("content_type", content_type.into())
-        .with("scheme", "xchacha20poly1305_v1".into())
-        .with("effective_scope", ctx.scope.to_json())
-        .with("event_kind", ctx.event_kind.into())
-        .with("epoch", epoch_json(epoch))
-        .with("group_state_ref", group_state_ref.into())
-        .with("sender_actor_id", ctx.sender.to_json());
-    to_canonical(&header.into())
+    let mut out = Vec::with_capacity(AAD_CAPACITY);
+    out.extend_from_slice(b"{\"content_type\":");
+    write_string(content_type, &mut out);
+    out.extend_from_slice(b",\"effective_scope\":");
+    write_canonical(&ctx.scope.to_json(), &mut out);
+    out.extend_from_slice(b",\"envelope_version\":");
+    write_string(ENVELOPE_VERSION, &mut out);
+    out.extend_from_slice(b",\"epoch\":");
+    write_canonical(&epoch_json(epoch), &mut out);
+    out.extend_from_slice(b",\"event_kind\":");
+    write_string(ctx.event_kind, &mut out);
+    out.extend_from_slice(b",\"group_state_ref\":");
+    write_string(group_state_ref, &mut out);
+    out.extend_from_slice(
+        b",\"purpose\":\"arkret_event_content\",\"scheme\":\"xchacha20poly1305_v1\",\"sender_actor_id\":",
+    );
+    write_canonical(&ctx.sender.to_json(), &mut out);
+    out.push(b'}');
+    out
 }
+
+/// Room for a typical AAD header (sidecar scope, service sender): one allocation.
+const AAD_CAPACITY: usize = 512;

@@ -24,6 +24,9 @@ use akledger_runtime::{
 
 const ENVELOPES: usize = 1_000;
 
+/// Runtime and import runs timed in turn for the printed ratio.
+const PAIRS: usize = 11;
+
 /// A directory with a bootstrapped ledger and N echo envelopes waiting in the input file.
 struct Prepared {
     dir: tempfile::TempDir,
@@ -91,12 +94,16 @@ fn bench(c: &mut Criterion) {
     let out = std::fs::read(p.dir.path().join("out")).expect("out");
     assert!(out.iter().filter(|&&b| b == b'\n').count() >= ENVELOPES);
     let log = exported(&p);
-    let target = tempfile::tempdir().expect("tempdir");
-    let ledger = Ledger::open(target.path()).expect("open");
-    let t = Instant::now();
-    let summary = ledger.append_log(&log[..]).expect("import").summary;
-    let import_time = t.elapsed();
-    assert_eq!(summary.items, len);
+    let import = |log: &[u8]| {
+        let target = tempfile::tempdir().expect("tempdir");
+        let ledger = Ledger::open(target.path()).expect("open");
+        let t = Instant::now();
+        let summary = ledger.append_log(log).expect("import").summary;
+        let took = t.elapsed();
+        assert_eq!(summary.items, len);
+        took
+    };
+    let import_time = import(&log);
     let per_s = |d: Duration, n: usize| n as f64 / d.as_secs_f64();
     println!(
         "sidecar runtime: {ENVELOPES} envelopes in {:.3} s = {:.0} envelopes/s ({:.0} events/s); import of the same {len} events {:.3} s = {:.0} events/s; runtime/import time ratio {:.1}",
@@ -106,6 +113,31 @@ fn bench(c: &mut Criterion) {
         import_time.as_secs_f64(),
         per_s(import_time, len),
         runtime_time.as_secs_f64() / import_time.as_secs_f64()
+    );
+    // The ratio from alternated pairs: the machine's load shifts between criterion's two
+    // groups, not within a pair.
+    let mut pairs: Vec<(f64, f64)> = (0..PAIRS)
+        .map(|_| {
+            let p = prepare();
+            let t = Instant::now();
+            run(&p);
+            let runtime = t.elapsed().as_secs_f64();
+            (runtime, import(&log).as_secs_f64())
+        })
+        .collect();
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let mut ratios: Vec<f64> = pairs.iter().map(|(r, i)| r / i).collect();
+    let (mut runtimes, mut imports): (Vec<f64>, Vec<f64>) = pairs.drain(..).unzip();
+    println!(
+        "sidecar runtime: {PAIRS} alternated pairs: runtime {:.1} ms, import {:.1} ms (medians), runtime/import {:.2} (median of the pairs' ratios, {:.2}-{:.2})",
+        median(&mut runtimes) * 1e3,
+        median(&mut imports) * 1e3,
+        median(&mut ratios),
+        ratios.first().copied().unwrap_or_default(),
+        ratios.last().copied().unwrap_or_default(),
     );
 
     let mut group = c.benchmark_group("sidecar_runtime");

@@ -208,3 +208,71 @@ fn control_content_type_is_the_profile_one() {
     let id = w.add(e);
     assert_eq!(w.reason(id), Some(Reason::ControlPlaintextInvalid));
 }
+
+/// The AAD header is written member by member in canonical order; it must be exactly the
+/// canonical form of the header as a value (PROFILE §7), for every scope, sender kind,
+/// epoch (the largest safe integer included) and strings that need escaping.
+#[test]
+fn the_aad_header_is_the_canonical_form_of_its_value() {
+    use akledger_core::canonical::to_canonical;
+    use akledger_core::did::DidCoreId;
+    let w = World::new();
+    let (_, service) = signer(2);
+    let web = DidCoreId::parse("ak:did_core:web:example.org").unwrap();
+    let account = ActorId::Account {
+        principal_id: web.clone(),
+        station_id: DidCoreId::parse("ak:did_core:web:station.example").unwrap(),
+    };
+    let senders = [service, account, ActorId::Service { service_id: web }];
+    let scopes = [
+        ScopeRef::RealmGenesis,
+        ScopeRef::Realm {
+            realm_id: w.sidecar.realm_id,
+        },
+        ScopeRef::Sidecar {
+            realm_id: w.sidecar.realm_id,
+            sidecar_id: w.sidecar.sidecar_id,
+        },
+    ];
+    let mut compared = 0;
+    for scope in &scopes {
+        for sender in &senders {
+            for (epoch, content_type, group) in [
+                (1, MESSAGE_CONTENT_TYPE, "g"),
+                (0, "text/\"quoted\"\n", "é\u{1F600}\\"),
+                (u64::MAX, "application/x", ""),
+            ] {
+                let ctx = AadContext {
+                    scope,
+                    event_kind: MESSAGE_CREATE,
+                    sender,
+                };
+                let sealed = EncryptedEnvelope::seal(
+                    w.keyring.sidecar_key(&w.sidecar.sidecar_id, 1).unwrap(),
+                    [7; 24],
+                    content_type,
+                    epoch,
+                    group,
+                    &ctx,
+                    b"x",
+                );
+                let epoch = i64::try_from(epoch)
+                    .unwrap_or(akledger_core::limits::MAX_SAFE_INTEGER)
+                    .min(akledger_core::limits::MAX_SAFE_INTEGER);
+                let value = Object::new()
+                    .with("purpose", "arkret_event_content".into())
+                    .with("envelope_version", "1.0".into())
+                    .with("content_type", content_type.into())
+                    .with("scheme", "xchacha20poly1305_v1".into())
+                    .with("effective_scope", scope.to_json())
+                    .with("event_kind", MESSAGE_CREATE.into())
+                    .with("epoch", Json::Int(epoch))
+                    .with("group_state_ref", group.into())
+                    .with("sender_actor_id", sender.to_json());
+                assert_eq!(sealed.aad(&ctx), to_canonical(&value.into()));
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(compared, 27);
+}
