@@ -158,11 +158,20 @@ impl SidecarExchanges {
 
     /// Classifies `event`; returns the exchange to refold, if any.
     fn add(&mut self, event: &Event, keyring: &Keyring) -> Option<ExchangeId> {
-        if let Some(observation) = read_observation(&self.info, event, keyring) {
-            self.observations.insert(event.id(), observation);
-            return None;
-        }
-        match classify(&self.info, event, keyring)? {
+        let read = Read::of(&self.info, event, keyring);
+        self.apply(event.id(), read)
+    }
+
+    /// Takes in what `event` (`id`) was read as; returns the exchange to refold, if any.
+    fn apply(&mut self, id: EventId, read: Read) -> Option<ExchangeId> {
+        let classified = match read {
+            Read::Observation(observation) => {
+                self.observations.insert(id, observation);
+                return None;
+            }
+            Read::Classified(classified) => classified,
+        };
+        match classified? {
             Classified::Exchange(item) => {
                 let id = item.exchange_id.clone();
                 self.items.entry(id.clone()).or_default().push(*item);
@@ -234,6 +243,27 @@ impl SidecarExchanges {
     }
 }
 
+/// What one event is to a sidecar, read without changing anything (so reads of a batch's
+/// events can run in parallel): an observation grant or revoke, or what the fold's
+/// classification made of it.
+enum Read {
+    Observation(ObservationRead),
+    Classified(Option<Classified>),
+}
+
+impl Read {
+    fn of(info: &SidecarInfo, event: &Event, keyring: &Keyring) -> Read {
+        match read_observation(info, event, keyring) {
+            Some(observation) => Read::Observation(observation),
+            None => Read::Classified(classify(info, event, keyring)),
+        }
+    }
+}
+
+/// Below this many events of built sidecars in one batch, they are read on the committing
+/// thread alone.
+const PARALLEL_READS_MIN: usize = 64;
+
 /// The per-sidecar exchange states that have been built, and the change-feed subscribers.
 #[derive(Default)]
 pub struct Exchanges {
@@ -256,16 +286,38 @@ impl Exchanges {
         state: &State,
         keyring: &Keyring,
         reader: &SegmentReader,
+        threads: usize,
     ) {
         let mut dirty: BTreeSet<(SidecarId, ExchangeId)> = BTreeSet::new();
-        for event in events {
-            let Some(sidecar) = event.scope().sidecar_id() else {
+        let ours: Vec<(&Event, SidecarId)> = events
+            .iter()
+            .filter_map(|e| Some((e, e.scope().sidecar_id()?)))
+            .filter(|(_, sidecar)| self.sidecars.contains_key(sidecar))
+            .collect();
+        // Decrypting and reading sealed events is most of the work: done on `threads`
+        // threads, then taken in, in order. A read depends on the sidecar's id, realm and
+        // controller only (its attaches are the fold's to read), which no event changes, so
+        // the reads of a batch are independent of each other.
+        let reads = if ours.len() >= PARALLEL_READS_MIN && threads > 1 {
+            let sidecars = &self.sidecars;
+            crate::workload::in_parallel(ours.clone(), threads, |(event, sidecar)| {
+                Ok(sidecars
+                    .get(&sidecar)
+                    .map(|sx| Read::of(&sx.info, event, keyring)))
+            })
+            .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let mut reads = reads.into_iter();
+        for (event, sidecar) in ours {
+            let early = reads.next().flatten();
+            let Some(sx) = self.sidecars.get_mut(&sidecar) else {
                 continue;
             };
-            if let Some(sx) = self.sidecars.get_mut(&sidecar) {
-                if let Some(exchange) = sx.add(event, keyring) {
-                    dirty.insert((sidecar, exchange));
-                }
+            let read = early.unwrap_or_else(|| Read::of(&sx.info, event, keyring));
+            if let Some(exchange) = sx.apply(event.id(), read) {
+                dirty.insert((sidecar, exchange));
             }
         }
         let causality = StateCausality::with_models(state, reader);

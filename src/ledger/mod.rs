@@ -402,7 +402,13 @@ impl Ledger {
         let admitted: Vec<Event> = staged.admitted.iter().map(|a| a.event.clone()).collect();
         let records = state.apply(staged, &entry_at).map_err(Error::Misuse)?;
         if let Ok(mut exchanges) = self.exchanges.lock() {
-            exchanges.on_admitted(&admitted, &state, &self.verifier.keyring(), &self.reader);
+            exchanges.on_admitted(
+                &admitted,
+                &state,
+                &self.verifier.keyring(),
+                &self.reader,
+                self.config.verify_threads,
+            );
             self.build_watched(&state, &mut exchanges);
         }
         self.announce_admitted(first, &admitted);

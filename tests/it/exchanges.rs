@@ -350,3 +350,51 @@ fn a_live_ledger_authorizes_keys_and_saves_them_to_its_keyring_file() {
         .authorizes(&ops, &key.verifying_key()));
     assert_eq!(ledger.len(), 1);
 }
+
+/// A sidecar's fold state kept through one large batch, whose events are read (decrypted
+/// and classified) on several threads, then taken in in order: built before the strand is
+/// attached (the attach in the batch) and after, the projections equal those of events
+/// appended one at a time, and `check` finds nothing.
+#[test]
+fn a_large_batch_read_in_parallel_folds_as_one_event_at_a_time() {
+    let w = workload(13, 40);
+    let reference = {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = open(dir.path(), &w);
+        for e in &w.events {
+            ledger.append(e.bytes()).unwrap();
+        }
+        fold_json(&ledger, &w)
+    };
+    // Realm and sidecar, then the strand and its attach, then the exchanges.
+    for built_after in [2, 4] {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open_with(
+            Config::new(dir.path())
+                .durability(Durability::Buffered)
+                .keyring(w.keyring.clone())
+                .verify_threads(2),
+        )
+        .unwrap();
+        let (head, rest) = w.events.split_at(built_after);
+        ledger
+            .append_batch(&head.iter().map(|e| e.bytes()).collect::<Vec<_>>())
+            .unwrap();
+        ledger.exchanges(&w.sidecar).unwrap();
+        assert!(
+            rest.len() >= 64,
+            "{} events: read on one thread",
+            rest.len()
+        );
+        ledger
+            .append_batch(&rest.iter().map(|e| e.bytes()).collect::<Vec<_>>())
+            .unwrap();
+        assert_eq!(
+            fold_json(&ledger, &w),
+            reference,
+            "built after {built_after}"
+        );
+        let report = ledger.check().unwrap();
+        assert!(report.is_clean(), "{report:?}");
+    }
+}
