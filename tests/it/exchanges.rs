@@ -35,6 +35,16 @@ fn fold_json(ledger: &Ledger, w: &SidecarWorkload) -> Vec<u8> {
     ledger.exchanges(&w.sidecar).unwrap().to_json().to_bytes()
 }
 
+/// The fold of `w`'s events appended one at a time, in order.
+fn appended_one_at_a_time(w: &SidecarWorkload) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = open(dir.path(), w);
+    for e in &w.events {
+        ledger.append(e.bytes()).unwrap();
+    }
+    fold_json(&ledger, w)
+}
+
 #[test]
 fn projections_equal_a_full_refold_and_forgeries_are_refused() {
     let w = workload(11, 60);
@@ -105,14 +115,7 @@ fn projections_equal_a_full_refold_and_forgeries_are_refused() {
 #[test]
 fn any_arrival_order_gives_bit_identical_projections() {
     let w = workload(12, 25);
-    let reference = {
-        let dir = tempfile::tempdir().unwrap();
-        let ledger = open(dir.path(), &w);
-        for e in &w.events {
-            ledger.append(e.bytes()).unwrap();
-        }
-        fold_json(&ledger, &w)
-    };
+    let reference = appended_one_at_a_time(&w);
     for seed in 0..6u64 {
         let mut order: Vec<&[u8]> = w.events.iter().map(|e| e.bytes()).collect();
         let mut rng = SplitMix::new(seed);
@@ -358,14 +361,7 @@ fn a_live_ledger_authorizes_keys_and_saves_them_to_its_keyring_file() {
 #[test]
 fn a_large_batch_read_in_parallel_folds_as_one_event_at_a_time() {
     let w = workload(13, 40);
-    let reference = {
-        let dir = tempfile::tempdir().unwrap();
-        let ledger = open(dir.path(), &w);
-        for e in &w.events {
-            ledger.append(e.bytes()).unwrap();
-        }
-        fold_json(&ledger, &w)
-    };
+    let reference = appended_one_at_a_time(&w);
     // Realm and sidecar, then the strand and its attach, then the exchanges.
     for built_after in [2, 4] {
         let dir = tempfile::tempdir().unwrap();
