@@ -4,6 +4,8 @@
 pub use akledger_core::workload::*;
 
 use crate::error::{Code, Rejection};
+use std::sync::Mutex;
+
 use crate::event::{Event, Unverified};
 
 /// Signs `planned` ([`RealmDag::plan`]) on up to `threads` threads, in order: the same
@@ -18,7 +20,7 @@ const PARALLEL_MIN_ITEMS: usize = 64;
 
 /// `items` mapped through `f` on up to `threads` scoped threads (each a contiguous share),
 /// in order: what mapping them one by one gives, the first error included. For signing,
-/// which is the costly part of making events.
+/// the costly part of making events, and the fold's reads of a batch.
 pub fn in_parallel<T: Send, U: Send>(
     items: Vec<T>,
     threads: usize,
@@ -31,20 +33,32 @@ pub fn in_parallel<T: Send, U: Send>(
     let total = items.len();
     let share = total.div_ceil(threads);
     let mut left = items.into_iter();
-    let shares: Vec<Vec<T>> = std::iter::from_fn(|| {
+    // Each share waits in a slot for its thread to take it; a share whose thread cannot be
+    // started is left there and mapped on the calling thread.
+    let slots: Vec<Mutex<Vec<T>>> = std::iter::from_fn(|| {
         let part: Vec<T> = left.by_ref().take(share).collect();
-        (!part.is_empty()).then_some(part)
+        (!part.is_empty()).then(|| Mutex::new(part))
     })
     .collect();
     let f = &f;
+    let map = |slot: &Mutex<Vec<T>>| -> Result<Vec<U>, Rejection> {
+        let part = std::mem::take(&mut *slot.lock().map_err(|_| worker_panicked())?);
+        part.into_iter().map(f).collect()
+    };
     let parts = std::thread::scope(|s| {
-        let handles: Vec<_> = shares
-            .into_iter()
-            .map(|part| s.spawn(move || part.into_iter().map(f).collect::<Result<Vec<U>, _>>()))
+        let started: Vec<_> = slots
+            .iter()
+            .map(|slot| {
+                let thread = std::thread::Builder::new().spawn_scoped(s, move || map(slot));
+                (slot, thread)
+            })
             .collect();
-        handles
+        started
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(signing_panicked())))
+            .map(|(slot, thread)| match thread {
+                Ok(thread) => thread.join().unwrap_or_else(|_| Err(worker_panicked())),
+                Err(_) => map(slot),
+            })
             .collect::<Vec<_>>()
     });
     let mut out = Vec::with_capacity(total);
@@ -54,6 +68,6 @@ pub fn in_parallel<T: Send, U: Send>(
     Ok(out)
 }
 
-fn signing_panicked() -> Rejection {
-    Rejection::new(Code::SchemaViolation, "a signing thread panicked")
+fn worker_panicked() -> Rejection {
+    Rejection::new(Code::SchemaViolation, "a worker thread panicked")
 }
