@@ -30,11 +30,14 @@ impl Runtime<'_> {
     /// would verify them, without solving their fresh signatures again.
     pub(super) fn seal_and_sign(&self, events: Vec<Unsealed>) -> Result<Vec<Event>, Error> {
         let (verifier, author) = (self.ledger.verifier(), &self.controller);
-        let signed = akledger::workload::in_parallel(events, self.sign_threads, |e| {
-            let sealed = author.message_unsigned(None, e.body, &e.parents, e.at, &mut OsRng);
-            author.sign_verified(sealed, verifier)
-        })?;
-        Ok(signed)
+        Ok(akledger::workload::in_parallel(
+            events,
+            self.sign_threads,
+            |e| {
+                let sealed = author.message_unsigned(None, e.body, &e.parents, e.at, &mut OsRng);
+                author.sign_verified(sealed, verifier)
+            },
+        )?)
     }
 
     /// Appends events the runtime made; every one must be admitted.

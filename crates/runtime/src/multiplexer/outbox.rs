@@ -16,7 +16,11 @@ impl Runtime<'_> {
             let mut slots = Vec::with_capacity(chunk.len());
             for out in chunk {
                 let slot = self.connections.route_for(&out.envelope.to, out.origin);
-                let at = at.max(self.created_at(&out.tag.cause)?);
+                // Dated after its cause: made in this step, or else read from the ledger.
+                let at = match self.made.get(&out.tag.cause) {
+                    Some(&made) => at.max(made),
+                    None => at.max(self.ledger.now_after(&[out.tag.cause])?),
+                };
                 let connection = self.connections.name(slot);
                 let body = |withheld: Option<&_>| {
                     outbox_body(out.tag, connection, &out.envelope, withheld)
@@ -37,19 +41,6 @@ impl Runtime<'_> {
     }
 
     /// Queues the envelope of outbox event `id` to the connection at `slot`.
-    /// When `id`, an admitted event, was made: from the events this step appended, or else
-    /// read from the ledger.
-    fn created_at(&self, id: &EventId) -> Result<Timestamp, Error> {
-        if let Some(&at) = self.made.get(id) {
-            return Ok(at);
-        }
-        Ok(self
-            .ledger
-            .get(id)?
-            .ok_or(Error::NotFound(*id))?
-            .created_at())
-    }
-
     pub(super) fn queue(
         &mut self,
         id: EventId,
