@@ -66,6 +66,9 @@ pub mod pending_set {
 pub mod positions {
     pub use crate::ledger::positions::*;
 }
+pub mod stamps {
+    pub use crate::ledger::stamps::*;
+}
 pub mod queries {
     pub use crate::ledger::queries::*;
 }

@@ -184,7 +184,7 @@ impl<'s> Decider<'s> {
                 .admitted
                 .get(i)
                 .map(|a| a.event.created_at().millis()),
-            None => self.state.stamps.get(pos.index()).copied(),
+            None => self.state.stamp(pos),
         }
         .unwrap_or_default()
     }

@@ -1,7 +1,7 @@
 //! The admitted events' ids in admission order, and the way back from an id to its dense
-//! position. Each id is stored once, as its 33 bytes; the lookup table holds only `u32`
-//! positions (plus hashbrown's one control byte per slot) and compares candidates against
-//! the stored ids. About 40 bytes per event, against ~200 for a `Vec<EventId>` plus a
+//! position. Each id is stored once, as its 33 bytes; the lookup slots (`id_slots.rs`) hold
+//! only `u32` positions and a tag byte, and compare candidates against the stored ids.
+//! About 39 bytes per event, against ~200 for a `Vec<EventId>` plus a
 //! `HashMap<EventId, Pos>` (an `EventId` carries its text form: 77 bytes, kept twice).
 //!
 //! Pure data. The hash of an id is a keyed hash of its first eight digest bytes (one
@@ -15,8 +15,7 @@
 
 use std::hash::{BuildHasher, RandomState};
 
-use hashbrown::HashTable;
-
+use super::id_slots::IdSlots;
 use crate::dag::Pos;
 use crate::id::{DigestSuite, EventId};
 
@@ -51,8 +50,8 @@ pub(super) fn id_hash(hasher: &IdHasher, raw: &[u8; 33]) -> u64 {
 }
 
 /// The hash of the id at a position already in the table (for the table's growth).
-fn rehash<'a>(ids: &'a [[u8; 33]], hasher: &'a IdHasher) -> impl Fn(&u32) -> u64 + 'a {
-    move |&p| {
+fn rehash<'a>(ids: &'a [[u8; 33]], hasher: &'a IdHasher) -> impl Fn(u32) -> u64 + 'a {
+    move |p| {
         ids.get(p as usize)
             .map_or(0, |stored| id_hash(hasher, stored))
     }
@@ -62,7 +61,7 @@ fn rehash<'a>(ids: &'a [[u8; 33]], hasher: &'a IdHasher) -> impl Fn(&u32) -> u64
 #[derive(Clone, Default)]
 pub struct IdTable {
     ids: Vec<[u8; 33]>,
-    index: HashTable<u32>,
+    index: IdSlots,
     hasher: IdHasher,
 }
 
@@ -84,10 +83,10 @@ impl IdTable {
     fn find(&self, raw: &[u8; 33]) -> Option<Pos> {
         let ids = &self.ids;
         self.index
-            .find(Self::hash(&self.hasher, raw), |&p| {
+            .find(Self::hash(&self.hasher, raw), |p| {
                 ids.get(p as usize) == Some(raw)
             })
-            .map(|&p| Pos::new(p))
+            .map(Pos::new)
     }
 
     /// True when `id` is in the table.
@@ -106,19 +105,16 @@ impl IdTable {
     fn push_raw(&mut self, raw: [u8; 33]) -> Option<Pos> {
         let pos = u32::try_from(self.ids.len()).ok()?;
         let (ids, hasher) = (&self.ids, &self.hasher);
-        let entry = self.index.entry(
+        let new = self.index.insert(
             Self::hash(hasher, &raw),
-            |&p| ids.get(p as usize) == Some(&raw),
+            pos,
+            |p| ids.get(p as usize) == Some(&raw),
             rehash(ids, hasher),
         );
-        match entry {
-            hashbrown::hash_table::Entry::Occupied(_) => None,
-            hashbrown::hash_table::Entry::Vacant(slot) => {
-                slot.insert(pos);
-                self.ids.push(raw);
-                Some(Pos::new(pos))
-            }
-        }
+        new.then(|| {
+            self.ids.push(raw);
+            Pos::new(pos)
+        })
     }
 
     /// The id at `pos`.
@@ -136,23 +132,21 @@ impl IdTable {
     pub fn from_raw(ids: Vec<[u8; 33]>) -> Option<IdTable> {
         let count = u32::try_from(ids.len()).ok()?;
         let mut table = IdTable {
-            index: HashTable::with_capacity(ids.len()),
+            index: IdSlots::for_count(ids.len()),
             ids,
             hasher: IdHasher::default(),
         };
         let IdTable { ids, index, hasher } = &mut table;
         for (pos, raw) in (0..count).zip(ids.iter()) {
             DigestSuite::from_header(*raw.first()?).ok()?;
-            let entry = index.entry(
+            let new = index.insert(
                 Self::hash(hasher, raw),
-                |&p| ids.get(p as usize) == Some(raw),
+                pos,
+                |p| ids.get(p as usize) == Some(raw),
                 rehash(ids, hasher),
             );
-            match entry {
-                hashbrown::hash_table::Entry::Occupied(_) => return None,
-                hashbrown::hash_table::Entry::Vacant(slot) => {
-                    slot.insert(pos);
-                }
+            if !new {
+                return None;
             }
         }
         Some(table)

@@ -28,6 +28,7 @@ use super::id_table::IdTable;
 use super::index::{decode_rejection, encode_rejection};
 use super::positions::{LogPositions, PackedPos};
 use super::record::Role;
+use super::stamps::Stamps;
 use super::state::{PendingEntry, State};
 
 /// File magic and format version.
@@ -57,7 +58,11 @@ impl State {
             put_u32(&mut body, at.segment);
             put_u64(&mut body, at.offset);
         }
-        put_u64s(&mut body, &self.stamps);
+        let stamps = (0..self.len()).map(|i| {
+            let pos = Pos::new(u32::try_from(i).unwrap_or(u32::MAX));
+            self.stamp(pos).unwrap_or(0)
+        });
+        put_u64s(&mut body, stamps);
         self.dag.encode_into(&mut body);
         let roles = self.roles();
         put_u64(&mut body, roles.len() as u64);
@@ -185,10 +190,14 @@ fn decode_body(r: &mut Reader<'_>) -> Option<Snapshot> {
     for _ in 0..n_at {
         at.push(PackedPos::new(LogPos::new(r.u32()?, r.u64()?)).ok()?);
     }
-    let stamps = r.u64s()?;
+    let written_stamps = r.u64s_in_place()?;
     let dag = DagIndex::decode_from(r)?;
-    if at.len() != n || stamps.len() != n || dag.len() != n {
+    if at.len() != n || written_stamps.len() != n || dag.len() != n {
         return None;
+    }
+    let mut stamps = Stamps::with_capacity(n);
+    for (i, stamp) in written_stamps.enumerate() {
+        stamps.push(stamp, dag.generation(Pos::new(u32::try_from(i).ok()?))?);
     }
     let mut state = State {
         dag,

@@ -14,6 +14,7 @@ use super::id_table::IdTable;
 use super::pending_set::PendingSet;
 use super::positions::{LogPositions, PackedPos};
 use super::record::{Record, Role};
+use super::stamps::Stamps;
 use crate::did::{ActorId, DidCoreId};
 use crate::error::Rejection;
 use crate::event::Event;
@@ -82,7 +83,8 @@ pub struct State {
     pub ids: IdTable,
     /// Where the log holds each admitted event.
     pub at: LogPositions,
-    pub stamps: Vec<u64>,
+    /// Each admitted event's `created_at` milliseconds (`stamps.rs`).
+    pub stamps: Stamps,
     pub realms: HashMap<RealmId, Pos>,
     pub sidecars: HashMap<SidecarId, SidecarEntry>,
     pub singletons: HashMap<(RealmId, ActorId), SidecarId>,
@@ -157,6 +159,11 @@ impl State {
         self.ids.len()
     }
 
+    /// The `created_at` milliseconds of the event at a position.
+    pub fn stamp(&self, pos: Pos) -> Option<u64> {
+        self.stamps.get(pos, &self.dag)
+    }
+
     /// The id at a position.
     pub fn id_at(&self, pos: Pos) -> Option<EventId> {
         self.ids.id_at(pos)
@@ -211,7 +218,8 @@ impl State {
             return Err("the id table and the DAG disagree on positions".into());
         }
         self.at.push(at);
-        self.stamps.push(record.stamp);
+        let gen = self.dag.generation(pos).unwrap_or(record.stamp);
+        self.stamps.push(record.stamp, gen);
         self.register(pos, id, &record.role);
         Ok(pos)
     }
@@ -317,7 +325,7 @@ impl State {
             Some(Record {
                 id: self.id_at(pos)?,
                 at: self.at.get(i)?,
-                stamp: *self.stamps.get(i)?,
+                stamp: self.stamp(pos)?,
                 parents: self.dag.parents(pos).to_vec(),
                 role,
             })

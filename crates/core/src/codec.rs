@@ -22,11 +22,11 @@ pub fn put_u32s(out: &mut Vec<u8>, values: impl ExactSizeIterator<Item = u32>) {
 }
 
 /// Appends a count (`u64`) then every value.
-pub fn put_u64s(out: &mut Vec<u8>, values: &[u64]) {
+pub fn put_u64s(out: &mut Vec<u8>, values: impl ExactSizeIterator<Item = u64>) {
     put_u64(out, values.len() as u64);
     out.reserve(values.len() * 8);
     for v in values {
-        put_u64(out, *v);
+        put_u64(out, v);
     }
 }
 
@@ -80,6 +80,19 @@ impl<'a> Reader<'a> {
     /// A `put_u64s` list.
     pub fn u64s(&mut self) -> Option<Vec<u64>> {
         self.list(u64::from_le_bytes)
+    }
+
+    /// A `put_u64s` list read in place, without a vector of its own (for lists that are
+    /// turned into something smaller: a large temporary's release can leave the allocator
+    /// holding memory the process keeps resident).
+    pub fn u64s_in_place(&mut self) -> Option<impl ExactSizeIterator<Item = u64> + 'a> {
+        let n = self.count(8)?;
+        let bytes = self.take(n * 8)?;
+        Some(
+            bytes
+                .chunks_exact(8)
+                .map(|c| c.try_into().map_or(0, u64::from_le_bytes)),
+        )
     }
 
     /// A count then that many items of `N` bytes, each decoded by `item`.

@@ -273,17 +273,19 @@ fn encode_chains(dag: &DagIndex, n: usize, body: &mut Vec<u8>) -> Layout {
     let mut checkpoints = 0u32;
     put_u32(body, 0);
     for c in 0..chains {
-        checkpoints += dag.checkpoints(c).count() as u32;
+        checkpoints += dag.checkpoint_clocks(c).count() as u32;
         put_u32(body, checkpoints);
     }
+    // Clocks are written in full, whatever their width in memory.
+    let mut pool: Vec<u32> = Vec::new();
     for c in 0..chains {
-        for k in dag.checkpoints(c) {
-            put_u32(body, k.seq);
-            put_u64(body, k.start);
-            put_u32(body, k.len as u32);
+        for (seq, clock) in dag.checkpoint_clocks(c) {
+            put_u32(body, seq);
+            put_u64(body, pool.len() as u64);
+            put_u32(body, clock.len() as u32);
+            pool.extend(clock.iter());
         }
     }
-    let pool = dag.clock_pool();
     pool.iter().for_each(|&e| put_u32(body, e));
     Layout {
         chains: u64::from(chains),

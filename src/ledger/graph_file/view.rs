@@ -17,7 +17,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use crate::dag::{self, ChainSource, ClockAt, Pos};
+use crate::dag::{self, ChainSource, ClockAt, ClockEntries, Pos};
 use crate::error::Error;
 use crate::id::EventId;
 use crate::layout;
@@ -434,6 +434,7 @@ impl<'a> Pages<'a> {
             seq: r.u32()?,
             start: r.u64()?,
             len: u64::from(r.u32()?),
+            narrow: None,
         };
         let end = k.start.checked_add(k.len);
         self.check(k.len <= layout.chains && end.is_some_and(|e| e <= layout.clock_entries))?;
@@ -558,10 +559,10 @@ impl ChainSource for Pages<'_> {
         (i < b).then(|| self.checkpoint(i)).flatten()
     }
 
-    fn clock(&self, k: &ClockAt) -> Cow<'_, [u32]> {
+    fn clock(&self, k: &ClockAt) -> ClockEntries<'_> {
         let at = self.layout().clocks() + k.start * 4;
         let bytes = self.read(at, k.len * 4).unwrap_or_default();
-        Cow::Owned(bytes.chunks_exact(4).map(le32).collect())
+        ClockEntries::Full(Cow::Owned(bytes.chunks_exact(4).map(le32).collect()))
     }
 
     fn clock_entry(&self, k: &ClockAt, chain: u32) -> u32 {

@@ -24,3 +24,25 @@ fn positions_round_trip_up_to_the_largest_segment_file_and_no_further() {
     assert_eq!(all.from(1), vec![LogPos::new(2, 30)]);
     assert_eq!(all.from(5), vec![]);
 }
+
+#[test]
+fn positions_read_back_across_segment_runs() {
+    let segments = [0u32, 0, 1, 1, 1, 0, 2, 2, 7];
+    let all: Vec<LogPos> = segments
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| LogPos::new(s, 100 * i as u64 + u64::from(s)))
+        .collect();
+    let mut positions = LogPositions::with_capacity(all.len());
+    for &at in &all {
+        positions.push(PackedPos::new(at).unwrap());
+    }
+    assert_eq!(positions.len(), all.len());
+    assert_eq!(positions.iter().collect::<Vec<_>>(), all);
+    for (i, &at) in all.iter().enumerate() {
+        assert_eq!(positions.get(i), Some(at));
+        assert_eq!(positions.from(i), all[i..].to_vec());
+    }
+    assert_eq!(positions.get(all.len()), None);
+    assert!(positions.from(all.len() + 3).is_empty());
+}

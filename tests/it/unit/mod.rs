@@ -11,6 +11,7 @@ mod ledger_positions;
 mod ledger_queries;
 mod ledger_record;
 mod ledger_snapshot;
+mod ledger_stamps;
 mod log_format;
 mod store_log;
 mod store_log_format;

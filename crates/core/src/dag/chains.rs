@@ -5,6 +5,7 @@
 //! This file owns the [`Chain`] and [`Checkpoint`] records and the floor / ceiling
 //! checkpoint look-ups; the decision of *when* to checkpoint lives in `mod.rs`.
 
+use super::clocks::StoredClock;
 use super::Pos;
 
 /// Lower bound on the spacing (in chain members) between two checkpoints of one chain.
@@ -16,20 +17,20 @@ pub(crate) const CLOCK_BYTES_PER_EVENT: u32 = 16;
 
 /// One chain: its members in chain order (member `k` has sequence number `k + 1`) and the
 /// checkpoints taken along it, ascending by sequence number.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Chain {
     pub(crate) members: Vec<Pos>,
     pub(crate) checkpoints: Vec<Checkpoint>,
 }
 
-/// A stored chain clock of the chain member with sequence number `seq`: entries
-/// `clock_pool[start .. start + len]`, entry `c` = highest sequence number of chain `c`
-/// covered by that member (0 = none); chains at or beyond `len` are 0.
+/// A stored chain clock of the chain member with sequence number `seq` (where it lies in
+/// the index's [`ClockPool`](super::clocks::ClockPool)): entry `c` = highest sequence
+/// number of chain `c` covered by that member (0 = none); chains at or beyond its length
+/// are 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Checkpoint {
     pub(crate) seq: u32,
-    pub(crate) start: usize,
-    pub(crate) len: usize,
+    pub(crate) clock: StoredClock,
 }
 
 impl Chain {

@@ -67,6 +67,8 @@
 //! writers; the running clocks' fixed ~80 KB shows at 10 k).
 
 mod chains;
+mod clocks;
+mod generations;
 mod order;
 mod query;
 pub(crate) mod running;
@@ -74,10 +76,13 @@ mod snapshot;
 mod source;
 mod walk;
 
+pub use clocks::ClockEntries;
 pub use query::Covered;
 pub use source::{covers, heads_of, ChainSource, ClockAt};
 
 use chains::{checkpoint_spacing, Chain, Checkpoint};
+use clocks::ClockPool;
+use generations::Generations;
 use running::RunningClocks;
 use walk::Walk;
 
@@ -126,8 +131,8 @@ pub enum DagError {
 
 /// The causal DAG reachability index.  See the module documentation.
 ///
-/// `PartialEq` compares all stored state (not capacities, nor the running clocks, a cache
-/// of exact answers), so a rebuilt or loaded index can be compared with an incrementally
+/// `PartialEq` compares all stored state (not capacities, nor where each clock lies in the
+/// pool, nor the running clocks, a cache of exact answers), so a rebuilt or loaded index can be compared with an incrementally
 /// built one.
 #[derive(Clone, Debug)]
 pub struct DagIndex {
@@ -135,16 +140,16 @@ pub struct DagIndex {
     parent_off: Vec<u32>,
     /// Deduplicated parents, caller's order.
     parent_tgt: Vec<Pos>,
-    /// Corrected generation numbers.
-    gen: Vec<u64>,
+    /// Corrected generation numbers (`generations.rs`: about four bytes each).
+    gen: Generations,
     /// Chain id of each event.
     chain_of: Vec<u32>,
     /// 1-based sequence number of each event in its chain.
     seq_of: Vec<u32>,
     /// Chains, by id.
     chains: Vec<Chain>,
-    /// Flat storage of checkpoint clocks.
-    clock_pool: Vec<u32>,
+    /// The checkpoint clocks (`clocks.rs`).
+    clocks: ClockPool,
     /// Ledger heads, ascending.
     heads: Vec<Pos>,
     /// Chain tips' clocks, so checkpoints rarely walk (`running.rs`).
@@ -158,9 +163,31 @@ impl PartialEq for DagIndex {
             && self.gen == other.gen
             && self.chain_of == other.chain_of
             && self.seq_of == other.seq_of
-            && self.chains == other.chains
-            && self.clock_pool == other.clock_pool
             && self.heads == other.heads
+            && self.same_chains(other)
+    }
+}
+
+impl DagIndex {
+    /// Whether both hold the same chains, checkpoints and clocks (where each clock lies in
+    /// its pool depends on the order the checkpoints were stored in, not compared).
+    fn same_chains(&self, other: &Self) -> bool {
+        self.chains.len() == other.chains.len()
+            && self
+                .chains
+                .iter()
+                .zip(&other.chains)
+                .enumerate()
+                .all(|(c, (a, b))| {
+                    let c = c as u32;
+                    a.members == b.members
+                        && self
+                            .checkpoint_clocks(c)
+                            .map(|(seq, clock)| (seq, clock.to_vec()))
+                            .eq(other
+                                .checkpoint_clocks(c)
+                                .map(|(seq, clock)| (seq, clock.to_vec())))
+                })
     }
 }
 
@@ -200,11 +227,11 @@ impl DagIndex {
         DagIndex {
             parent_off,
             parent_tgt: Vec::with_capacity(n.saturating_mul(2)),
-            gen: Vec::with_capacity(n),
+            gen: Generations::with_capacity(n),
             chain_of: Vec::with_capacity(n),
             seq_of: Vec::with_capacity(n),
             chains: Vec::new(),
-            clock_pool: Vec::new(),
+            clocks: ClockPool::default(),
             heads: Vec::new(),
             running: RunningClocks::default(),
         }
@@ -217,7 +244,7 @@ impl DagIndex {
 
     /// Whether the index holds no event.
     pub fn is_empty(&self) -> bool {
-        self.gen.is_empty()
+        self.gen.len() == 0
     }
 
     /// Number of chains of the decomposition (diagnostics).
@@ -316,11 +343,9 @@ impl DagIndex {
                 clock
             }
         };
-        let start = self.clock_pool.len();
-        let len = clock.len();
-        self.clock_pool.extend_from_slice(&clock);
+        let clock = self.clocks.push(&clock);
         if let Some(chain) = self.chains.get_mut(c as usize) {
-            chain.checkpoints.push(Checkpoint { seq, start, len });
+            chain.checkpoints.push(Checkpoint { seq, clock });
         }
     }
 
@@ -335,7 +360,7 @@ impl DagIndex {
 
     /// Corrected generation number of `x` (`None` for unknown positions).
     pub fn generation(&self, x: Pos) -> Option<u64> {
-        self.gen.get(x.index()).copied()
+        self.gen.get(x.index())
     }
 
     /// Ledger heads (events without children), ascending by position.  O(1).
@@ -348,12 +373,12 @@ impl DagIndex {
         use std::mem::size_of;
         self.parent_off.capacity() * size_of::<u32>()
             + self.parent_tgt.capacity() * size_of::<Pos>()
-            + self.gen.capacity() * size_of::<u64>()
+            + self.gen.heap_bytes()
             + self.chain_of.capacity() * size_of::<u32>()
             + self.seq_of.capacity() * size_of::<u32>()
             + self.chains.capacity() * size_of::<Chain>()
             + self.chains.iter().map(Chain::heap_bytes).sum::<usize>()
-            + self.clock_pool.capacity() * size_of::<u32>()
+            + self.clocks.heap_bytes()
             + self.heads.capacity() * size_of::<Pos>()
             + self.running.heap_bytes()
     }
@@ -366,25 +391,27 @@ impl DagIndex {
     }
 
     /// The members of chain `c` in chain order (member `k` has sequence number `k + 1`);
-    /// empty for an unknown chain. With [`DagIndex::checkpoints`] and
-    /// [`DagIndex::clock_pool`], what a [`ChainSource`] kept elsewhere is written from.
+    /// empty for an unknown chain. With [`DagIndex::checkpoint_clocks`], what a
+    /// [`ChainSource`] kept elsewhere is written from.
     pub fn chain_members(&self, c: u32) -> &[Pos] {
         self.chains
             .get(c as usize)
             .map_or(&[], |chain| chain.members.as_slice())
     }
 
-    /// Chain `c`'s checkpoints, ascending by sequence number.
-    pub fn checkpoints(&self, c: u32) -> impl Iterator<Item = ClockAt> + '_ {
+    /// Chain `c`'s checkpoints, ascending by sequence number: each one's sequence number
+    /// and clock.
+    pub fn checkpoint_clocks(&self, c: u32) -> impl Iterator<Item = (u32, ClockEntries<'_>)> {
         self.chains
             .get(c as usize)
             .into_iter()
-            .flat_map(|chain| chain.checkpoints.iter().map(ClockAt::from))
+            .flat_map(|chain| chain.checkpoints.iter())
+            .map(|k| (k.seq, self.clocks.entries(&k.clock)))
     }
 
-    /// Every checkpoint clock, one after another (a [`ClockAt`] says where each lies).
-    pub fn clock_pool(&self) -> &[u32] {
-        &self.clock_pool
+    /// Clock entries stored narrow and wide (`clocks.rs`).
+    pub fn clock_entries_stored(&self) -> (usize, usize) {
+        self.clocks.stored()
     }
 }
 

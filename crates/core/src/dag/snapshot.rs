@@ -6,6 +6,8 @@
 //! out-of-range walk.
 
 use super::chains::{Chain, Checkpoint};
+use super::clocks::ClockPool;
+use super::generations::Generations;
 use super::{DagIndex, Pos};
 use crate::codec::{put_u32, put_u32s, put_u64, put_u64s, Reader};
 
@@ -14,19 +16,22 @@ impl DagIndex {
     pub fn encode_into(&self, out: &mut Vec<u8>) {
         put_u32s(out, self.parent_off.iter().copied());
         put_u32s(out, self.parent_tgt.iter().map(|p| p.get()));
-        put_u64s(out, &self.gen);
+        put_u64s(out, self.gen.iter());
         put_u32s(out, self.chain_of.iter().copied());
         put_u32s(out, self.seq_of.iter().copied());
         put_u64(out, self.chains.len() as u64);
+        // Clocks are written in full, one after another, whatever their width in memory.
+        let mut pool: Vec<u32> = Vec::new();
         for chain in &self.chains {
             put_u64(out, chain.checkpoints.len() as u64);
             for k in &chain.checkpoints {
                 put_u32(out, k.seq);
-                put_u64(out, k.start as u64);
-                put_u64(out, k.len as u64);
+                put_u64(out, pool.len() as u64);
+                put_u64(out, u64::from(k.clock.len));
+                pool.extend(self.clocks.entries(&k.clock).iter());
             }
         }
-        put_u32s(out, self.clock_pool.iter().copied());
+        put_u32s(out, pool.iter().copied());
         put_u32s(out, self.heads.iter().map(|p| p.get()));
     }
 
@@ -34,7 +39,9 @@ impl DagIndex {
     pub fn decode_from(r: &mut Reader<'_>) -> Option<DagIndex> {
         let parent_off = r.u32s()?;
         let parent_tgt: Vec<Pos> = r.u32s()?.into_iter().map(Pos::new).collect();
-        let gen = r.u64s()?;
+        let gens = r.u64s_in_place()?;
+        let mut gen = Generations::with_capacity(gens.len());
+        gens.for_each(|g| gen.push(g));
         let chain_of = r.u32s()?;
         let seq_of = r.u32s()?;
         let n = gen.len();
@@ -54,7 +61,9 @@ impl DagIndex {
             return None;
         }
         let chain_count = r.count(8)?;
-        let mut chains = Vec::with_capacity(chain_count);
+        // Each chain's checkpoints as written: (seq, start, len) in the full-width pool.
+        let mut written: Vec<Vec<(u32, usize, usize)>> = Vec::with_capacity(chain_count);
+        let mut chains: Vec<Chain> = Vec::with_capacity(chain_count);
         for _ in 0..chain_count {
             let k = r.count(20)?;
             let mut checkpoints = Vec::with_capacity(k);
@@ -62,12 +71,10 @@ impl DagIndex {
                 let seq = r.u32()?;
                 let start = usize::try_from(r.u64()?).ok()?;
                 let len = usize::try_from(r.u64()?).ok()?;
-                checkpoints.push(Checkpoint { seq, start, len });
+                checkpoints.push((seq, start, len));
             }
-            chains.push(Chain {
-                members: Vec::new(),
-                checkpoints,
-            });
+            written.push(checkpoints);
+            chains.push(Chain::default());
         }
         for (i, (&c, &seq)) in chain_of.iter().zip(&seq_of).enumerate() {
             let chain = chains.get_mut(c as usize)?;
@@ -76,37 +83,60 @@ impl DagIndex {
             }
             chain.members.push(Pos::new(u32::try_from(i).ok()?));
         }
-        let clock_pool = r.u32s()?;
-        let chains_ok = chains.iter().all(|chain| {
-            chain
-                .checkpoints
-                .windows(2)
-                .all(|w| matches!(w, [a, b] if a.seq < b.seq))
-                && chain.checkpoints.iter().all(|k| {
-                    k.seq >= 1
-                        && k.seq as usize <= chain.members.len()
-                        && k.len <= chain_count
-                        && clock_pool
-                            .get(k.start..k.start.saturating_add(k.len))
-                            .is_some_and(|clock| {
-                                clock
-                                    .iter()
-                                    .zip(&chains)
-                                    .all(|(&s, c)| s as usize <= c.members.len())
-                            })
-                })
-        });
+        // The clocks, read from the bytes in place (no full-width copy is made): first to
+        // size the pool exactly, then to fill it.
+        let entries = r.count(4)?;
+        let pool = r.take(entries.checked_mul(4)?)?;
+        let clock_at = |start: usize, len: usize, into: &mut Vec<u32>| -> Option<()> {
+            let end = start.checked_add(len)?.checked_mul(4)?;
+            into.clear();
+            into.extend(
+                pool.get(start.checked_mul(4)?..end)?
+                    .chunks_exact(4)
+                    .filter_map(|c| c.try_into().ok().map(u32::from_le_bytes)),
+            );
+            Some(())
+        };
+        let lengths: Vec<usize> = chains.iter().map(|c| c.members.len()).collect();
+        let mut clock = Vec::with_capacity(chain_count);
+        let (mut narrow, mut wide) = (0usize, 0usize);
+        for &(_, start, len) in written.iter().flatten() {
+            clock_at(start, len, &mut clock)?;
+            match ClockPool::narrow_base(&clock) {
+                Some(_) => narrow = narrow.checked_add(len)?,
+                None => wide = wide.checked_add(len)?,
+            }
+        }
+        let mut clocks = ClockPool::with_capacity(narrow, wide);
+        for (chain, written) in chains.iter_mut().zip(&written) {
+            let ascending = written.windows(2).all(|w| matches!(w, [a, b] if a.0 < b.0));
+            if !ascending {
+                return None;
+            }
+            for &(seq, start, len) in written {
+                clock_at(start, len, &mut clock)?;
+                let fits = seq >= 1
+                    && seq as usize <= chain.members.len()
+                    && len <= chain_count
+                    && clock.iter().zip(&lengths).all(|(&s, &n)| s as usize <= n);
+                if !fits {
+                    return None;
+                }
+                let clock = clocks.push(&clock);
+                chain.checkpoints.push(Checkpoint { seq, clock });
+            }
+        }
         let heads: Vec<Pos> = r.u32s()?.into_iter().map(Pos::new).collect();
         let heads_ok = heads.iter().all(|h| h.index() < n)
             && heads.windows(2).all(|w| matches!(w, [a, b] if a < b));
-        (chains_ok && heads_ok).then_some(DagIndex {
+        heads_ok.then_some(DagIndex {
             parent_off,
             parent_tgt,
             gen,
             chain_of,
             seq_of,
             chains,
-            clock_pool,
+            clocks,
             heads,
             running: super::running::RunningClocks::default(),
         })

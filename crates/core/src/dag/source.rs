@@ -8,9 +8,8 @@
 //! that as "nothing more to account for", never panics, and the page source remembers that
 //! it could not read, so its caller discards the answer.
 
-use std::borrow::Cow;
-
 use super::chains::Checkpoint;
+use super::clocks::{ClockEntries, StoredClock};
 use super::walk::{Target, Walk};
 use super::{DagIndex, Pos};
 
@@ -25,6 +24,9 @@ pub struct ClockAt {
     pub start: u64,
     /// Number of stored entries.
     pub len: u64,
+    /// `Some(base)` when the source stores the entries as 16-bit offsets from `base`
+    /// ([`ClockEntries::Narrow`]); `None` when it stores them in full.
+    pub narrow: Option<u32>,
 }
 
 /// Read access to a chain-decomposed DAG, as the closure walk needs it.
@@ -52,7 +54,7 @@ pub trait ChainSource {
     /// Chain `c`'s lowest checkpoint with `seq >= s`.
     fn ceil(&self, c: u32, s: u32) -> Option<ClockAt>;
     /// The stored entries of a checkpoint's clock.
-    fn clock(&self, k: &ClockAt) -> Cow<'_, [u32]>;
+    fn clock(&self, k: &ClockAt) -> ClockEntries<'_>;
     /// Entry `chain` of a checkpoint's clock (0 beyond its stored length).
     fn clock_entry(&self, k: &ClockAt, chain: u32) -> u32;
 }
@@ -61,9 +63,19 @@ impl From<&Checkpoint> for ClockAt {
     fn from(k: &Checkpoint) -> ClockAt {
         ClockAt {
             seq: k.seq,
-            start: k.start as u64,
-            len: k.len as u64,
+            start: k.clock.start as u64,
+            len: u64::from(k.clock.len),
+            narrow: k.clock.narrow_base(),
         }
+    }
+}
+
+/// Where a [`ClockAt`] of the in-memory index says its clock is.
+fn stored(k: &ClockAt) -> StoredClock {
+    StoredClock {
+        start: usize::try_from(k.start).unwrap_or(usize::MAX),
+        len: u32::try_from(k.len).unwrap_or(0),
+        base: k.narrow.unwrap_or(0),
     }
 }
 
@@ -107,23 +119,12 @@ impl ChainSource for DagIndex {
         self.chains.get(c as usize)?.ceil(s).map(ClockAt::from)
     }
     #[inline]
-    fn clock(&self, k: &ClockAt) -> Cow<'_, [u32]> {
-        let start = k.start as usize;
-        Cow::Borrowed(
-            self.clock_pool
-                .get(start..start.saturating_add(k.len as usize))
-                .unwrap_or(&[]),
-        )
+    fn clock(&self, k: &ClockAt) -> ClockEntries<'_> {
+        self.clocks.entries(&stored(k))
     }
     #[inline]
     fn clock_entry(&self, k: &ClockAt, chain: u32) -> u32 {
-        if u64::from(chain) >= k.len {
-            return 0;
-        }
-        self.clock_pool
-            .get((k.start + u64::from(chain)) as usize)
-            .copied()
-            .unwrap_or(0)
+        self.clocks.entry(&stored(k), chain)
     }
 }
 

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use super::clocks::ClockEntries;
 use super::source::{ChainSource, ClockAt};
 use super::{DagIndex, Pos};
 
@@ -53,17 +54,11 @@ impl Acc {
         }
     }
 
-    fn join(&mut self, clock: &[u32]) {
+    fn join(&mut self, clock: &ClockEntries<'_>) {
         match self {
-            Acc::Dense(v) => {
-                for (a, &c) in v.iter_mut().zip(clock) {
-                    if c > *a {
-                        *a = c;
-                    }
-                }
-            }
+            Acc::Dense(v) => clock.join_into(v),
             Acc::Sparse { chains, touched } => {
-                for (chain, &c) in clock.iter().enumerate().take(*chains) {
+                for (chain, c) in clock.iter().enumerate().take(*chains) {
                     if c > 0 {
                         let a = touched.entry(chain as u32).or_insert(0);
                         if c > *a {

@@ -2,7 +2,7 @@
 //! breadth-first-search oracle on random DAGs (1–64 writers, 0–4 parents, cross refs,
 //! duplicate and shuffled parents), plus rebuild-equals-incremental and error cases.
 
-use akledger_core::dag::{DagError, DagIndex, Pos};
+use akledger_core::dag::{ChainSource, DagError, DagIndex, Pos};
 use akledger_core::workload::SplitMix;
 use proptest::prelude::*;
 use std::collections::VecDeque;
@@ -354,4 +354,134 @@ fn unknown_parent_is_an_error() {
     assert!(!idx.covers(&[a], Pos::new(9)));
     assert!(idx.parents(Pos::new(9)).is_empty());
     assert_eq!(idx.heads_of(&[Pos::new(9)]), Vec::<Pos>::new());
+}
+
+/// Every checkpoint clock of `chain` (every `step`-th one) against the oracle: entry `c` is
+/// the highest member of chain `c` the checkpointed member covers.
+fn check_clocks(idx: &DagIndex, o: &Oracle, chain: u32, step: usize) -> usize {
+    let mut checked = 0;
+    for (seq, clock) in idx.checkpoint_clocks(chain).step_by(step) {
+        let x = idx.chain_members(chain)[seq as usize - 1];
+        let covered = o.covered(&[x]);
+        let want: Vec<u32> = (0..idx.chain_count() as u32)
+            .map(|c| {
+                let members = idx.chain_members(c);
+                members
+                    .iter()
+                    .rposition(|m| covered[m.index()])
+                    .map_or(0, |k| k as u32 + 1)
+            })
+            .collect();
+        let mut got = clock.to_vec();
+        got.resize(want.len(), 0);
+        assert_eq!(got, want, "chain {chain}, checkpoint at {seq}");
+        checked += 1;
+    }
+    checked
+}
+
+#[test]
+fn checkpoint_clocks_narrow_and_wide_hold_the_covered_prefixes() {
+    // A long chain, and a short one whose members (after its first) each name the long chain's latest event:
+    // the short chain's clocks span more than 2^16 values and are stored wide; the long
+    // chain's (and those of a DAG of writers moving together) narrow.
+    let long = 66_000u32;
+    let mut events: Vec<(Vec<Pos>, u64)> = (0..long)
+        .map(|i| match i {
+            0 => (vec![], 0),
+            i => (vec![Pos::new(i - 1)], u64::from(i)),
+        })
+        .collect();
+    let short_start = events.len() as u32;
+    events.push((vec![], u64::from(long)));
+    for k in 1..200u32 {
+        let parents = vec![Pos::new(short_start + k - 1), Pos::new(long - 1)];
+        events.push((parents, u64::from(long + k)));
+    }
+    let idx = build(&events);
+    let o = Oracle::new(&events);
+    let (narrow, wide) = idx.clock_entries_stored();
+    assert!(narrow > 0 && wide > 0, "narrow {narrow}, wide {wide}");
+    let short = ChainSource::chain_seq(&idx, Pos::new(short_start + 5))
+        .unwrap()
+        .0;
+    assert!(check_clocks(&idx, &o, short, 1) >= 20);
+    let long_chain = ChainSource::chain_seq(&idx, Pos::new(10)).unwrap().0;
+    assert!(check_clocks(&idx, &o, long_chain, 997) >= 8);
+    for x in [
+        0,
+        1,
+        65_535,
+        65_536,
+        long - 1,
+        short_start,
+        short_start + 199,
+    ] {
+        let x = Pos::new(x);
+        for basis in [idx.heads().to_vec(), vec![Pos::new(short_start + 17)]] {
+            assert_eq!(
+                idx.covers(&basis, x),
+                o.covers(&basis, x),
+                "{x:?} by {basis:?}"
+            );
+        }
+    }
+    let mut bytes = Vec::new();
+    idx.encode_into(&mut bytes);
+    let decoded = DagIndex::decode_from(&mut akledger_core::codec::Reader::new(&bytes));
+    assert_eq!(decoded.as_ref(), Some(&idx));
+    assert_eq!(
+        decoded.map(|d| d.clock_entries_stored()),
+        Some((narrow, wide))
+    );
+
+    let events = random_dag(7, 3000, 8, false);
+    let idx = build(&events);
+    let o = Oracle::new(&events);
+    assert_eq!(
+        idx.clock_entries_stored().1,
+        0,
+        "writers moving together: all narrow"
+    );
+    for chain in 0..idx.chain_count().min(12) as u32 {
+        check_clocks(&idx, &o, chain, 3);
+    }
+}
+
+#[test]
+fn generation_numbers_read_back_exactly_whatever_the_stamps() {
+    // Stamps weeks apart within one block of positions, and at both ends of the range: the
+    // numbers kept as distances from their block's first and those kept whole all read back.
+    let stamps: Vec<u64> = (0..1500u64)
+        .map(|i| match i % 7 {
+            0 => i,
+            1 => i << 40,
+            2 => u64::MAX - 1 - i,
+            3 => 1_000_000 + i * 86_400_000,
+            _ => 5_000 + i,
+        })
+        .collect();
+    let mut idx = DagIndex::new();
+    let mut want: Vec<u64> = Vec::new();
+    for (i, &stamp) in stamps.iter().enumerate() {
+        let parents: Vec<Pos> = match i % 3 {
+            0 => vec![],
+            _ => vec![Pos::new(i as u32 - 1)],
+        };
+        let gen = parents
+            .iter()
+            .map(|p| want[p.index()].saturating_add(1))
+            .fold(stamp, u64::max);
+        idx.insert(&parents, stamp).unwrap();
+        want.push(gen);
+    }
+    let got: Vec<u64> = (0..stamps.len() as u32)
+        .map(|i| idx.generation(Pos::new(i)).unwrap())
+        .collect();
+    assert_eq!(got, want);
+    let mut bytes = Vec::new();
+    idx.encode_into(&mut bytes);
+    let decoded = DagIndex::decode_from(&mut akledger_core::codec::Reader::new(&bytes)).unwrap();
+    assert_eq!(decoded, idx);
+    assert_eq!(decoded.generation(Pos::new(1)), Some(want[1]));
 }

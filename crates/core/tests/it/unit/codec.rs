@@ -4,7 +4,7 @@ use akledger_core::codec::*;
 fn lists_round_trip_and_short_input_is_refused() {
     let mut out = Vec::new();
     put_u32s(&mut out, [1u32, 2, u32::MAX].into_iter());
-    put_u64s(&mut out, &[7, u64::MAX]);
+    put_u64s(&mut out, [7, u64::MAX].into_iter());
     put_u32(&mut out, 9);
     let mut r = Reader::new(&out);
     assert_eq!(r.u32s(), Some(vec![1, 2, u32::MAX]));
