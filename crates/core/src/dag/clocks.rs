@@ -49,10 +49,14 @@ impl ClockPool {
 
     /// The base `clock` is stored narrow with, or `None` when it is stored wide.
     pub(crate) fn narrow_base(clock: &[u32]) -> Option<u32> {
-        let nonzero = clock.iter().copied().filter(|&e| e != 0);
-        let lowest = nonzero.clone().min().unwrap_or(1);
-        let highest = nonzero.max().unwrap_or(1);
-        (highest - lowest < u32::from(u16::MAX)).then_some(lowest)
+        let (lowest, highest) = clock.iter().fold((u32::MAX, 0), |(lo, hi), &e| match e {
+            0 => (lo, hi),
+            e => (lo.min(e), hi.max(e)),
+        });
+        match highest {
+            0 => Some(1),
+            _ => (highest - lowest < u32::from(u16::MAX)).then_some(lowest),
+        }
     }
 
     /// Stores `clock` and says where it is.

@@ -83,8 +83,8 @@ impl DagIndex {
             }
             chain.members.push(Pos::new(u32::try_from(i).ok()?));
         }
-        // The clocks, read from the bytes in place (no full-width copy is made): first to
-        // size the pool exactly, then to fill it.
+        // The clocks, read from the bytes in place (no full-width copy of the pool is made;
+        // room for all of them narrow, of which only what is used becomes resident).
         let entries = r.count(4)?;
         let pool = r.take(entries.checked_mul(4)?)?;
         let clock_at = |start: usize, len: usize, into: &mut Vec<u32>| -> Option<()> {
@@ -93,21 +93,13 @@ impl DagIndex {
             into.extend(
                 pool.get(start.checked_mul(4)?..end)?
                     .chunks_exact(4)
-                    .filter_map(|c| c.try_into().ok().map(u32::from_le_bytes)),
+                    .map(|c| c.try_into().map_or(0, u32::from_le_bytes)),
             );
             Some(())
         };
         let lengths: Vec<usize> = chains.iter().map(|c| c.members.len()).collect();
         let mut clock = Vec::with_capacity(chain_count);
-        let (mut narrow, mut wide) = (0usize, 0usize);
-        for &(_, start, len) in written.iter().flatten() {
-            clock_at(start, len, &mut clock)?;
-            match ClockPool::narrow_base(&clock) {
-                Some(_) => narrow = narrow.checked_add(len)?,
-                None => wide = wide.checked_add(len)?,
-            }
-        }
-        let mut clocks = ClockPool::with_capacity(narrow, wide);
+        let mut clocks = ClockPool::with_capacity(entries, 0);
         for (chain, written) in chains.iter_mut().zip(&written) {
             let ascending = written.windows(2).all(|w| matches!(w, [a, b] if a.0 < b.0));
             if !ascending {
