@@ -34,11 +34,6 @@ impl Stamps {
         }
     }
 
-    /// How many stamps are kept.
-    pub fn len(&self) -> usize {
-        self.lags.len()
-    }
-
     /// Appends the stamp of the next position, whose generation number is `gen`.
     pub fn push(&mut self, stamp: u64, gen: u64) {
         let pos = self.lags.len();
@@ -62,10 +57,5 @@ impl Stamps {
             FAR => self.far.get(&pos.get()).copied(),
             lag => dag.generation(pos)?.checked_sub(u64::from(lag)),
         }
-    }
-
-    /// Heap bytes held (the side map estimated at 48 bytes an entry).
-    pub fn heap_bytes(&self) -> usize {
-        self.lags.capacity() * std::mem::size_of::<u32>() + self.far.len() * 48
     }
 }

@@ -21,7 +21,5 @@ fn stamps_read_back_as_lags_behind_generations_or_whole() {
         .map(|i| kept.get(Pos::new(i), &dag))
         .collect();
     assert_eq!(read, stamps.map(Some));
-    assert_eq!(kept.len(), stamps.len());
     assert_eq!(kept.get(Pos::new(stamps.len() as u32), &dag), None);
-    assert!(kept.heap_bytes() > 0);
 }
