@@ -276,21 +276,26 @@ fn encode_chains(dag: &DagIndex, n: usize, body: &mut Vec<u8>) -> Layout {
         checkpoints += dag.checkpoint_clocks(c).count() as u32;
         put_u32(body, checkpoints);
     }
-    // Clocks are written in full, whatever their width in memory.
-    let mut pool: Vec<u32> = Vec::new();
+    // Clocks are written in full, whatever their width in memory: where each starts, then
+    // their entries, read from the index in the same order.
+    let mut start = 0u64;
     for c in 0..chains {
         for (seq, clock) in dag.checkpoint_clocks(c) {
             put_u32(body, seq);
-            put_u64(body, pool.len() as u64);
+            put_u64(body, start);
             put_u32(body, clock.len() as u32);
-            pool.extend(clock.iter());
+            start += clock.len() as u64;
         }
     }
-    pool.iter().for_each(|&e| put_u32(body, e));
+    for c in 0..chains {
+        for (_, clock) in dag.checkpoint_clocks(c) {
+            clock.iter().for_each(|e| put_u32(body, e));
+        }
+    }
     Layout {
         chains: u64::from(chains),
         checkpoints: u64::from(checkpoints),
-        clock_entries: pool.len() as u64,
+        clock_entries: start,
         ..Layout::default()
     }
 }

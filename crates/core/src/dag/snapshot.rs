@@ -20,18 +20,26 @@ impl DagIndex {
         put_u32s(out, self.chain_of.iter().copied());
         put_u32s(out, self.seq_of.iter().copied());
         put_u64(out, self.chains.len() as u64);
-        // Clocks are written in full, one after another, whatever their width in memory.
-        let mut pool: Vec<u32> = Vec::new();
+        // Clocks are written in full, one after another, whatever their width in memory:
+        // where each starts, then (as a `put_u32s` list) their entries, read from the pool
+        // in the same order.
+        let mut start = 0u64;
         for chain in &self.chains {
             put_u64(out, chain.checkpoints.len() as u64);
             for k in &chain.checkpoints {
                 put_u32(out, k.seq);
-                put_u64(out, pool.len() as u64);
+                put_u64(out, start);
                 put_u64(out, u64::from(k.clock.len));
-                pool.extend(self.clocks.entries(&k.clock).iter());
+                start += u64::from(k.clock.len);
             }
         }
-        put_u32s(out, pool.iter().copied());
+        put_u64(out, start);
+        for k in self.chains.iter().flat_map(|chain| &chain.checkpoints) {
+            self.clocks
+                .entries(&k.clock)
+                .iter()
+                .for_each(|e| put_u32(out, e));
+        }
         put_u32s(out, self.heads.iter().map(|p| p.get()));
     }
 
