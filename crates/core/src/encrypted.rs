@@ -71,6 +71,61 @@ pub struct EncryptedEnvelope {
     pub sealed: Vec<u8>,
 }
 
+/// What the author of a sealed payload knew as it sealed it: the key and epoch, the sealed
+/// bytes' nonce and tag, and the plaintext. An event signed in this process carries it (it
+/// is never written, and nothing read from bytes has it), so that admitting the event does
+/// not decrypt what was just encrypted: [`Sealing::plaintext_of`] hands the plaintext only
+/// to a reader holding the same key for the same epoch, and only for the very sealed bytes
+/// it was made with, which is when decrypting would give it.
+#[derive(Clone)]
+pub struct Sealing {
+    key: SidecarKey,
+    epoch: u64,
+    /// The first and last bytes of `nonce ‖ ciphertext ‖ tag`: the nonce and the tag.
+    nonce: [u8; NONCE_LEN],
+    tag: [u8; TAG_LEN],
+    plaintext: Vec<u8>,
+}
+
+impl Sealing {
+    /// What `sealed` was made of: `plaintext` under `key`.
+    pub(crate) fn of(
+        sealed: &EncryptedEnvelope,
+        key: &SidecarKey,
+        plaintext: Vec<u8>,
+    ) -> Option<Self> {
+        let nonce = sealed.sealed.first_chunk::<NONCE_LEN>()?;
+        let tag = sealed.sealed.last_chunk::<TAG_LEN>()?;
+        Some(Sealing {
+            key: key.clone(),
+            epoch: sealed.epoch,
+            nonce: *nonce,
+            tag: *tag,
+            plaintext,
+        })
+    }
+
+    /// The plaintext of `sealed`, opened with `key`, when this is what `sealed` was made
+    /// of with that key; `None` says: decrypt it.
+    pub(crate) fn plaintext_of(
+        &self,
+        sealed: &EncryptedEnvelope,
+        key: &SidecarKey,
+    ) -> Option<&[u8]> {
+        let same = self.epoch == sealed.epoch
+            && self.key == *key
+            && sealed.sealed.first_chunk::<NONCE_LEN>() == Some(&self.nonce)
+            && sealed.sealed.last_chunk::<TAG_LEN>() == Some(&self.tag);
+        same.then_some(self.plaintext.as_slice())
+    }
+}
+
+impl std::fmt::Debug for Sealing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Sealing(<secret>)")
+    }
+}
+
 /// Decryption failed: wrong key, missing key, tampered bytes or AAD from elsewhere. Coarse
 /// on purpose.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -242,7 +297,7 @@ fn aad_bytes(
     out.extend_from_slice(b"{\"content_type\":");
     write_string(content_type, &mut out);
     out.extend_from_slice(b",\"effective_scope\":");
-    write_canonical(&ctx.scope.to_json(), &mut out);
+    ctx.scope.write_canonical(&mut out);
     out.extend_from_slice(b",\"envelope_version\":");
     write_string(ENVELOPE_VERSION, &mut out);
     out.extend_from_slice(b",\"epoch\":");
@@ -254,7 +309,7 @@ fn aad_bytes(
     out.extend_from_slice(
         b",\"purpose\":\"arkret_event_content\",\"scheme\":\"xchacha20poly1305_v1\",\"sender_actor_id\":",
     );
-    write_canonical(&ctx.sender.to_json(), &mut out);
+    ctx.sender.write_canonical(&mut out);
     out.push(b'}');
     out
 }

@@ -63,7 +63,22 @@ pub fn signing_input(binding: &[u8]) -> Vec<u8> {
 
 /// Signs `envelope` (whose preimage digests to `event_digest`) with `key`.
 pub fn sign(envelope: &Envelope, event_digest: &str, key: &SigningKey) -> ProducerProof {
-    let method = verification_method(&key.verifying_key());
+    sign_as(
+        envelope,
+        event_digest,
+        key,
+        verification_method(&key.verifying_key()),
+    )
+}
+
+/// [`sign`] by a signer that worked out its key's verification `method` once (a base58
+/// encoding: a producer of many events names it in every proof).
+pub(crate) fn sign_as(
+    envelope: &Envelope,
+    event_digest: &str,
+    key: &SigningKey,
+    method: String,
+) -> ProducerProof {
     let created_at = envelope.created_at.to_string();
     let binding = binding_bytes(event_digest, &envelope.actor, &method, &created_at);
     let signature = key.sign(&signing_input(&binding));

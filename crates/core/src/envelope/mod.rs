@@ -17,12 +17,12 @@ pub(crate) use direct::{read_direct, Direct};
 pub use refs::{is_code, SemanticRef, CAUSAL_ROLES};
 pub use scope::ScopeRef;
 
-use crate::canonical::{Json, Object};
+use crate::canonical::{write_canonical, write_string, Json, Object};
 use crate::did::{only_keys, str_member, ActorId};
 use crate::error::{schema, Rejection};
 use crate::id::{EventId, RealmId};
 use crate::limits::{MAX_KIND_BYTES, MAX_SEMANTIC_REFS};
-use crate::time::Timestamp;
+use crate::time::{Timestamp, TIMESTAMP_LEN};
 
 /// The signed fields of an event.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -55,6 +55,9 @@ pub struct ProducerProof {
     /// Compact JWS with detached payload.
     pub jws: String,
 }
+
+/// Room for a typical preimage (a sealed message of a few hundred bytes): one allocation.
+const PREIMAGE_CAPACITY: usize = 2048;
 
 const ENVELOPE_KEYS: [&str; 9] = [
     "actor_id",
@@ -132,6 +135,42 @@ impl Envelope {
             );
         }
         obj
+    }
+
+    /// The canonical bytes of [`Envelope::preimage`], written without building the value,
+    /// and where an event's `event_id` and `producer_proof` members go in them: after
+    /// `created_at`, and after `payload` (the members sort so). A test holds the bytes to
+    /// `to_canonical` of the value.
+    pub fn preimage_bytes(&self) -> (Vec<u8>, [usize; 2]) {
+        let mut out = Vec::with_capacity(PREIMAGE_CAPACITY);
+        out.extend_from_slice(b"{\"actor_id\":");
+        self.actor.write_canonical(&mut out);
+        out.extend_from_slice(b",\"created_at\":");
+        write_string(self.created_at.text_in(&mut [0; TIMESTAMP_LEN]), &mut out);
+        let after_created_at = out.len();
+        out.extend_from_slice(b",\"kind\":");
+        write_string(&self.kind, &mut out);
+        out.extend_from_slice(b",\"payload\":");
+        write_canonical(&self.payload, &mut out);
+        let after_payload = out.len();
+        if let Some(realm) = self.realm_id {
+            out.extend_from_slice(b",\"realm_id\":");
+            write_string(&realm.to_string(), &mut out);
+        }
+        out.extend_from_slice(b",\"scope_ref\":");
+        self.scope.write_canonical(&mut out);
+        if !self.refs.is_empty() {
+            out.extend_from_slice(b",\"semantic_refs\":[");
+            for (n, r) in self.refs.iter().enumerate() {
+                if n > 0 {
+                    out.push(b',');
+                }
+                write_canonical(&r.to_json(), &mut out);
+            }
+            out.push(b']');
+        }
+        out.push(b'}');
+        (out, [after_created_at, after_payload])
     }
 
     /// The causal parents named by refs (`after`, `parent_event`), deduplicated, in ref order.

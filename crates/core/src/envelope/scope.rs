@@ -1,6 +1,6 @@
 //! `scope_ref` (PROFILE §3): where an event lives.
 
-use crate::canonical::{Json, Object};
+use crate::canonical::{write_string, Json, Object};
 use crate::did::only_keys;
 use crate::error::{schema, Rejection};
 use crate::id::{RealmId, SidecarId};
@@ -78,6 +78,30 @@ impl ScopeRef {
             _ => Err(schema(
                 "scope_ref.kind must be realm_genesis, realm or sidecar",
             )),
+        }
+    }
+
+    /// Appends the canonical bytes of [`ScopeRef::to_json`] to `out`, without building the
+    /// value (the AAD of every seal and open writes one; a test holds the two to the same
+    /// bytes).
+    pub fn write_canonical(&self, out: &mut Vec<u8>) {
+        match self {
+            ScopeRef::RealmGenesis => out.extend_from_slice(b"{\"kind\":\"realm_genesis\"}"),
+            ScopeRef::Realm { realm_id } => {
+                out.extend_from_slice(b"{\"kind\":\"realm\",\"realm_id\":");
+                write_string(&realm_id.to_string(), out);
+                out.push(b'}');
+            }
+            ScopeRef::Sidecar {
+                realm_id,
+                sidecar_id,
+            } => {
+                out.extend_from_slice(b"{\"kind\":\"sidecar\",\"realm_id\":");
+                write_string(&realm_id.to_string(), out);
+                out.extend_from_slice(b",\"sidecar_id\":");
+                write_string(&sidecar_id.to_string(), out);
+                out.push(b'}');
+            }
         }
     }
 

@@ -24,7 +24,7 @@ use crate::actors::{
 use crate::canonical::{Json, Object};
 use crate::did::{ActorId, DidCoreId};
 use crate::encrypted::{
-    AadContext, EncryptedEnvelope, SidecarKey, CONTROL_CONTENT_TYPE, MESSAGE_CONTENT_TYPE,
+    AadContext, EncryptedEnvelope, Sealing, SidecarKey, CONTROL_CONTENT_TYPE, MESSAGE_CONTENT_TYPE,
     NONCE_LEN,
 };
 use crate::envelope::{
@@ -223,6 +223,8 @@ pub enum Act {
 #[derive(Clone, Debug)]
 pub struct SidecarAuthor {
     key: SigningKey,
+    /// The key's verification method, named in every proof: worked out once.
+    method: String,
     actor: ActorId,
     sidecar: SidecarInfo,
     sidecar_key: SidecarKey,
@@ -239,6 +241,7 @@ impl SidecarAuthor {
         epoch: u64,
     ) -> Self {
         SidecarAuthor {
+            method: crate::did::verification_method(&key.verifying_key()),
             key,
             actor,
             sidecar,
@@ -418,7 +421,7 @@ impl SidecarAuthor {
         rng: &mut impl CryptoRngCore,
     ) -> Result<Event<Unverified>, Rejection> {
         self.message_unsigned(binding, body, after, at, rng)
-            .sign(&self.key)
+            .sign_as(&self.key, self.method.clone())
     }
 
     /// [`SidecarAuthor::message`] sealed and not yet signed: sign it with
@@ -448,7 +451,7 @@ impl SidecarAuthor {
         builder: EventBuilder,
         verifier: &Verifier,
     ) -> Result<Event<Verified>, Rejection> {
-        builder.sign_verified(&self.key, verifier)
+        builder.sign_verified_as(&self.key, self.method.clone(), verifier)
     }
 
     /// A sidecar message sealing any JSON plaintext.
@@ -460,7 +463,7 @@ impl SidecarAuthor {
         rng: &mut impl CryptoRngCore,
     ) -> Result<Event<Unverified>, Rejection> {
         self.sealed_message(plaintext, after, at, rng)
-            .sign(&self.key)
+            .sign_as(&self.key, self.method.clone())
     }
 
     /// A sidecar message event sealing `plaintext`, unsigned.
@@ -471,9 +474,12 @@ impl SidecarAuthor {
         at: Timestamp,
         rng: &mut impl CryptoRngCore,
     ) -> EventBuilder {
-        let sealed = self.seal(MESSAGE_CREATE, MESSAGE_CONTENT_TYPE, plaintext, rng);
+        let plaintext = plaintext.to_bytes();
+        let sealed = self.seal_bytes(MESSAGE_CREATE, MESSAGE_CONTENT_TYPE, &plaintext, rng);
         let payload = Object::new().with("encrypted_payload", sealed.to_json());
+        let sealing = Sealing::of(&sealed, &self.sidecar_key, plaintext);
         self.builder(MESSAGE_CREATE, payload.into(), after, at)
+            .sealed(sealing)
     }
 
     /// A control of `act` over what `view` has seen: basis = maximal heads of the seen
@@ -602,6 +608,16 @@ impl SidecarAuthor {
         plaintext: &Json,
         rng: &mut impl CryptoRngCore,
     ) -> EncryptedEnvelope {
+        self.seal_bytes(kind, content_type, &plaintext.to_bytes(), rng)
+    }
+
+    fn seal_bytes(
+        &self,
+        kind: &str,
+        content_type: &str,
+        plaintext: &[u8],
+        rng: &mut impl CryptoRngCore,
+    ) -> EncryptedEnvelope {
         let scope = self.scope();
         let ctx = AadContext {
             scope: &scope,
@@ -618,7 +634,7 @@ impl SidecarAuthor {
             self.epoch,
             &group_state_ref,
             &ctx,
-            &plaintext.to_bytes(),
+            plaintext,
         )
     }
 
@@ -629,7 +645,8 @@ impl SidecarAuthor {
         after: &[EventId],
         at: Timestamp,
     ) -> Result<Event<Unverified>, Rejection> {
-        self.builder(kind, payload, after, at).sign(&self.key)
+        self.builder(kind, payload, after, at)
+            .sign_as(&self.key, self.method.clone())
     }
 
     fn builder(&self, kind: &str, payload: Json, after: &[EventId], at: Timestamp) -> EventBuilder {

@@ -1,5 +1,6 @@
 use proptest::prelude::*;
 
+use akledger_core::canonical::{to_canonical, Json};
 use akledger_core::internals::read_direct;
 use akledger_core::workload::{realm_dag, sidecar_workload, SidecarSpec};
 use akledger_core::Event;
@@ -62,5 +63,27 @@ proptest! {
         if let Some(direct) = read_direct(&bytes) {
             akledger_core::internals::same_as_general(&bytes, &direct);
         }
+    }
+}
+
+#[test]
+fn preimage_bytes_are_the_canonical_preimage_and_place_the_id_and_proof() {
+    // Signing writes the preimage directly and splices `event_id` and `producer_proof` in:
+    // the bytes must be those of the value, and the splice the event's own bytes.
+    for bytes in samples() {
+        let Ok(event) = Event::parse(&bytes) else {
+            continue;
+        };
+        let envelope = event.envelope();
+        let (preimage, [after_created_at, after_payload]) = envelope.preimage_bytes();
+        assert_eq!(preimage, to_canonical(&Json::Object(envelope.preimage())));
+        let mut spliced = preimage[..after_created_at].to_vec();
+        spliced.extend_from_slice(b",\"event_id\":");
+        spliced.extend_from_slice(&to_canonical(&event.id().to_string().into()));
+        spliced.extend_from_slice(&preimage[after_created_at..after_payload]);
+        spliced.extend_from_slice(b",\"producer_proof\":");
+        spliced.extend_from_slice(&to_canonical(&event.proof().to_json()));
+        spliced.extend_from_slice(&preimage[after_payload..]);
+        assert_eq!(spliced, bytes);
     }
 }

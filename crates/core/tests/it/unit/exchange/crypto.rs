@@ -276,3 +276,28 @@ fn the_aad_header_is_the_canonical_form_of_its_value() {
     }
     assert_eq!(compared, 27);
 }
+
+#[test]
+fn an_event_sealed_here_classifies_as_its_bytes_read_afresh() {
+    // The author's sealing spares the ledger decrypting what was just encrypted; it must
+    // give what decrypting gives, and only to a reader holding the key it sealed with.
+    let mut w = World::new();
+    let x = xid(1);
+    let r = w.request(&x, &[0], None);
+    let sealed_here = verify(w.agents[0].respond(&x, r, None, Json::Null, at(), &mut OsRng));
+    let read_afresh = verify(Event::parse(sealed_here.bytes()));
+    let classified = classify(&w.sidecar, &sealed_here, &w.keyring);
+    assert!(
+        matches!(classified, Some(Classified::Exchange(_))),
+        "{classified:?}"
+    );
+    assert_eq!(classified, classify(&w.sidecar, &read_afresh, &w.keyring));
+    let mut another = Keyring::new();
+    another.add_sidecar_key(w.sidecar.sidecar_id, 1, SidecarKey::from_bytes([7; 32]));
+    let not_opened = classify(&w.sidecar, &sealed_here, &another);
+    assert!(
+        matches!(&not_opened, Some(Classified::Unbound(n)) if n.reason == Reason::NotDecryptable),
+        "{not_opened:?}"
+    );
+    assert_eq!(not_opened, classify(&w.sidecar, &read_afresh, &another));
+}
