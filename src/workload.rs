@@ -28,10 +28,9 @@ type Mapped<U> = (usize, Result<Vec<U>, Rejection>);
 /// taking them costs nothing beside the work (a signature is some 25 µs).
 const PARALLEL_TAKE: usize = 16;
 
-/// `items` mapped through `f` on up to `threads` scoped threads, each taking the next
-/// [`PARALLEL_TAKE`] items while any are left, in order: what mapping them one by one
-/// gives, the first error included. For signing, the costly part of making events, and the
-/// fold's reads of a batch.
+/// `items` mapped through `f` on up to `threads` scoped threads, each taking the next 16
+/// items while any are left, in order: what mapping them one by one gives, the first error
+/// included. For signing, the costly part of making events, and the fold's reads of a batch.
 pub fn in_parallel<T: Send, U: Send>(
     items: Vec<T>,
     threads: usize,

@@ -72,37 +72,29 @@ pub struct EncryptedEnvelope {
 }
 
 /// What the author of a sealed payload knew as it sealed it: the key and epoch, the sealed
-/// bytes' nonce and tag, and the plaintext. An event signed in this process carries it (it
-/// is never written, and nothing read from bytes has it), so that admitting the event does
-/// not decrypt what was just encrypted: [`Sealing::plaintext_of`] hands the plaintext only
-/// to a reader holding the same key for the same epoch, and only for the very sealed bytes
-/// it was made with, which is when decrypting would give it.
+/// bytes, and the plaintext. An event signed in this process carries it (it is never
+/// written, and nothing read from bytes has it), so that admitting the event does not
+/// decrypt what was just encrypted: [`Sealing::plaintext_of`] hands the plaintext only to a
+/// reader holding the same key for the same epoch, and only for the very sealed bytes it
+/// was made with, which is when decrypting would give it.
 #[derive(Clone)]
-pub struct Sealing {
+pub(crate) struct Sealing {
     key: SidecarKey,
     epoch: u64,
-    /// The first and last bytes of `nonce ‖ ciphertext ‖ tag`: the nonce and the tag.
-    nonce: [u8; NONCE_LEN],
-    tag: [u8; TAG_LEN],
+    /// `nonce ‖ ciphertext ‖ tag`, as sealed.
+    sealed: Vec<u8>,
     plaintext: Vec<u8>,
 }
 
 impl Sealing {
     /// What `sealed` was made of: `plaintext` under `key`.
-    pub(crate) fn of(
-        sealed: &EncryptedEnvelope,
-        key: &SidecarKey,
-        plaintext: Vec<u8>,
-    ) -> Option<Self> {
-        let nonce = sealed.sealed.first_chunk::<NONCE_LEN>()?;
-        let tag = sealed.sealed.last_chunk::<TAG_LEN>()?;
-        Some(Sealing {
+    pub(crate) fn of(sealed: &EncryptedEnvelope, key: &SidecarKey, plaintext: Vec<u8>) -> Self {
+        Sealing {
             key: key.clone(),
             epoch: sealed.epoch,
-            nonce: *nonce,
-            tag: *tag,
+            sealed: sealed.sealed.clone(),
             plaintext,
-        })
+        }
     }
 
     /// The plaintext of `sealed`, opened with `key`, when this is what `sealed` was made
@@ -112,10 +104,7 @@ impl Sealing {
         sealed: &EncryptedEnvelope,
         key: &SidecarKey,
     ) -> Option<&[u8]> {
-        let same = self.epoch == sealed.epoch
-            && self.key == *key
-            && sealed.sealed.first_chunk::<NONCE_LEN>() == Some(&self.nonce)
-            && sealed.sealed.last_chunk::<TAG_LEN>() == Some(&self.tag);
+        let same = self.epoch == sealed.epoch && self.key == *key && self.sealed == sealed.sealed;
         same.then_some(self.plaintext.as_slice())
     }
 }

@@ -509,8 +509,9 @@ impl EventBuilder {
         EventId::of_preimage(self.suite, &self.envelope.preimage_bytes().0)
     }
 
-    /// Signs and returns the event, parsed back through the strict ingress path so that
-    /// nothing invalid can be authored.
+    /// Signs and returns the event, read back through the strict ingress path so that
+    /// nothing invalid can be authored (its id, the digest of the preimage just written, is
+    /// not hashed again).
     pub fn sign(self, key: &SigningKey) -> Result<Event<Unverified>, Rejection> {
         let method = verification_method(&key.verifying_key());
         self.sign_as(key, method)

@@ -479,7 +479,7 @@ impl SidecarAuthor {
         let payload = Object::new().with("encrypted_payload", sealed.to_json());
         let sealing = Sealing::of(&sealed, &self.sidecar_key, plaintext);
         self.builder(MESSAGE_CREATE, payload.into(), after, at)
-            .sealed(sealing)
+            .sealed(Some(sealing))
     }
 
     /// A control of `act` over what `view` has seen: basis = maximal heads of the seen
