@@ -388,7 +388,7 @@ pub(crate) fn cross_checked(id: &EventId) -> bool {
 /// In builds with debug assertions or the `cross-check` feature (every test), events read
 /// directly are also read the general way (`cross_checked` picks them), and the two must
 /// agree.
-#[cfg(any(test, debug_assertions, feature = "cross-check"))]
+#[cfg(any(test, debug_assertions, feature = "cross-check", feature = "internals"))]
 pub fn same_as_general(bytes: &[u8], direct: &Direct) {
     let general = match read_general(bytes) {
         Ok(general) => general,

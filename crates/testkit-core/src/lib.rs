@@ -3,8 +3,9 @@
 //! bytes, so that a test isolates exactly the rule it is about), where the workspace is,
 //! and the replay of a fuzz target's corpus. A crate of its own so that the core's tests
 //! depend on the core alone and build while the engine does; `akledger-testkit` re-exports
-//! all of it. It turns on, in every test build, the core's reader cross-check, its clock and
-//! the white-box hooks (`internals`) the tests in `tests/it/unit/` use.
+//! all of it. It turns on, in every test build, the core's clock and the white-box hooks
+//! (`internals`) the tests in `tests/it/unit/` use. (The core's reader cross-check comes
+//! with the debug assertions the test profile gives the core.)
 // Test fixtures panic on what they set up themselves.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 #![allow(missing_docs)]
