@@ -36,11 +36,36 @@ pub fn in_parallel<T: Send, U: Send>(
     threads: usize,
     f: impl Fn(T) -> Result<U, Rejection> + Sync,
 ) -> Result<Vec<U>, Rejection> {
+    let mut out = Vec::with_capacity(items.len());
+    in_parallel_into(items, threads, usize::MAX, f, |mapped| {
+        out.extend(mapped);
+        Ok::<_, Rejection>(())
+    })?;
+    Ok(out)
+}
+
+/// [`in_parallel`], with the mapped items handed to `take` in order on the calling thread
+/// while the threads map the rest: each call gets the items mapped since the last call
+/// that follow it without a gap, once they are at least `at_least` (or all that are left).
+/// So the caller writes what is signed while the rest is being signed. The first error, of
+/// `f` (in order) or of `take`, stops the threads and comes back; what `take` was handed
+/// before stays handed, nothing after it is.
+pub fn in_parallel_into<T: Send, U: Send, E: From<Rejection>>(
+    items: Vec<T>,
+    threads: usize,
+    at_least: usize,
+    f: impl Fn(T) -> Result<U, Rejection> + Sync,
+    mut take: impl FnMut(Vec<U>) -> Result<(), E>,
+) -> Result<(), E> {
     let threads = threads.max(1);
     if threads == 1 || items.len() < PARALLEL_MIN_ITEMS {
-        return items.into_iter().map(f).collect();
+        let mapped: Vec<U> = items.into_iter().map(f).collect::<Result<_, Rejection>>()?;
+        return if mapped.is_empty() {
+            Ok(())
+        } else {
+            take(mapped)
+        };
     }
-    let total = items.len();
     let mut left = items.into_iter();
     // Each piece waits in a slot for the first thread free to take it.
     let slots: Vec<Mutex<Vec<T>>> = std::iter::from_fn(|| {
@@ -50,37 +75,90 @@ pub fn in_parallel<T: Send, U: Send>(
     .collect();
     let next = AtomicUsize::new(0);
     let (f, slots, next) = (&f, &slots, &next);
-    // The pieces a thread mapped, each with its place.
-    let work = move || -> Result<Vec<Mapped<U>>, Rejection> {
-        let mut mapped = Vec::new();
-        loop {
-            let place = next.fetch_add(1, Ordering::Relaxed);
-            let Some(slot) = slots.get(place) else {
-                return Ok(mapped);
-            };
-            let piece = std::mem::take(&mut *slot.lock().map_err(|_| worker_panicked())?);
-            mapped.push((place, piece.into_iter().map(f).collect()));
+    // Each piece a thread mapped goes to the calling thread with its place.
+    let (done, mapped) = crossbeam::channel::unbounded::<Mapped<U>>();
+    let work = move |done: crossbeam::channel::Sender<Mapped<U>>| loop {
+        let place = next.fetch_add(1, Ordering::Relaxed);
+        let Some(slot) = slots.get(place) else {
+            return;
+        };
+        let piece = match slot.lock() {
+            Ok(mut piece) => std::mem::take(&mut *piece),
+            Err(_) => Vec::new(),
+        };
+        if done
+            .send((place, piece.into_iter().map(f).collect()))
+            .is_err()
+        {
+            return;
         }
     };
-    let mut pieces = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let started: Vec<_> = (0..threads)
-            .map(|_| std::thread::Builder::new().spawn_scoped(s, work))
+            .filter_map(|_| {
+                let done = done.clone();
+                std::thread::Builder::new()
+                    .spawn_scoped(s, move || work(done))
+                    .ok()
+            })
             .collect();
-        let mut pieces = Vec::with_capacity(slots.len());
-        // A thread the OS would not start leaves its pieces to the others; if none
-        // started, the calling thread maps them all.
-        for thread in started.into_iter().flatten() {
-            pieces.extend(thread.join().unwrap_or_else(|_| Err(worker_panicked()))?);
+        // If the OS would start no thread, the calling thread maps them all.
+        if started.is_empty() {
+            work(done);
+        } else {
+            drop(done);
         }
-        pieces.extend(work()?);
-        Ok::<_, Rejection>(pieces)
-    })?;
-    pieces.sort_unstable_by_key(|(place, _)| *place);
-    let mut out = Vec::with_capacity(total);
-    for (_, piece) in pieces {
-        out.extend(piece?);
+        let stop = || next.store(slots.len(), Ordering::Relaxed);
+        let result = hand_over(&mapped, slots.len(), at_least, &mut take);
+        if result.is_err() {
+            stop();
+        }
+        drop(mapped);
+        let joined = started.into_iter().all(|t| t.join().is_ok());
+        result?;
+        if joined {
+            Ok(())
+        } else {
+            Err(worker_panicked().into())
+        }
+    })
+}
+
+/// The calling thread's side of [`in_parallel_into`]: puts the `pieces` pieces coming from
+/// `mapped` back in order, and hands `take` each run of at least `at_least` items in order
+/// (and the last run), with whatever else came in order by then.
+fn hand_over<U, E: From<Rejection>>(
+    mapped: &crossbeam::channel::Receiver<Mapped<U>>,
+    pieces: usize,
+    at_least: usize,
+    take: &mut impl FnMut(Vec<U>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut early = std::collections::BTreeMap::new();
+    let (mut in_order, mut run) = (0, Vec::new());
+    // Moves the pieces that now follow the run onto it; the first error in order stops.
+    let mut settle = |early: &mut std::collections::BTreeMap<usize, _>, run: &mut Vec<U>| {
+        while let Some(piece) = early.remove(&in_order) {
+            run.extend(piece?);
+            in_order += 1;
+        }
+        Ok::<_, Rejection>(in_order)
+    };
+    loop {
+        // Every thread gone before its pieces came: a thread panicked.
+        let (place, piece) = mapped.recv().map_err(|_| worker_panicked())?;
+        early.insert(place, piece);
+        let mut settled = settle(&mut early, &mut run)?;
+        if run.len() >= at_least || settled == pieces {
+            early.extend(mapped.try_iter());
+            settled = settle(&mut early, &mut run)?;
+            if !run.is_empty() {
+                take(std::mem::take(&mut run))?;
+            }
+        }
+        if settled == pieces {
+            return Ok(());
+        }
     }
-    Ok(out)
 }
 
 fn worker_panicked() -> Rejection {

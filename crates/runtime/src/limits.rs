@@ -18,6 +18,12 @@ pub const MAX_STUB_READ_BYTES: usize = 4 << 20;
 /// batch is one log write (one fsync), which is what makes a backlog fast to take in.
 pub const MAX_INBOX_BATCH: usize = 1_000;
 
+/// Fewest signed events of a batch the runtime appends at a time while its signing threads
+/// sign the rest: the commit of one run overlaps the signing of the next (a batch signed
+/// whole, then committed, left a core idle while it committed), and each run costs one log
+/// write and one sync, so runs much shorter than this cost more in syncs than they save.
+pub const SIGN_AHEAD_RUN: usize = 250;
+
 /// Pause between polls of the input file, and of the output file for its reader to take a
 /// record, when a step had nothing to do, in milliseconds: AEA's stub connection reads its
 /// input every millisecond, so a round trip through the sidecar costs a few of them; an

@@ -40,3 +40,67 @@ fn a_parallel_map_keeps_order_and_the_first_error() {
         );
     }
 }
+
+/// `in_parallel_into` hands its runs over in order, each of at least `at_least` items but
+/// the last, all of them once; an error of the map (the first in order) or of the taker
+/// stops it, and nothing after the error is handed over.
+#[test]
+fn a_parallel_map_handed_over_in_runs_keeps_order_and_stops_at_the_first_error() {
+    let items: Vec<u32> = (0..1000).collect();
+    for threads in [1, 2, 3, 7] {
+        for at_least in [1, 100, 250, 999, 1000, usize::MAX] {
+            let mut runs = Vec::new();
+            in_parallel_into(items.clone(), threads, at_least, Ok, |run| {
+                runs.push(run);
+                Ok::<_, Rejection>(())
+            })
+            .unwrap();
+            assert_eq!(
+                runs.concat(),
+                items,
+                "{threads} threads, runs of {at_least}"
+            );
+            let (last, whole) = runs.split_last().unwrap();
+            assert!(!last.is_empty());
+            assert!(whole
+                .iter()
+                .all(|run| run.len() >= at_least.min(items.len())));
+        }
+        // The map's first error in order; what came before it may be handed over, nothing
+        // from it on.
+        let mut handed = Vec::new();
+        let failed = in_parallel_into(
+            items.clone(),
+            threads,
+            100,
+            |x| match x % 400 == 399 {
+                true => Err(Rejection::new(Code::SchemaViolation, format!("item {x}"))),
+                false => Ok(x),
+            },
+            |run| {
+                handed.extend(run);
+                Ok::<_, Rejection>(())
+            },
+        );
+        assert_eq!(
+            failed.unwrap_err().message(),
+            "item 399",
+            "{threads} threads"
+        );
+        assert_eq!(handed, items[..handed.len()], "{threads} threads");
+        assert!(handed.len() < 399);
+        // The taker's error stops the map: it is not handed anything more.
+        let mut calls = 0;
+        let stopped = in_parallel_into(items.clone(), threads, 100, Ok, |_| {
+            calls += 1;
+            Err(Rejection::new(Code::SchemaViolation, "full"))
+        });
+        assert_eq!(stopped.unwrap_err().message(), "full");
+        assert_eq!(calls, 1);
+    }
+    // No items: nothing is handed over.
+    let none = in_parallel_into(Vec::<u32>::new(), 2, 1, Ok, |_| {
+        Err::<(), _>(Rejection::new(Code::SchemaViolation, "handed nothing"))
+    });
+    assert!(none.is_ok());
+}

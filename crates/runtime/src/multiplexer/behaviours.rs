@@ -24,8 +24,7 @@ impl Runtime<'_> {
                 parents: Vec::new(),
                 at,
             };
-            let signed = self.seal_and_sign(vec![event])?;
-            let ids = self.admit(signed)?;
+            let ids = self.sign_and_admit(vec![event], vec![None])?;
             recorded += 1;
             self.passed(Stage::Ticked);
             let mut sends = Vec::new();

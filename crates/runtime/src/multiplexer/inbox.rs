@@ -2,8 +2,13 @@
 //! them, then go to the exchange bridge, on to the connection their address is routed to,
 //! or to the skills handling their protocol (`react()`).
 
+use akledger::actors::{Disclosure, Salt};
+use akledger::canonical::Json;
+
 use super::withholding::Unsealed;
 use super::*;
+use crate::limits::SIGN_AHEAD_RUN;
+use crate::records::WITHHELD_FIELD;
 
 impl Runtime<'_> {
     /// Makes each envelope received by the connection at `slot` an inbox event, in one
@@ -26,41 +31,50 @@ impl Runtime<'_> {
         self.append_records(records)
     }
 
-    /// Seals and signs `events` on the signing threads: verified, as the ledger's verifier
-    /// would verify them, without solving their fresh signatures again.
-    pub(super) fn seal_and_sign(&self, events: Vec<Unsealed>) -> Result<Vec<Event>, Error> {
-        let (verifier, author) = (self.ledger.verifier(), &self.controller);
-        Ok(akledger::workload::in_parallel(
+    /// Seals and signs `events` on the signing threads (verified, as the ledger's verifier
+    /// would verify them, without solving their fresh signatures again) and appends them in
+    /// order while the rest are being signed, in runs of at least [`SIGN_AHEAD_RUN`]; each
+    /// run once the disclosure store durably holds the messages its records withhold
+    /// (`withheld`: one entry per event). Every event must be admitted.
+    pub(super) fn sign_and_admit(
+        &mut self,
+        events: Vec<Unsealed>,
+        withheld: Vec<Option<(Salt, Json)>>,
+    ) -> Result<Vec<EventId>, Error> {
+        let (ledger, author, made) = (self.ledger, &self.controller, &mut self.made);
+        let verifier = ledger.verifier();
+        let mut withheld = withheld.into_iter();
+        let mut ids = Vec::with_capacity(events.len());
+        akledger::workload::in_parallel_into(
             events,
             self.sign_threads,
+            SIGN_AHEAD_RUN,
             |e| {
                 let sealed = author.message_unsigned(None, e.body, &e.parents, e.at, &mut OsRng);
                 author.sign_verified(sealed, verifier)
             },
-        )?)
-    }
-
-    /// Appends events the runtime made; every one must be admitted.
-    pub(super) fn admit(&mut self, signed: Vec<Event>) -> Result<Vec<EventId>, Error> {
-        self.made
-            .extend(signed.iter().map(|e| (e.id(), e.created_at())));
-        let mut ids = Vec::with_capacity(signed.len());
-        for outcome in self.ledger.append_verified(signed)?.outcomes {
-            match outcome {
-                Appended::Admitted(id) | Appended::Duplicate(id) => ids.push(id),
-                Appended::Rejected { rejection, .. } => return Err(Error::Rejected(rejection)),
-                Appended::Pending { id, .. } => {
-                    return Err(Error::Misuse(format!(
-                        "the runtime's event {id} is pending (a parent is not admitted)"
-                    )))
+            |signed: Vec<Event>| {
+                let disclosures: Vec<Disclosure> = signed
+                    .iter()
+                    .zip(withheld.by_ref())
+                    .filter_map(|(event, withheld)| {
+                        let (salt, value) = withheld?;
+                        Some(Disclosure {
+                            event_id: event.id(),
+                            field: WITHHELD_FIELD.to_string(),
+                            salt,
+                            value,
+                        })
+                    })
+                    .collect();
+                if !disclosures.is_empty() {
+                    ledger.keep_disclosures(&disclosures)?;
                 }
-                other => {
-                    return Err(Error::Misuse(format!(
-                        "the runtime's event was not admitted: {other:?}"
-                    )))
-                }
-            }
-        }
+                made.extend(signed.iter().map(|e| (e.id(), e.created_at())));
+                ids.extend(admit(ledger, signed)?);
+                Ok::<_, Error>(())
+            },
+        )?;
         Ok(ids)
     }
 
@@ -154,4 +168,26 @@ fn log_refusal(envelope: &Envelope, skill: Option<&str>, refusal: &Refusal) {
         refusal.code.name(),
         refusal.message
     );
+}
+
+/// Appends events the runtime made to `ledger`; every one must be admitted.
+fn admit(ledger: &Ledger, signed: Vec<Event>) -> Result<Vec<EventId>, Error> {
+    let mut ids = Vec::with_capacity(signed.len());
+    for outcome in ledger.append_verified(signed)?.outcomes {
+        match outcome {
+            Appended::Admitted(id) | Appended::Duplicate(id) => ids.push(id),
+            Appended::Rejected { rejection, .. } => return Err(Error::Rejected(rejection)),
+            Appended::Pending { id, .. } => {
+                return Err(Error::Misuse(format!(
+                    "the runtime's event {id} is pending (a parent is not admitted)"
+                )))
+            }
+            other => {
+                return Err(Error::Misuse(format!(
+                    "the runtime's event was not admitted: {other:?}"
+                )))
+            }
+        }
+    }
+    Ok(ids)
 }

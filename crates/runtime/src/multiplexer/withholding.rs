@@ -6,7 +6,7 @@
 //! connection's input. Recovery reads it back from the store and checks that it opens the
 //! commitment.
 
-use akledger::actors::{Disclosure, Salt};
+use akledger::actors::Salt;
 use akledger::canonical::Json;
 use rand_core::RngCore as _;
 
@@ -93,22 +93,7 @@ impl Runtime<'_> {
     ) -> Result<Vec<EventId>, Error> {
         let (events, withheld): (Vec<_>, Vec<_>) =
             records.into_iter().map(|r| (r.event, r.disclosure)).unzip();
-        let signed = self.seal_and_sign(events)?;
-        let disclosures: Vec<Disclosure> = signed
-            .iter()
-            .zip(withheld)
-            .filter_map(|(event, withheld)| {
-                let (salt, value) = withheld?;
-                Some(Disclosure {
-                    event_id: event.id(),
-                    field: WITHHELD_FIELD.to_string(),
-                    salt,
-                    value,
-                })
-            })
-            .collect();
-        self.ledger.keep_disclosures(&disclosures)?;
-        self.admit(signed)
+        self.sign_and_admit(events, withheld)
     }
 
     /// Puts back the message record `id` withheld, from the disclosure store; an error

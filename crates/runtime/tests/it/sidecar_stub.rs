@@ -210,3 +210,67 @@ fn append_mode_counts_whole_records_and_cuts_a_torn_one() {
     let end = stub.output_position().unwrap();
     assert_eq!(stub.already_sent(end, &sent).unwrap(), 0);
 }
+
+/// A backlog longer than two signing runs ([`SIGN_AHEAD_RUN`]) is taken in one step: its
+/// inbox batch and its outbox batch are each appended in several runs while the rest is
+/// signed. Every envelope is recorded and answered once, in the input's order, and a run
+/// after a reopen finds nothing left to do.
+#[test]
+fn a_backlog_of_several_signing_runs_is_recorded_and_answered_once_in_order() {
+    use akledger::prelude::*;
+    use akledger_runtime::limits::SIGN_AHEAD_RUN;
+    use akledger_runtime::skills::Skill;
+    use akledger_runtime::{bootstrap, DefaultMessage, EchoHandler, Performative, Runtime};
+
+    let dir = tempfile::tempdir().unwrap();
+    let (input, output) = (dir.path().join("in"), dir.path().join("out"));
+    let protocol = ProtocolId::parse("fetchai/default:1.0.0").unwrap();
+    let backlog = 2 * SIGN_AHEAD_RUN + 101;
+    let mut records = Vec::new();
+    for n in 0..backlog as u32 {
+        let message = DefaultMessage::bytes(&n.to_string(), n.to_be_bytes().to_vec());
+        let e = Envelope::new("my_first_aea", "alice", protocol.clone(), message.encode());
+        records.extend(encode_record(&e));
+    }
+    append(&input, &records);
+    // The keyring file keeps the sidecar's key from one open to the next.
+    let open = || {
+        let config = Config::new(dir.path().join("ledger"));
+        Ledger::open_with(config.keyring_file(dir.path().join("keyring.json"))).unwrap()
+    };
+    let run = |config| {
+        let ledger = open();
+        let stub = StubConnection::open_with(&input, &output, OutputMode::Append).unwrap();
+        let mut runtime = Runtime::new(&ledger, stub, config).unwrap();
+        let echo = Skill::new("echo").unwrap().handler(EchoHandler::default());
+        runtime.add_skill(echo.unwrap()).unwrap();
+        let mut steps = 0;
+        while !runtime.step(Timestamp::now()).unwrap().is_idle() {
+            steps += 1;
+        }
+        runtime.finish().unwrap();
+        drop(runtime);
+        (ledger.len(), steps)
+    };
+    let config = {
+        let ledger = open();
+        bootstrap(&ledger, SigningKey::from_bytes(&[7; 32])).unwrap()
+    };
+    let (len, steps) = run(config.clone());
+    assert_eq!(steps, 1, "the whole backlog in one step");
+    assert_eq!(len, 4 + 2 * backlog, "one inbox and one outbox event each");
+    let answers = crate::support::written(&output);
+    assert_eq!(answers.len(), backlog);
+    for (n, answer) in (0u32..).zip(&answers) {
+        assert_eq!(answer.to, "alice");
+        let message = DefaultMessage::decode(&answer.message).unwrap();
+        assert_eq!(
+            message.performative,
+            Performative::Bytes(n.to_be_bytes().to_vec()),
+            "answer {n} in the input's order"
+        );
+    }
+    // Reopened, the runtime finds every envelope recorded and answered.
+    assert_eq!(run(config), (4 + 2 * backlog, 0));
+    assert_eq!(crate::support::written(&output).len(), backlog);
+}
