@@ -196,9 +196,15 @@ fn append_mode_counts_whole_records_and_cuts_a_torn_one() {
         expected,
         "the torn record is cut"
     );
+    // While the reader holds the file, nothing is written; then the backlog is, in order.
+    let reader = std::fs::File::open(&output).unwrap();
+    reader.lock_exclusive().unwrap();
     for (token, e) in (2..).zip(&sent[1..]) {
         stub.send(e, token).unwrap();
     }
+    assert_eq!(stub.deliver().unwrap(), None, "the reader holds the lock");
+    assert_eq!(std::fs::read(&output).unwrap(), expected);
+    reader.unlock().unwrap();
     assert_eq!(
         (stub.deliver().unwrap(), stub.deliver().unwrap()),
         (Some(2), Some(3)),
