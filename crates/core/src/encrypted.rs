@@ -87,12 +87,12 @@ pub(crate) struct Sealing {
 }
 
 impl Sealing {
-    /// What `sealed` was made of: `plaintext` under `key`.
-    pub(crate) fn of(sealed: &EncryptedEnvelope, key: &SidecarKey, plaintext: Vec<u8>) -> Self {
+    /// What `sealed` was made of: `plaintext` under `key` (keeping its sealed bytes).
+    pub(crate) fn of(sealed: EncryptedEnvelope, key: &SidecarKey, plaintext: Vec<u8>) -> Self {
         Sealing {
             key: key.clone(),
             epoch: sealed.epoch,
-            sealed: sealed.sealed.clone(),
+            sealed: sealed.sealed,
             plaintext,
         }
     }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use ed25519_dalek::SigningKey;
 use rand_core::{CryptoRng, RngCore};
 
-use crate::canonical::{parse_strict, write_canonical, write_string, Canonical, Json, Object};
+use crate::canonical::{parse_strict, write_string, Canonical, Json, Object};
 use crate::did::verification_method;
 use crate::did::ActorId;
 use crate::encrypted::Sealing;
@@ -538,7 +538,7 @@ impl EventBuilder {
         write_string(&id.to_string(), &mut bytes);
         part(after_created_at..after_payload, &mut bytes);
         bytes.extend_from_slice(b",\"producer_proof\":");
-        write_canonical(&proof.to_json(), &mut bytes);
+        proof.write_canonical(&mut bytes);
         part(after_payload..preimage.len(), &mut bytes);
         // The id is the digest of this very preimage, worked out above: read back, the bytes
         // are held to everything else (test builds recompute the ids the reader's

@@ -362,6 +362,20 @@ impl ProducerProof {
         })
     }
 
+    /// Appends the canonical bytes of [`ProducerProof::to_json`] to `out`, without building
+    /// the value (every signature writes one; a test holds the two to the same bytes).
+    pub fn write_canonical(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"created_at\":");
+        write_string(&self.created_at.to_string(), out);
+        out.extend_from_slice(b",\"event_digest\":");
+        write_string(&self.event_digest, out);
+        out.extend_from_slice(b",\"jws\":");
+        write_string(&self.jws, out);
+        out.extend_from_slice(b",\"kind\":\"detached_jws\",\"verification_method\":");
+        write_string(&self.verification_method, out);
+        out.push(b'}');
+    }
+
     /// The closed proof object.
     pub fn to_json(&self) -> Json {
         Object::new()

@@ -388,7 +388,7 @@ impl SidecarAuthor {
             binding: Some(binding),
             pncp: Some(pncp),
         }
-        .to_json();
+        .into_json();
         let mut refs: Vec<EventId> = after.to_vec();
         refs.extend(draft.after.iter().filter(|id| !after.contains(id)));
         let event = self.message_raw(&plaintext, &refs, at, rng)?;
@@ -440,7 +440,7 @@ impl SidecarAuthor {
             binding,
             pncp: None,
         }
-        .to_json();
+        .into_json();
         self.sealed_message(&plaintext, after, at, rng)
     }
 
@@ -477,7 +477,7 @@ impl SidecarAuthor {
         let plaintext = plaintext.to_bytes();
         let sealed = self.seal_bytes(MESSAGE_CREATE, MESSAGE_CONTENT_TYPE, &plaintext, rng);
         let payload = Object::new().with("encrypted_payload", sealed.to_json());
-        let sealing = Sealing::of(&sealed, &self.sidecar_key, plaintext);
+        let sealing = Sealing::of(sealed, &self.sidecar_key, plaintext);
         self.builder(MESSAGE_CREATE, payload.into(), after, at)
             .sealed(Some(sealing))
     }

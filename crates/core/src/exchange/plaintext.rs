@@ -488,7 +488,12 @@ impl MessagePlaintext {
 
     /// The plaintext object.
     pub fn to_json(&self) -> Json {
-        let mut obj = Object::new().with("body", self.body.clone());
+        self.clone().into_json()
+    }
+
+    /// [`MessagePlaintext::to_json`], moving the body in instead of copying it.
+    pub fn into_json(self) -> Json {
+        let mut obj = Object::new().with("body", self.body);
         if let Some(b) = &self.binding {
             obj.insert("sidecar_exchange_binding", b.to_json());
         }

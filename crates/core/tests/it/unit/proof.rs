@@ -1,4 +1,5 @@
 use akledger_core::canonical::{to_canonical, Object};
+use akledger_core::envelope::ProducerProof;
 use akledger_core::internals::signing_input;
 use akledger_core::proof::*;
 use akledger_core::*;
@@ -56,6 +57,24 @@ proptest! {
         let mut direct = Vec::new();
         actor.write_canonical(&mut direct);
         prop_assert_eq!(direct, to_canonical(&actor.to_json()));
+    }
+
+    #[test]
+    fn a_proof_written_directly_is_the_canonical_bytes_of_the_proof_object(
+        digest in "\\PC{0,40}|[\\x00-\\x1f\"\\\\]{0,8}",
+        method in "\\PC{0,60}",
+        jws in "\\PC{0,100}",
+        millis in 0u64..=253_402_300_799_999,
+    ) {
+        let proof = ProducerProof {
+            verification_method: method,
+            event_digest: digest,
+            created_at: Timestamp::from_millis(millis).unwrap(),
+            jws,
+        };
+        let mut direct = Vec::new();
+        proof.write_canonical(&mut direct);
+        prop_assert_eq!(direct, to_canonical(&proof.to_json()));
     }
 
     #[test]
