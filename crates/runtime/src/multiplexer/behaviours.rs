@@ -20,7 +20,7 @@ impl Runtime<'_> {
             };
             let body = tick_body(skill, behaviour, state);
             let event = Unsealed {
-                body,
+                body: Box::new(move || body),
                 parents: Vec::new(),
                 at,
             };

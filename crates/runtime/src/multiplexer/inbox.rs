@@ -20,10 +20,11 @@ impl Runtime<'_> {
         now: Timestamp,
     ) -> Result<Vec<EventId>, Error> {
         let at = now.max(self.floor);
-        let connection = self.connections.name(slot);
+        let connection = self.connections.name(slot).to_string();
+        let connection = connection.as_str();
         let mut records = Vec::with_capacity(received.len());
         for r in received {
-            let body = |withheld: Option<&_>| {
+            let body = move |withheld: Option<&_>| {
                 inbox_body(connection, &r.envelope, withheld, r.start, &r.end)
             };
             records.push(self.record_event(&r.envelope, body, &[], at)?);
@@ -38,7 +39,7 @@ impl Runtime<'_> {
     /// (`withheld`: one entry per event). Every event must be admitted.
     pub(super) fn sign_and_admit(
         &mut self,
-        events: Vec<Unsealed>,
+        events: Vec<Unsealed<'_>>,
         withheld: Vec<Option<(Salt, Json)>>,
     ) -> Result<Vec<EventId>, Error> {
         let (ledger, author, made) = (self.ledger, &self.controller, &mut self.made);
@@ -50,7 +51,8 @@ impl Runtime<'_> {
             self.sign_threads,
             SIGN_AHEAD_RUN,
             |e| {
-                let sealed = author.message_unsigned(None, e.body, &e.parents, e.at, &mut OsRng);
+                let body = (e.body)();
+                let sealed = author.message_unsigned(None, body, &e.parents, e.at, &mut OsRng);
                 author.sign_verified(sealed, verifier)
             },
             |signed: Vec<Event>| {

@@ -21,9 +21,9 @@ impl Runtime<'_> {
                     Some(&made) => at.max(made),
                     None => at.max(self.ledger.now_after(&[out.tag.cause])?),
                 };
-                let connection = self.connections.name(slot);
-                let body = |withheld: Option<&_>| {
-                    outbox_body(out.tag, connection, &out.envelope, withheld)
+                let connection = self.connections.name(slot).to_string();
+                let body = move |withheld: Option<&_>| {
+                    outbox_body(out.tag, &connection, &out.envelope, withheld)
                 };
                 records.push(self.record_event(&out.envelope, body, &[out.tag.cause], at)?);
                 slots.push(slot);

@@ -14,18 +14,22 @@ use super::*;
 use crate::bridge::skill_message;
 use crate::records::{WithheldMessage, WITHHELD_FIELD};
 
-/// A plain sidecar message the runtime makes (a record, a tick): sealed and signed on the
-/// signing threads.
-pub(super) struct Unsealed {
-    pub body: Json,
+/// A plain sidecar message the runtime makes (a record, a tick): its body made, sealed and
+/// signed on the signing threads.
+pub(super) struct Unsealed<'a> {
+    pub body: MakeBody<'a>,
     pub parents: Vec<EventId>,
     pub at: Timestamp,
 }
 
+/// What makes an event's body, on the signing thread that seals it (made on the thread
+/// that commits, the bodies of a batch left a core idle).
+pub(super) type MakeBody<'a> = Box<dyn FnOnce() -> Json + Send + 'a>;
+
 /// A record event about to be appended, with the disclosure of its withheld message.
-pub(super) struct RecordEvent {
+pub(super) struct RecordEvent<'a> {
     /// The record, to be sealed and signed.
-    pub event: Unsealed,
+    pub event: Unsealed<'a>,
     /// The salt and value of the message it withholds, if it withholds one: the disclosure
     /// the store must hold before the record is appended, once the record (and so its id)
     /// is made.
@@ -59,13 +63,13 @@ impl Runtime<'_> {
 
     /// Seals the record of `envelope` whose body `body` makes (given the commitment that
     /// stands for the message, when it is withheld), with `parents`, at `at`.
-    pub(super) fn record_event(
+    pub(super) fn record_event<'a>(
         &self,
         envelope: &Envelope,
-        body: impl FnOnce(Option<&WithheldMessage>) -> Json,
+        body: impl FnOnce(Option<&WithheldMessage>) -> Json + Send + 'a,
         parents: &[EventId],
         at: Timestamp,
-    ) -> Result<RecordEvent, Error> {
+    ) -> Result<RecordEvent<'a>, Error> {
         let withheld = match self.withholds(envelope)? {
             Some(exchange) => {
                 let mut salt = [0u8; 32];
@@ -76,8 +80,9 @@ impl Runtime<'_> {
             }
             None => None,
         };
+        let commitment = withheld.as_ref().map(|(w, _, _)| w.clone());
         let event = Unsealed {
-            body: body(withheld.as_ref().map(|(w, _, _)| w)),
+            body: Box::new(move || body(commitment.as_ref())),
             parents: parents.to_vec(),
             at,
         };
@@ -89,7 +94,7 @@ impl Runtime<'_> {
     /// admitted.
     pub(super) fn append_records(
         &mut self,
-        records: Vec<RecordEvent>,
+        records: Vec<RecordEvent<'_>>,
     ) -> Result<Vec<EventId>, Error> {
         let (events, withheld): (Vec<_>, Vec<_>) =
             records.into_iter().map(|r| (r.event, r.disclosure)).unzip();
