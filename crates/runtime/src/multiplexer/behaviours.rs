@@ -24,7 +24,7 @@ impl Runtime<'_> {
                 parents: Vec::new(),
                 at,
             };
-            let ids = self.sign_and_admit(vec![event], vec![None])?;
+            let ids = self.sign_and_admit(vec![event], vec![None], |_, _| Ok(()))?;
             recorded += 1;
             self.passed(Stage::Ticked);
             let mut sends = Vec::new();

@@ -12,13 +12,16 @@ use crate::records::WITHHELD_FIELD;
 
 impl Runtime<'_> {
     /// Makes each envelope received by the connection at `slot` an inbox event, in one
-    /// batch.
-    pub(super) fn append_inbox(
+    /// batch appended in runs ([`Runtime::sign_and_admit`]), and hands the envelopes of each
+    /// run to [`Runtime::dispatch`] once the run is in the ledger, while the rest are being
+    /// signed; their answers go to `sends`.
+    pub(super) fn take_in(
         &mut self,
         slot: usize,
         received: &[Received],
         now: Timestamp,
-    ) -> Result<Vec<EventId>, Error> {
+        sends: &mut Vec<Outgoing>,
+    ) -> Result<(), Error> {
         let at = now.max(self.floor);
         let connection = self.connections.name(slot).to_string();
         let connection = connection.as_str();
@@ -29,26 +32,37 @@ impl Runtime<'_> {
             };
             records.push(self.record_event(&r.envelope, body, &[], at)?);
         }
-        self.append_records(records)
+        let mut handled = received.iter();
+        self.append_records(records, |runtime, ids| {
+            runtime.passed(Stage::Inbox);
+            for (id, r) in ids.iter().zip(handled.by_ref()) {
+                runtime.dispatch(*id, &r.envelope, Some(slot), sends)?;
+            }
+            Ok(())
+        })?;
+        Ok(())
     }
 
     /// Seals and signs `events` on the signing threads (verified, as the ledger's verifier
     /// would verify them, without solving their fresh signatures again) and appends them in
     /// order while the rest are being signed, in runs of at least [`SIGN_AHEAD_RUN`]; each
     /// run once the disclosure store durably holds the messages its records withhold
-    /// (`withheld`: one entry per event). Every event must be admitted.
+    /// (`withheld`: one entry per event), and handed to `after_run` (with this runtime) once
+    /// appended. Every event must be admitted.
     pub(super) fn sign_and_admit(
         &mut self,
         events: Vec<Unsealed<'_>>,
         withheld: Vec<Option<(Salt, Json)>>,
+        mut after_run: impl FnMut(&mut Self, &[EventId]) -> Result<(), Error>,
     ) -> Result<Vec<EventId>, Error> {
-        let (ledger, author, made) = (self.ledger, &self.controller, &mut self.made);
+        // The signing threads' own author: `after_run` may change the runtime meanwhile.
+        let (ledger, author, threads) = (self.ledger, self.controller.clone(), self.sign_threads);
         let verifier = ledger.verifier();
         let mut withheld = withheld.into_iter();
         let mut ids = Vec::with_capacity(events.len());
         akledger::workload::in_parallel_into(
             events,
-            self.sign_threads,
+            threads,
             SIGN_AHEAD_RUN,
             |e| {
                 let body = (e.body)();
@@ -72,8 +86,11 @@ impl Runtime<'_> {
                 if !disclosures.is_empty() {
                     ledger.keep_disclosures(&disclosures)?;
                 }
-                made.extend(signed.iter().map(|e| (e.id(), e.created_at())));
-                ids.extend(admit(ledger, signed)?);
+                self.made
+                    .extend(signed.iter().map(|e| (e.id(), e.created_at())));
+                let run = admit(ledger, signed)?;
+                after_run(self, &run)?;
+                ids.extend(run);
                 Ok::<_, Error>(())
             },
         )?;

@@ -9,8 +9,9 @@
 //! message). Every outbound envelope is an event *before* it is written to its
 //! connection, and the progress marker is written last.
 //!
-//! **Exactly once across crashes.** Each step is durable before the next starts: the
-//! inbox batch is in the ledger before handling, each action carries its `(cause,
+//! **Exactly once across crashes.** Each step is durable before the next starts: each
+//! run of the inbox batch is in the ledger before its envelopes are handled (the next run
+//! is signed meanwhile), each action carries its `(cause,
 //! effect)` tag ([`super::records`]), outbox events are in the ledger before they are
 //! written, and the progress marker ([`super::progress`]) is written last. On start the
 //! runtime scans the ledger after the marker's position: inbox records give each
@@ -278,11 +279,7 @@ impl<'l> Runtime<'l> {
             for chunk in received.chunks(MAX_INBOX_BATCH) {
                 report.received += chunk.len();
                 self.passed(Stage::Received);
-                let ids = self.append_inbox(slot, chunk, now)?;
-                self.passed(Stage::Inbox);
-                for (id, r) in ids.iter().zip(chunk) {
-                    self.dispatch(*id, &r.envelope, Some(slot), &mut sends)?;
-                }
+                self.take_in(slot, chunk, now, &mut sends)?;
             }
             self.send_all(sends)?;
         }

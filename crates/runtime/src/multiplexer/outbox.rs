@@ -28,7 +28,7 @@ impl Runtime<'_> {
                 records.push(self.record_event(&out.envelope, body, &[out.tag.cause], at)?);
                 slots.push(slot);
             }
-            let ids = self.append_records(records)?;
+            let ids = self.append_records(records, |_, _| Ok(()))?;
             for out in chunk {
                 self.taken.insert(out.tag);
             }

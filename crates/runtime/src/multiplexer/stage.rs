@@ -9,7 +9,9 @@ pub enum Stage {
     Ticked,
     /// Envelopes read from a connection; nothing appended yet.
     Received,
-    /// The inbox batch appended; nothing handled yet.
+    /// A run of the inbox batch appended; nothing of it handled yet (a batch of more than
+    /// [`SIGN_AHEAD_RUN`](crate::limits::SIGN_AHEAD_RUN) envelopes is appended in runs,
+    /// each handled while the next is signed).
     Inbox,
     /// A bridge request or response appended; its report not yet.
     Bridged,

@@ -90,15 +90,16 @@ impl Runtime<'_> {
         Ok(RecordEvent { event, disclosure })
     }
 
-    /// Keeps the disclosures of `records` (durably), then appends them; every one must be
-    /// admitted.
+    /// Keeps the disclosures of `records` (durably), then appends them, in runs handed to
+    /// `after_run` ([`Runtime::sign_and_admit`]); every one must be admitted.
     pub(super) fn append_records(
         &mut self,
         records: Vec<RecordEvent<'_>>,
+        after_run: impl FnMut(&mut Self, &[EventId]) -> Result<(), Error>,
     ) -> Result<Vec<EventId>, Error> {
         let (events, withheld): (Vec<_>, Vec<_>) =
             records.into_iter().map(|r| (r.event, r.disclosure)).unzip();
-        self.sign_and_admit(events, withheld)
+        self.sign_and_admit(events, withheld, after_run)
     }
 
     /// Puts back the message record `id` withheld, from the disclosure store; an error
