@@ -280,3 +280,86 @@ fn a_backlog_of_several_signing_runs_is_recorded_and_answered_once_in_order() {
     assert_eq!(run(config), (4 + 2 * backlog, 0));
     assert_eq!(crate::support::written(&output).len(), backlog);
 }
+
+/// A step that fails between two runs of its inbox batch (the first run in the ledger and
+/// handled, the second in the ledger and not handled, the rest not signed yet) loses and
+/// repeats nothing: started again, the runtime answers every envelope once, in the input's
+/// order.
+#[test]
+fn a_step_failing_between_two_runs_of_its_inbox_batch_answers_each_envelope_once() {
+    use akledger::prelude::*;
+    use akledger_runtime::limits::SIGN_AHEAD_RUN;
+    use akledger_runtime::skills::Skill;
+    use akledger_runtime::{bootstrap, DefaultMessage, EchoHandler, Performative, Runtime, Stage};
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+
+    let dir = tempfile::tempdir().unwrap();
+    let (input, output) = (dir.path().join("in"), dir.path().join("out"));
+    let protocol = ProtocolId::parse("fetchai/default:1.0.0").unwrap();
+    let backlog = 3 * SIGN_AHEAD_RUN + 17;
+    let mut records = Vec::new();
+    for n in 0..backlog as u32 {
+        let message = DefaultMessage::bytes(&n.to_string(), n.to_be_bytes().to_vec());
+        let e = Envelope::new("my_first_aea", "alice", protocol.clone(), message.encode());
+        records.extend(encode_record(&e));
+    }
+    append(&input, &records);
+    let open = || {
+        let config = Config::new(dir.path().join("ledger"));
+        Ledger::open_with(config.keyring_file(dir.path().join("keyring.json"))).unwrap()
+    };
+    let config = bootstrap(&open(), SigningKey::from_bytes(&[7; 32])).unwrap();
+    fn echoing<'l>(
+        ledger: &'l Ledger,
+        (input, output): (&std::path::Path, &std::path::Path),
+        config: &akledger_runtime::RuntimeConfig,
+    ) -> Runtime<'l> {
+        let stub = StubConnection::open_with(input, output, OutputMode::Append).unwrap();
+        let mut runtime = Runtime::new(ledger, stub, config.clone()).unwrap();
+        let echo = Skill::new("echo").unwrap().handler(EchoHandler::default());
+        runtime.add_skill(echo.unwrap()).unwrap();
+        runtime
+    }
+    let files = (input.as_path(), output.as_path());
+    {
+        let ledger = open();
+        let mut failing = echoing(&ledger, files, &config);
+        let mut runs = 0;
+        failing.on_stage(move |stage| {
+            runs += usize::from(stage == Stage::Inbox);
+            if runs == 2 {
+                panic!("failing after the second run of the inbox batch");
+            }
+        });
+        let failed = catch_unwind(AssertUnwindSafe(|| failing.step(Timestamp::now())));
+        assert!(failed.is_err(), "the step failed between two runs");
+        let recorded = ledger.len() - 4;
+        assert!(
+            recorded >= 2 * SIGN_AHEAD_RUN && recorded < backlog,
+            "{recorded} recorded"
+        );
+        assert!(
+            crate::support::written(&output).is_empty(),
+            "nothing answered yet"
+        );
+    }
+    let ledger = open();
+    let mut again = echoing(&ledger, files, &config);
+    while !again.step(Timestamp::now()).unwrap().is_idle() {}
+    again.finish().unwrap();
+    assert_eq!(
+        ledger.len(),
+        4 + 2 * backlog,
+        "one inbox and one outbox event each"
+    );
+    let answers = crate::support::written(&output);
+    assert_eq!(answers.len(), backlog, "each envelope answered once");
+    for (n, answer) in (0u32..).zip(&answers) {
+        let message = DefaultMessage::decode(&answer.message).unwrap();
+        assert_eq!(
+            message.performative,
+            Performative::Bytes(n.to_be_bytes().to_vec()),
+            "answer {n} in the input's order"
+        );
+    }
+}
