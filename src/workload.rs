@@ -83,13 +83,10 @@ pub fn in_parallel_into<T: Send, U: Send, E: From<Rejection>>(
             return;
         };
         let piece = match slot.lock() {
-            Ok(mut piece) => std::mem::take(&mut *piece),
-            Err(_) => Vec::new(),
+            Ok(mut piece) => std::mem::take(&mut *piece).into_iter().map(f).collect(),
+            Err(_) => Err(worker_panicked()),
         };
-        if done
-            .send((place, piece.into_iter().map(f).collect()))
-            .is_err()
-        {
+        if done.send((place, piece)).is_err() {
             return;
         }
     };
@@ -108,10 +105,10 @@ pub fn in_parallel_into<T: Send, U: Send, E: From<Rejection>>(
         } else {
             drop(done);
         }
-        let stop = || next.store(slots.len(), Ordering::Relaxed);
         let result = hand_over(&mapped, slots.len(), at_least, &mut take);
         if result.is_err() {
-            stop();
+            // The threads take no further piece.
+            next.store(slots.len(), Ordering::Relaxed);
         }
         drop(mapped);
         let joined = started.into_iter().all(|t| t.join().is_ok());
