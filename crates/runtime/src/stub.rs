@@ -452,12 +452,10 @@ impl StubConnection {
         self.output.sync_data()
     }
 
-    /// Writes the next queued record under the exclusive lock: when appending, always; in a
-    /// hand-off, when the reader has emptied the file. Returns its token.
-    /// Appends every queued record in one write (a backlog of a thousand answers took
-    /// three system calls each, one record at a time); the records written whole move to
-    /// `appended`. After an error, a record written in part stays queued, as it does when
-    /// written alone.
+    /// Appends every queued record in one write under the exclusive lock (a backlog of a
+    /// thousand answers took three system calls each, one record at a time); the records
+    /// written whole move to `appended`. After an error, a record written in part stays
+    /// queued, as it does in a hand-off.
     fn append_queued(&mut self) -> std::io::Result<()> {
         let mut batch = Vec::with_capacity(self.queue.iter().map(|(_, r)| r.len()).sum());
         for (_, record) in &self.queue {
@@ -488,11 +486,13 @@ impl StubConnection {
         result
     }
 
+    /// In a hand-off: writes the next queued record under the exclusive lock once the
+    /// reader has emptied the file. Returns its token.
     fn write_next(&mut self) -> std::io::Result<Option<u64>> {
         let Some((token, record)) = self.queue.front() else {
             return Ok(None);
         };
-        if self.mode == OutputMode::Handoff && self.output.metadata()?.len() > 0 {
+        if self.output.metadata()?.len() > 0 {
             return Ok(None);
         }
         let token = *token;
