@@ -6,8 +6,14 @@
 use crate::support::append;
 use std::io::Write;
 
+use akledger::prelude::*;
+use akledger_runtime::limits::SIGN_AHEAD_RUN;
+use akledger_runtime::skills::Skill;
 use akledger_runtime::stub_format::encode_record;
-use akledger_runtime::{Connection, Envelope, InputCursor, OutputMode, ProtocolId, StubConnection};
+use akledger_runtime::{
+    bootstrap, Connection, DefaultMessage, EchoHandler, Envelope, InputCursor, OutputMode,
+    Performative, ProtocolId, Runtime, Stage, StubConnection,
+};
 use fs2::FileExt;
 
 fn envelope(n: u8) -> Envelope {
@@ -217,39 +223,80 @@ fn append_mode_counts_whole_records_and_cuts_a_torn_one() {
     assert_eq!(stub.already_sent(end, &sent).unwrap(), 0);
 }
 
+/// A stub input file holding `n` echo requests from alice (each carrying its number), and a
+/// bootstrapped ledger beside it whose keyring file keeps the sidecar's key from one open to
+/// the next.
+struct Backlog {
+    dir: tempfile::TempDir,
+    config: akledger_runtime::RuntimeConfig,
+    n: usize,
+}
+
+impl Backlog {
+    fn new(n: usize) -> Backlog {
+        let dir = tempfile::tempdir().unwrap();
+        let protocol = ProtocolId::parse("fetchai/default:1.0.0").unwrap();
+        let mut records = Vec::new();
+        for number in 0..n as u32 {
+            let message = DefaultMessage::bytes(&number.to_string(), number.to_be_bytes().to_vec());
+            let e = Envelope::new("my_first_aea", "alice", protocol.clone(), message.encode());
+            records.extend(encode_record(&e));
+        }
+        append(&dir.path().join("in"), &records);
+        let ledger = Backlog::open_in(dir.path());
+        let config = bootstrap(&ledger, SigningKey::from_bytes(&[7; 32])).unwrap();
+        Backlog { dir, config, n }
+    }
+
+    fn open_in(dir: &std::path::Path) -> Ledger {
+        let config = Config::new(dir.join("ledger"));
+        Ledger::open_with(config.keyring_file(dir.join("keyring.json"))).unwrap()
+    }
+
+    fn open(&self) -> Ledger {
+        Backlog::open_in(self.dir.path())
+    }
+
+    /// A runtime over the stub files answering with the echo skill.
+    fn echoing<'l>(&self, ledger: &'l Ledger) -> Runtime<'l> {
+        let (input, output) = (self.dir.path().join("in"), self.dir.path().join("out"));
+        let stub = StubConnection::open_with(&input, &output, OutputMode::Append).unwrap();
+        let mut runtime = Runtime::new(ledger, stub, self.config.clone()).unwrap();
+        let echo = Skill::new("echo").unwrap().handler(EchoHandler::default());
+        runtime.add_skill(echo.unwrap()).unwrap();
+        runtime
+    }
+
+    fn answers(&self) -> Vec<Envelope> {
+        crate::support::written(&self.dir.path().join("out"))
+    }
+
+    /// Every request answered once, to alice, in the input's order.
+    fn assert_answered_once_in_order(&self) {
+        let answers = self.answers();
+        assert_eq!(answers.len(), self.n, "each envelope answered once");
+        for (number, answer) in (0u32..).zip(&answers) {
+            assert_eq!(answer.to, "alice");
+            let message = DefaultMessage::decode(&answer.message).unwrap();
+            assert_eq!(
+                message.performative,
+                Performative::Bytes(number.to_be_bytes().to_vec()),
+                "answer {number} in the input's order"
+            );
+        }
+    }
+}
+
 /// A backlog longer than two signing runs ([`SIGN_AHEAD_RUN`]) is taken in one step: its
 /// inbox batch and its outbox batch are each appended in several runs while the rest is
 /// signed. Every envelope is recorded and answered once, in the input's order, and a run
 /// after a reopen finds nothing left to do.
 #[test]
 fn a_backlog_of_several_signing_runs_is_recorded_and_answered_once_in_order() {
-    use akledger::prelude::*;
-    use akledger_runtime::limits::SIGN_AHEAD_RUN;
-    use akledger_runtime::skills::Skill;
-    use akledger_runtime::{bootstrap, DefaultMessage, EchoHandler, Performative, Runtime};
-
-    let dir = tempfile::tempdir().unwrap();
-    let (input, output) = (dir.path().join("in"), dir.path().join("out"));
-    let protocol = ProtocolId::parse("fetchai/default:1.0.0").unwrap();
-    let backlog = 2 * SIGN_AHEAD_RUN + 101;
-    let mut records = Vec::new();
-    for n in 0..backlog as u32 {
-        let message = DefaultMessage::bytes(&n.to_string(), n.to_be_bytes().to_vec());
-        let e = Envelope::new("my_first_aea", "alice", protocol.clone(), message.encode());
-        records.extend(encode_record(&e));
-    }
-    append(&input, &records);
-    // The keyring file keeps the sidecar's key from one open to the next.
-    let open = || {
-        let config = Config::new(dir.path().join("ledger"));
-        Ledger::open_with(config.keyring_file(dir.path().join("keyring.json"))).unwrap()
-    };
-    let run = |config| {
-        let ledger = open();
-        let stub = StubConnection::open_with(&input, &output, OutputMode::Append).unwrap();
-        let mut runtime = Runtime::new(&ledger, stub, config).unwrap();
-        let echo = Skill::new("echo").unwrap().handler(EchoHandler::default());
-        runtime.add_skill(echo.unwrap()).unwrap();
+    let backlog = Backlog::new(2 * SIGN_AHEAD_RUN + 101);
+    let run = || {
+        let ledger = backlog.open();
+        let mut runtime = backlog.echoing(&ledger);
         let mut steps = 0;
         while !runtime.step(Timestamp::now()).unwrap().is_idle() {
             steps += 1;
@@ -258,27 +305,17 @@ fn a_backlog_of_several_signing_runs_is_recorded_and_answered_once_in_order() {
         drop(runtime);
         (ledger.len(), steps)
     };
-    let config = {
-        let ledger = open();
-        bootstrap(&ledger, SigningKey::from_bytes(&[7; 32])).unwrap()
-    };
-    let (len, steps) = run(config.clone());
+    let (len, steps) = run();
     assert_eq!(steps, 1, "the whole backlog in one step");
-    assert_eq!(len, 4 + 2 * backlog, "one inbox and one outbox event each");
-    let answers = crate::support::written(&output);
-    assert_eq!(answers.len(), backlog);
-    for (n, answer) in (0u32..).zip(&answers) {
-        assert_eq!(answer.to, "alice");
-        let message = DefaultMessage::decode(&answer.message).unwrap();
-        assert_eq!(
-            message.performative,
-            Performative::Bytes(n.to_be_bytes().to_vec()),
-            "answer {n} in the input's order"
-        );
-    }
+    assert_eq!(
+        len,
+        4 + 2 * backlog.n,
+        "one inbox and one outbox event each"
+    );
+    backlog.assert_answered_once_in_order();
     // Reopened, the runtime finds every envelope recorded and answered.
-    assert_eq!(run(config), (4 + 2 * backlog, 0));
-    assert_eq!(crate::support::written(&output).len(), backlog);
+    assert_eq!(run(), (4 + 2 * backlog.n, 0));
+    assert_eq!(backlog.answers().len(), backlog.n);
 }
 
 /// A step that fails between two runs of its inbox batch (the first run in the ledger and
@@ -287,43 +324,12 @@ fn a_backlog_of_several_signing_runs_is_recorded_and_answered_once_in_order() {
 /// order.
 #[test]
 fn a_step_failing_between_two_runs_of_its_inbox_batch_answers_each_envelope_once() {
-    use akledger::prelude::*;
-    use akledger_runtime::limits::SIGN_AHEAD_RUN;
-    use akledger_runtime::skills::Skill;
-    use akledger_runtime::{bootstrap, DefaultMessage, EchoHandler, Performative, Runtime, Stage};
     use std::panic::{catch_unwind, AssertUnwindSafe};
 
-    let dir = tempfile::tempdir().unwrap();
-    let (input, output) = (dir.path().join("in"), dir.path().join("out"));
-    let protocol = ProtocolId::parse("fetchai/default:1.0.0").unwrap();
-    let backlog = 3 * SIGN_AHEAD_RUN + 17;
-    let mut records = Vec::new();
-    for n in 0..backlog as u32 {
-        let message = DefaultMessage::bytes(&n.to_string(), n.to_be_bytes().to_vec());
-        let e = Envelope::new("my_first_aea", "alice", protocol.clone(), message.encode());
-        records.extend(encode_record(&e));
-    }
-    append(&input, &records);
-    let open = || {
-        let config = Config::new(dir.path().join("ledger"));
-        Ledger::open_with(config.keyring_file(dir.path().join("keyring.json"))).unwrap()
-    };
-    let config = bootstrap(&open(), SigningKey::from_bytes(&[7; 32])).unwrap();
-    fn echoing<'l>(
-        ledger: &'l Ledger,
-        (input, output): (&std::path::Path, &std::path::Path),
-        config: &akledger_runtime::RuntimeConfig,
-    ) -> Runtime<'l> {
-        let stub = StubConnection::open_with(input, output, OutputMode::Append).unwrap();
-        let mut runtime = Runtime::new(ledger, stub, config.clone()).unwrap();
-        let echo = Skill::new("echo").unwrap().handler(EchoHandler::default());
-        runtime.add_skill(echo.unwrap()).unwrap();
-        runtime
-    }
-    let files = (input.as_path(), output.as_path());
+    let backlog = Backlog::new(3 * SIGN_AHEAD_RUN + 17);
     {
-        let ledger = open();
-        let mut failing = echoing(&ledger, files, &config);
+        let ledger = backlog.open();
+        let mut failing = backlog.echoing(&ledger);
         let mut runs = 0;
         failing.on_stage(move |stage| {
             runs += usize::from(stage == Stage::Inbox);
@@ -335,31 +341,19 @@ fn a_step_failing_between_two_runs_of_its_inbox_batch_answers_each_envelope_once
         assert!(failed.is_err(), "the step failed between two runs");
         let recorded = ledger.len() - 4;
         assert!(
-            recorded >= 2 * SIGN_AHEAD_RUN && recorded < backlog,
+            recorded >= 2 * SIGN_AHEAD_RUN && recorded < backlog.n,
             "{recorded} recorded"
         );
-        assert!(
-            crate::support::written(&output).is_empty(),
-            "nothing answered yet"
-        );
+        assert!(backlog.answers().is_empty(), "nothing answered yet");
     }
-    let ledger = open();
-    let mut again = echoing(&ledger, files, &config);
+    let ledger = backlog.open();
+    let mut again = backlog.echoing(&ledger);
     while !again.step(Timestamp::now()).unwrap().is_idle() {}
     again.finish().unwrap();
     assert_eq!(
         ledger.len(),
-        4 + 2 * backlog,
+        4 + 2 * backlog.n,
         "one inbox and one outbox event each"
     );
-    let answers = crate::support::written(&output);
-    assert_eq!(answers.len(), backlog, "each envelope answered once");
-    for (n, answer) in (0u32..).zip(&answers) {
-        let message = DefaultMessage::decode(&answer.message).unwrap();
-        assert_eq!(
-            message.performative,
-            Performative::Bytes(n.to_be_bytes().to_vec()),
-            "answer {n} in the input's order"
-        );
-    }
+    backlog.assert_answered_once_in_order();
 }
