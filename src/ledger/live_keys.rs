@@ -9,7 +9,7 @@ use crate::did::DidCoreId;
 use crate::encrypted::SidecarKey;
 use crate::error::{Error, Rejection};
 use crate::id::SidecarId;
-use crate::keyring::Keyring;
+use crate::keyring::{Added, Keyring};
 
 use super::{keyring_file, Ledger};
 
@@ -70,28 +70,17 @@ impl Ledger {
     /// Reads the keyring file at `path` (a long-running server's keyring, changed by `keys
     /// add` beside it) and adds what it holds that this ledger lacks: authorizations count
     /// from now on, and each sidecar given a key it lacked is refolded. Keys are only added,
-    /// never dropped. Returns how many sidecar keys were new. A file that cannot be read
-    /// changes nothing ([`Error`] says why); a missing one holds nothing.
-    pub fn merge_keyring_file(&self, path: &std::path::Path) -> Result<usize, Error> {
+    /// never dropped. Returns what was new. A file that cannot be read changes nothing
+    /// ([`Error`] says why); a missing one holds nothing.
+    pub fn merge_keyring_file(&self, path: &std::path::Path) -> Result<Added, Error> {
         let stored = keyring_file::load_or_new(path)?;
-        let pairs = |k: &Keyring| -> std::collections::BTreeSet<(SidecarId, u64)> {
-            k.sidecar_epochs()
-                .into_iter()
-                .flat_map(|(s, epochs)| epochs.into_iter().map(move |e| (s, e)))
-                .collect()
-        };
-        let had = pairs(&self.verifier.keyring());
-        let fresh: Vec<(SidecarId, u64)> = pairs(&stored)
-            .into_iter()
-            .filter(|e| !had.contains(e))
-            .collect();
-        self.verifier.update_keyring(|k| k.merge(stored));
-        let mut sidecars: Vec<SidecarId> = fresh.iter().map(|(s, _)| *s).collect();
+        let added = self.verifier.update_keyring(|k| k.merge(stored));
+        let mut sidecars: Vec<SidecarId> = added.sidecar_keys.iter().map(|(s, _)| *s).collect();
         sidecars.dedup();
         for sidecar in &sidecars {
             self.refold_sidecar(sidecar)?;
         }
-        Ok(fresh.len())
+        Ok(added)
     }
 
     /// Applies `change` to the keyring file, when there is one and the ledger may write.

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::error::Error;
+use crate::keyring::Added;
 use crate::ledger::Ledger;
 use crate::limits::{
     BUSY_ANSWER_SECS, MAX_SYNC_HELD_BYTES, MAX_SYNC_REFUSALS, MAX_SYNC_SESSIONS,
@@ -33,8 +34,9 @@ pub struct ServeOptions {
     /// Admit nothing: a peer that pushes events is refused ([`SyncError::ReadOnly`]), as
     /// `git daemon` serves unless told otherwise. Off by default.
     pub read_only: bool,
-    /// A keyring file to merge into the ledger's keyring whenever it changed since the
-    /// last session started (keys added beside a running server).
+    /// A keyring file to merge into the ledger's keyring when serving starts and whenever
+    /// it changed since the last session started (keys added beside a running server,
+    /// even between the ledger's open and the start of serving).
     pub keyring_file: Option<PathBuf>,
 }
 
@@ -63,9 +65,11 @@ pub enum ServeEvent<'a> {
         /// How long it had run.
         after: Duration,
     },
-    /// The keyring file changed and was merged: how many sidecar keys were new.
-    KeyringReloaded(usize),
-    /// The keyring file changed but could not be read; the keys held are kept.
+    /// The keyring file was merged, at the start because it held keys the ledger lacked,
+    /// or later because it changed: what was new.
+    KeyringReloaded(&'a Added),
+    /// The keyring file could not be read (at the start, or after it changed); the keys
+    /// held are kept.
     KeyringKept(&'a Error),
 }
 
@@ -118,7 +122,15 @@ impl Ledger {
         let refusing = AtomicUsize::new(0);
         let report = std::sync::Mutex::new(ServeReport::default());
         let mut slots = Slots::new(options.session.timeout);
+        // Stamped before it is read: a change made after the read changes the stamp.
         let mut keyring_seen = options.keyring_file.as_deref().and_then(keyring_stamp);
+        if let Some(file) = &options.keyring_file {
+            match self.merge_keyring_file(file) {
+                Ok(added) if !added.is_empty() => observe(ServeEvent::KeyringReloaded(&added)),
+                Ok(_) => {}
+                Err(e) => observe(ServeEvent::KeyringKept(&e)),
+            }
+        }
         let (observe, report_ref, budget, refusing) = (&observe, &report, &budget, &refusing);
         std::thread::scope(|scope| {
             for conn in listener.incoming() {
@@ -161,7 +173,7 @@ impl Ledger {
                     if stamp != keyring_seen {
                         keyring_seen = stamp;
                         match self.merge_keyring_file(file) {
-                            Ok(n) => observe(ServeEvent::KeyringReloaded(n)),
+                            Ok(added) => observe(ServeEvent::KeyringReloaded(&added)),
                             Err(e) => observe(ServeEvent::KeyringKept(&e)),
                         }
                     }

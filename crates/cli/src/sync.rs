@@ -164,9 +164,11 @@ fn tell(event: ServeEvent<'_>) {
             "akledger: serve: {peer}: cut to make room ({bytes_per_sec} bytes/s over {} s, below {MIN_SYNC_SESSION_BYTES_PER_SEC})",
             after.as_secs()
         ),
-        ServeEvent::KeyringReloaded(n) => {
-            eprintln!("akledger: serve: keyring reloaded ({n} new sidecar keys)")
-        }
+        ServeEvent::KeyringReloaded(added) => eprintln!(
+            "akledger: serve: keyring reloaded ({} new authorizations, {} new sidecar keys)",
+            added.authorizations,
+            added.sidecar_keys.len()
+        ),
         ServeEvent::KeyringKept(e) => {
             eprintln!("akledger: serve: keyring not reloaded, keeping the keys held: {e}")
         }

@@ -24,6 +24,22 @@ pub struct Keyring {
     sidecar_keys: HashMap<SidecarId, BTreeMap<u64, SidecarKey>>,
 }
 
+/// What [`Keyring::merge`] added: keys the merged-into keyring lacked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Added {
+    /// Keys newly authorized for a principal.
+    pub authorizations: usize,
+    /// The (sidecar, epoch) pairs that had no key, in canonical order.
+    pub sidecar_keys: Vec<(SidecarId, u64)>,
+}
+
+impl Added {
+    /// True when nothing was added.
+    pub fn is_empty(&self) -> bool {
+        self.authorizations == 0 && self.sidecar_keys.is_empty()
+    }
+}
+
 impl std::fmt::Debug for Keyring {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Keyring")
@@ -67,22 +83,29 @@ impl Keyring {
     }
 
     /// Adds every key of `other` (its sidecar keys replace this keyring's at the same
-    /// sidecar and epoch).
-    pub fn merge(&mut self, other: Keyring) {
+    /// sidecar and epoch), and says what this keyring lacked.
+    pub fn merge(&mut self, other: Keyring) -> Added {
+        let mut added = Added::default();
         // `other`'s principals passed its own `authorize`, so they need no second check.
         for (principal, keys) in other.principals {
             let mine = self.principals.entry(principal).or_default();
             for key in keys {
                 if !mine.contains(&key) {
                     mine.push(key);
+                    added.authorizations += 1;
                 }
             }
         }
         for (sidecar, epochs) in other.sidecar_keys {
             for (epoch, key) in epochs {
+                if self.sidecar_key(&sidecar, epoch).is_none() {
+                    added.sidecar_keys.push((sidecar, epoch));
+                }
                 self.add_sidecar_key(sidecar, epoch, key);
             }
         }
+        added.sidecar_keys.sort_unstable();
+        added
     }
 
     /// True when it holds a sidecar key: a secret, so the file it lives in must be private.

@@ -563,6 +563,65 @@ fn serve_takes_keys_added_to_its_keyring_while_it_runs() {
     assert_eq!(len(&served), 1, "{said} {}", stderr(&out));
 }
 
+#[test]
+fn the_library_serve_takes_keys_written_between_the_open_and_the_start_of_serving() {
+    use akledger::ledger::keyring_file;
+    use akledger::sync::{stop_serving, ServeEvent, ServeOptions};
+    use akledger::{ActorId, Config, DidCoreId, EventBuilder, Keyring, ScopeRef, Timestamp};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Mutex;
+    let tmp = tempfile::tempdir().unwrap();
+    let key = akledger::ed25519_dalek::SigningKey::from_bytes(&[9; 32]);
+    let principal = DidCoreId::parse("ak:did_core:web:example.org").unwrap();
+    let mut authorized = Keyring::new();
+    authorized
+        .authorize(principal.clone(), key.verifying_key())
+        .unwrap();
+    let actor = ActorId::Service {
+        service_id: principal,
+    };
+    let at = Timestamp::from_millis(akledger::workload::EPOCH_MILLIS).unwrap();
+    let realm = EventBuilder::new("ak.realm.create", ScopeRef::RealmGenesis, actor, at)
+        .sign(&key)
+        .unwrap();
+    let client =
+        Ledger::open_with(Config::new(tmp.path().join("c")).keyring(authorized.clone())).unwrap();
+    client.append(realm.bytes()).unwrap();
+    // The server opens without the authorization; it reaches the file before serving starts.
+    let server = Ledger::open(tmp.path().join("s")).unwrap();
+    let file = tmp.path().join("keyring.json");
+    keyring_file::save(&file, &authorized).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = AtomicBool::new(false);
+    let options = ServeOptions {
+        keyring_file: Some(file),
+        ..ServeOptions::default()
+    };
+    let heard = Mutex::new(Vec::new());
+    // The server is stopped before anything is asserted: a failure must not leave it serving.
+    let pushed = std::thread::scope(|scope| {
+        let served = scope.spawn(|| {
+            server.serve(listener, &options, &stop, |e| {
+                if let ServeEvent::KeyringReloaded(added) = e {
+                    heard.lock().unwrap().push(added.authorizations);
+                }
+            })
+        });
+        let pushed = client.sync_tcp(addr, &SyncOptions::default());
+        stop_serving(&stop, addr);
+        served.join().unwrap().unwrap();
+        pushed.unwrap()
+    });
+    assert_eq!(
+        (pushed.sent, pushed.refused_by_peer.len()),
+        (1, 0),
+        "{pushed:?}"
+    );
+    assert_eq!(server.len(), 1);
+    assert_eq!(*heard.lock().unwrap(), vec![1]);
+}
+
 /// Two new ledgers in `tmp`: `mine`, returned, and one served with a per-read timeout of
 /// `timeout` seconds and a long session limit.
 fn two_ledgers_one_served(tmp: &Path, timeout: &str) -> (std::path::PathBuf, Server) {
@@ -804,21 +863,23 @@ fn the_library_serves_syncs_over_tcp_and_stops_cleanly() {
         };
         let report = std::thread::scope(|scope| {
             let served = scope.spawn(|| server.serve(listener, &options, &stop, |_| {}).unwrap());
-            // A client behind pulls what it lacks.
-            let pulled = client.sync_tcp(addr, &SyncOptions::default()).unwrap();
-            assert_eq!((pulled.received, pulled.sent), (10, 0));
-            // A client ahead pushes, unless the server is read-only.
+            // A client behind pulls what it lacks; a client ahead pushes, unless the server
+            // is read-only. The server is stopped before anything is asserted.
+            let pulled = client.sync_tcp(addr, &SyncOptions::default());
             let pushed = more.sync_tcp(addr, &SyncOptions::default());
-            match (read_only, pushed) {
-                (false, Ok(r)) => assert_eq!(r.sent, 10),
-                (true, Err(akledger::sync::SyncError::Refused(why))) => {
-                    assert!(why.contains("read-only"), "{why}")
-                }
-                (_, other) => panic!("read_only {read_only}: {other:?}"),
-            }
             stop_serving(&stop, addr);
-            served.join().unwrap()
+            (served.join().unwrap(), pulled, pushed)
         });
+        let (report, pulled, pushed) = report;
+        let pulled = pulled.unwrap();
+        assert_eq!((pulled.received, pulled.sent), (10, 0));
+        match (read_only, pushed) {
+            (false, Ok(r)) => assert_eq!(r.sent, 10),
+            (true, Err(akledger::sync::SyncError::Refused(why))) => {
+                assert!(why.contains("read-only"), "{why}")
+            }
+            (_, other) => panic!("read_only {read_only}: {other:?}"),
+        }
         assert_eq!(report.sessions, 2);
         assert_eq!(report.failed, u64::from(read_only));
         assert_eq!(server.len(), if read_only { 30 } else { 40 });

@@ -14,6 +14,7 @@ mod envelope_direct;
 mod exchange;
 mod exchange_preview;
 mod id;
+mod keyring;
 mod proof;
 mod time;
 mod tlog;
