@@ -478,11 +478,20 @@ impl Ledger {
         }
         let high = writer.log.high_water();
         let (snapshot, graph) = {
-            let state = self.read_state()?;
-            (
-                snapshot_due.then(|| state.encode_snapshot(high)),
-                graph_due.then(|| state.encode_graph(high)),
-            )
+            let guard = self.read_state()?;
+            let state: &State = &guard;
+            // Both are due at a close, when the verification workers are idle: the graph
+            // file is encoded on a second thread meanwhile (a panic in it is passed on).
+            std::thread::scope(|scope| {
+                let graph = graph_due.then(|| scope.spawn(|| state.encode_graph(high)));
+                let snapshot = snapshot_due.then(|| state.encode_snapshot(high));
+                let graph = graph.map(|encoding| {
+                    encoding
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                });
+                (snapshot, graph)
+            })
         };
         // The graph file is not synced: one that a machine crash left old or damaged fails
         // its checks and is not used.
