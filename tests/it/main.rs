@@ -11,6 +11,7 @@ mod append_log;
 mod arkret_published;
 mod crash;
 mod exchanges;
+mod format_v1;
 mod fuzz_checks;
 mod fuzz_regressions;
 mod graph_file;

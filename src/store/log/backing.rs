@@ -2,9 +2,9 @@
 //! ([`SegmentLog::in_memory`](super::SegmentLog::in_memory), which an audit replays into
 //! so that reading a log writes nothing) — memory, save the payloads it may leave in the
 //! file they were read from ([`super::memory`]). Both hold the same frames, so the reader
-//! and the iterator work alike on either; only a file's frames carry checksums
-//! ([`Sealing`]: memory neither tears nor rots, and its only reader is the process that
-//! wrote it).
+//! and the iterator work alike on either; only a file's frames carry checksums, of the
+//! kind its header names ([`Sealing`]: memory neither tears nor rots, and its only reader
+//! is the process that wrote it).
 
 use std::fs::File;
 use std::io;
@@ -16,8 +16,8 @@ use super::memory::{Lift, MemorySegment};
 
 /// A segment's bytes.
 pub(crate) enum Backing {
-    /// A segment file on disk.
-    File(File),
+    /// A segment file on disk, and how its frames are checksummed (its header's version).
+    File(File, Sealing),
     /// The bytes of a segment of an in-memory log.
     Memory(RwLock<MemorySegment>),
 }
@@ -32,7 +32,7 @@ impl Backing {
     /// Whether this segment's frames carry checksums.
     pub(crate) fn sealing(&self) -> Sealing {
         match self {
-            Backing::File(_) => Sealing::Checksummed,
+            Backing::File(_, sealing) => *sealing,
             Backing::Memory(_) => Sealing::Unchecked,
         }
     }
@@ -40,7 +40,7 @@ impl Backing {
     /// Fills `buf` from `offset`; reading past the end is `UnexpectedEof`, as for a file.
     pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         match self {
-            Backing::File(file) => file.read_exact_at(buf, offset),
+            Backing::File(file, _) => file.read_exact_at(buf, offset),
             Backing::Memory(segment) => segment
                 .read()
                 .unwrap_or_else(|e| e.into_inner())
@@ -63,7 +63,7 @@ impl Backing {
         lifts: &[Lift],
     ) -> io::Result<T> {
         match self {
-            Backing::File(file) => {
+            Backing::File(file, _) => {
                 scratch.clear();
                 let out = encode(scratch);
                 file.write_all_at(scratch, offset)?;
@@ -79,7 +79,7 @@ impl Backing {
     /// Bytes this segment holds in memory: 0 for a file.
     pub(crate) fn in_memory(&self) -> u64 {
         match self {
-            Backing::File(_) => 0,
+            Backing::File(..) => 0,
             Backing::Memory(segment) => segment.read().map_or(0, |s| s.held()),
         }
     }
@@ -87,7 +87,7 @@ impl Backing {
     /// Makes written bytes durable; memory has nothing to make durable.
     pub(crate) fn sync_data(&self) -> io::Result<()> {
         match self {
-            Backing::File(file) => file.sync_data(),
+            Backing::File(file, _) => file.sync_data(),
             Backing::Memory(_) => Ok(()),
         }
     }

@@ -13,19 +13,23 @@
 //! the rotation size gets a segment of its own). Creating a segment writes and syncs its
 //! header, then syncs the directory. Sealed segments are never written again.
 //!
-//! # Grammar (format version 1; byte diagrams in `docs/format.md`)
+//! # Grammar (format version 2; byte diagrams in `docs/format.md`)
 //!
 //! ```text
 //! segment := file_header batch*
-//! file_header := "AKLOG" version:u8=1 reserved:u16=0 segment:u32le base_seq:u64le
+//! file_header := "AKLOG" version:u8 reserved:u16=0 segment:u32le base_seq:u64le
 //!                blake3(previous 20 bytes)[..12]                         (32 bytes)
 //! batch  := frame(BatchBegin{seq, count, len}) frame(Entry{kind} ++ payload){count}
 //!           frame(BatchCommit{seq, count, digest})
 //! frame  := len:u32le checksum:[u8;16] body[len]
 //! body   := cbor_record_header payload
-//! checksum = blake3(segment:u32le ++ offset:u64le ++ len:u32le ++ body)[..16]
+//! checksum = XXH3-128(segment:u32le ++ offset:u64le ++ len:u32le ++ body)   (version 2,
+//!            big-endian; version 1: blake3(the same bytes)[..16])
 //! digest   = blake3(checksum(begin) ++ checksum(entry_0) ++ ...)[..16]
 //! ```
+//!
+//! Segments of version 1 are read and, while one is the last segment, appended to in
+//! version 1; segments created by this build are version 2 ([`format::Sealing`]).
 //!
 //! Record headers are CBOR arrays: `[0, seq, count, len]` (BatchBegin; `len` = bytes of
 //! the rest of the batch), `[1, kind]` (Entry), `[2, seq, count, digest:bstr(16)]`
@@ -378,7 +382,7 @@ impl SegmentLog {
         self.active = Arc::new(SegmentFile {
             number: active.number,
             path: active.path.clone(),
-            file: backing::Backing::File(read_only),
+            file: backing::Backing::File(read_only, active.file.sealing()),
             base_seq: active.base_seq,
         });
         Ok(())

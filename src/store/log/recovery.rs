@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::backing::Backing;
 use super::format::{
     decode_file_header, encode_file_header, find_marker_after, parse_frame, FileHeader,
-    HeaderError, Record, Sealing, FILE_HEADER_LEN, MAX_SEGMENT_FILE,
+    HeaderError, Record, Sealing, FILE_HEADER_LEN, MAX_SEGMENT_FILE, NEW_SEGMENT_SEALING,
 };
 use super::scan::{scan_from, scan_segment};
 use super::{
@@ -47,6 +47,7 @@ pub fn create_segment(dir: &Path, number: u32, base_seq: u64) -> Result<SegmentF
     let header = encode_file_header(FileHeader {
         segment: number,
         base_seq,
+        sealing: NEW_SEGMENT_SEALING,
     });
     file.write_all_at(&header, 0)
         .and_then(|()| file.sync_all())
@@ -55,7 +56,7 @@ pub fn create_segment(dir: &Path, number: u32, base_seq: u64) -> Result<SegmentF
     Ok(SegmentFile {
         number,
         path,
-        file: Backing::File(file),
+        file: Backing::File(file, NEW_SEGMENT_SEALING),
         base_seq,
     })
 }
@@ -67,6 +68,7 @@ pub fn memory_segment(number: u32, base_seq: u64, capacity: u64) -> SegmentFile 
     let header = encode_file_header(FileHeader {
         segment: number,
         base_seq,
+        sealing: Sealing::Unchecked,
     });
     SegmentFile {
         number,
@@ -120,11 +122,18 @@ const MAX_COMMIT_FRAME: u64 = 64;
 /// Whether a verifying BatchCommit frame of batch `seq` ends exactly at file offset `end`;
 /// `buf` holds segment `segment` from file offset `base`, which is at least
 /// [`MAX_COMMIT_FRAME`] bytes before `end` or the end of the segment header.
-fn commit_ends_at(buf: &[u8], base: u64, segment: u32, seq: u64, end: u64) -> bool {
+fn commit_ends_at(
+    buf: &[u8],
+    sealing: Sealing,
+    base: u64,
+    segment: u32,
+    seq: u64,
+    end: u64,
+) -> bool {
     (base..end).any(|start| {
         let at = usize::try_from(start - base).unwrap_or(usize::MAX);
         matches!(
-            parse_frame(buf, Sealing::Checksummed, at, segment, base),
+            parse_frame(buf, sealing, at, segment, base),
             Ok(f) if base + f.end as u64 == end
                 && matches!(f.record, Record::BatchCommit { seq: s, .. } if s == seq)
         )
@@ -169,12 +178,16 @@ fn checked_header(path: &Path, buf: &[u8], number: u32) -> Result<FileHeader, Lo
     Ok(h)
 }
 
-/// A last segment whose header never made it to disk (crash during creation).
+/// A last segment whose header never made it to disk (crash during creation): no header,
+/// and no batch frame that verifies in any format version (the header would have said
+/// which).
 fn is_torn_creation(buf: &[u8], number: u32) -> bool {
     matches!(
         decode_file_header(buf),
         Err(HeaderError::Short) | Err(HeaderError::Zeroed)
-    ) && find_marker_after(buf, 0, number, 0).is_none()
+    ) && Sealing::CHECKED
+        .iter()
+        .all(|sealing| find_marker_after(buf, *sealing, 0, number, 0).is_none())
 }
 
 pub struct Recovered {
@@ -269,7 +282,7 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
                     "base seq breaks batch continuity",
                 ));
             }
-            let scan = scan_segment(&buf, n, h.base_seq);
+            let scan = scan_segment(&buf, h.sealing, n, h.base_seq);
             if let Some(d) = scan.damage {
                 return Err(LogError::corrupt(&path, d.offset, d.reason));
             }
@@ -294,7 +307,7 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
             file: Arc::new(SegmentFile {
                 number: n,
                 path,
-                file: Backing::File(file),
+                file: Backing::File(file, header.sealing),
                 base_seq: header.base_seq,
             }),
             end,
@@ -354,17 +367,27 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
             let marked = if a.end.offset == FILE_HEADER_LEN {
                 header.base_seq == a.seq
             } else {
-                commit_ends_at(&tail, from, last_number, a.seq, a.end.offset)
+                commit_ends_at(
+                    &tail,
+                    header.sealing,
+                    from,
+                    last_number,
+                    a.seq,
+                    a.end.offset,
+                )
             };
             let after = tail.get(usize::try_from(a.end.offset - from).ok()?..)?;
-            let scan = scan_from(after, a.end.offset, last_number, a.seq);
+            let scan = scan_from(after, header.sealing, a.end.offset, last_number, a.seq);
             (marked && scan.damage.is_none()).then_some(scan)
         });
     let (scan, buf) = match from_mark {
         Some(scan) => (scan, Vec::new()),
         None => {
             let buf = read_whole(&path, &file)?;
-            (scan_segment(&buf, last_number, header.base_seq), buf)
+            (
+                scan_segment(&buf, header.sealing, last_number, header.base_seq),
+                buf,
+            )
         }
     };
     if let Some(d) = scan.damage {
@@ -374,7 +397,7 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
         let after = usize::try_from(d.offset)
             .unwrap_or(usize::MAX)
             .saturating_add(1);
-        if let Some(marker) = find_marker_after(&buf, after, last_number, 0) {
+        if let Some(marker) = find_marker_after(&buf, header.sealing, after, last_number, 0) {
             let reason = format!(
                 "{}, followed by a valid batch frame at byte {marker}",
                 d.reason
@@ -425,7 +448,7 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
         file: Arc::new(SegmentFile {
             number: last_number,
             path,
-            file: Backing::File(file),
+            file: Backing::File(file, header.sealing),
             base_seq: header.base_seq,
         }),
         end: scan.committed_end,

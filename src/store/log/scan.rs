@@ -139,14 +139,21 @@ pub struct SegmentScan {
 }
 
 /// Scans the batches of a whole segment file image, checking seq continuity from `base_seq`.
-pub fn scan_segment(file: &[u8], segment: u32, base_seq: u64) -> SegmentScan {
+pub fn scan_segment(file: &[u8], sealing: Sealing, segment: u32, base_seq: u64) -> SegmentScan {
     let batches = file.get(FILE_HEADER_LEN as usize..).unwrap_or_default();
-    scan_from(batches, FILE_HEADER_LEN, segment, base_seq)
+    scan_from(batches, sealing, FILE_HEADER_LEN, segment, base_seq)
 }
 
 /// Scans the batches in `buf`, which holds segment `segment` from file offset `base` (a
-/// batch boundary after batch `base_seq`) to its end, checking seq continuity.
-pub fn scan_from(buf: &[u8], base: u64, segment: u32, base_seq: u64) -> SegmentScan {
+/// batch boundary after batch `base_seq`) to its end, checking seq continuity and each
+/// frame's checksum as `sealing` (the segment header's) says.
+pub fn scan_from(
+    buf: &[u8],
+    sealing: Sealing,
+    base: u64,
+    segment: u32,
+    base_seq: u64,
+) -> SegmentScan {
     let mut at = 0;
     let mut scan = SegmentScan {
         last_seq: base_seq,
@@ -155,7 +162,7 @@ pub fn scan_from(buf: &[u8], base: u64, segment: u32, base_seq: u64) -> SegmentS
         damage: None,
     };
     while at < buf.len() {
-        match parse_batch(buf, Sealing::Checksummed, at, segment, base) {
+        match parse_batch(buf, sealing, at, segment, base) {
             Ok(batch) => {
                 if Some(batch.seq) != scan.last_seq.checked_add(1) {
                     let reason = format!(

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use akledger::store::log::format::{frame_checksum, CHECKSUM_LEN, FRAME_PREFIX_LEN};
+use akledger::store::log::format::{Sealing, CHECKSUM_LEN, FRAME_PREFIX_LEN};
 use akledger::store::log::{segment_file_name, LogEntry, LogOptions, SegmentLog};
 
 /// Separates segment files inside one fuzz input.
@@ -24,8 +24,9 @@ fn split(data: &[u8]) -> Vec<&[u8]> {
     files
 }
 
-/// The entry's frame, read from the raw file, must verify where it lies and hold exactly
-/// the payload the log returned: whatever recovery yields was really written.
+/// The entry's frame, read from the raw file, must verify where it lies (sealed as its
+/// segment header's version says) and hold exactly the payload the log returned: whatever
+/// recovery yields was really written.
 fn frame_verifies(dir: &Path, entry: &LogEntry) {
     let raw = std::fs::read(dir.join(segment_file_name(entry.pos.segment))).expect("segment");
     let at = usize::try_from(entry.pos.offset).expect("offset");
@@ -33,8 +34,9 @@ fn frame_verifies(dir: &Path, entry: &LogEntry) {
     let len = u32::from_le_bytes(prefix[..4].try_into().expect("len")) as usize;
     let stored: [u8; CHECKSUM_LEN] = prefix[4..].try_into().expect("checksum");
     let body = &raw[at + FRAME_PREFIX_LEN..at + FRAME_PREFIX_LEN + len];
+    let sealing = Sealing::of_version(raw[5]).expect("a version the log opened");
     assert_eq!(
-        frame_checksum(entry.pos.segment, entry.pos.offset, &[body]),
+        sealing.frame_checksum(entry.pos.segment, entry.pos.offset, &[body]),
         stored,
         "yielded an entry whose frame does not verify"
     );

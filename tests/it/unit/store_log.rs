@@ -672,7 +672,7 @@ fn segment_bytes(log: &SegmentLog, n: u32) -> Vec<u8> {
 
 #[test]
 fn in_memory_frames_are_the_files_without_checksums() {
-    use akledger::store::log::format::{parse_frame, Record, Sealing, CHECKSUM_LEN};
+    use akledger::store::log::format::{parse_frame, Record, CHECKSUM_LEN, NEW_SEGMENT_SEALING};
     let dir = tempfile::tempdir().expect("tempdir");
     let o = opts(2048);
     let batches: Vec<Batch> = (0..12u64)
@@ -696,7 +696,7 @@ fn in_memory_frames_are_the_files_without_checksums() {
         let mut file = segment_bytes(&disk, n);
         let mut at = FILE_HEADER_LEN as usize;
         while at < file.len() {
-            let frame = parse_frame(&file, Sealing::Checksummed, at, n, 0).expect("frame");
+            let frame = parse_frame(&file, NEW_SEGMENT_SEALING, at, n, 0).expect("frame");
             let (end, commit) = (
                 frame.end,
                 matches!(frame.record, Record::BatchCommit { .. }),

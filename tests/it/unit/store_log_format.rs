@@ -57,42 +57,124 @@ fn entry_fast_path_matches_ciborium() {
 
 #[test]
 fn file_header_roundtrip() {
-    let h = FileHeader {
-        segment: 42,
-        base_seq: 1 << 40,
-    };
-    let bytes = encode_file_header(h);
-    assert_eq!(decode_file_header(&bytes), Ok(h));
-    let mut bad = bytes;
-    bad[13] ^= 1;
-    assert_eq!(decode_file_header(&bad), Err(HeaderError::BadChecksum));
-    assert_eq!(decode_file_header(&bytes[..31]), Err(HeaderError::Short));
+    for (sealing, version) in [(Sealing::Blake3, 1), (Sealing::Xxh3, 2)] {
+        let h = FileHeader {
+            segment: 42,
+            base_seq: 1 << 40,
+            sealing,
+        };
+        let bytes = encode_file_header(h);
+        assert_eq!(bytes[5], version);
+        assert_eq!(decode_file_header(&bytes), Ok(h));
+        let mut bad = bytes;
+        bad[13] ^= 1;
+        assert_eq!(decode_file_header(&bad), Err(HeaderError::BadChecksum));
+        assert_eq!(decode_file_header(&bytes[..31]), Err(HeaderError::Short));
+    }
     assert_eq!(decode_file_header(&[0; 32]), Err(HeaderError::Zeroed));
+    assert_eq!(NEW_SEGMENT_SEALING.version(), FORMAT_VERSION);
+    let mut unknown = encode_file_header(FileHeader {
+        segment: 0,
+        base_seq: 0,
+        sealing: NEW_SEGMENT_SEALING,
+    });
+    unknown[5] = 3;
+    assert_eq!(
+        decode_file_header(&unknown),
+        Err(HeaderError::BadVersion(3))
+    );
 }
 
 #[test]
 fn frame_is_position_bound() {
-    let mut buf = Vec::new();
-    write_frame(
-        &mut buf,
-        Sealing::Checksummed,
-        3,
-        100,
-        &Record::Entry { kind: 1 },
-        b"hello",
-    );
-    let f = parse_frame(&buf, Sealing::Checksummed, 0, 3, 100).expect("valid");
-    assert_eq!(f.payload, b"hello");
-    assert_eq!(
-        parse_frame(&buf, Sealing::Checksummed, 0, 3, 101).err(),
-        Some(FrameError::Checksum)
-    );
-    assert_eq!(
-        parse_frame(&buf, Sealing::Checksummed, 0, 4, 100).err(),
-        Some(FrameError::Checksum)
-    );
-    assert_eq!(
-        parse_frame(&buf[..buf.len() - 1], Sealing::Checksummed, 0, 3, 100).err(),
-        Some(FrameError::Truncated)
-    );
+    for sealing in [Sealing::Blake3, Sealing::Xxh3] {
+        let mut buf = Vec::new();
+        write_frame(
+            &mut buf,
+            sealing,
+            3,
+            100,
+            &Record::Entry { kind: 1 },
+            b"hello",
+        );
+        let f = parse_frame(&buf, sealing, 0, 3, 100).expect("valid");
+        assert_eq!(f.payload, b"hello");
+        for (segment, base) in [(3, 101), (4, 100)] {
+            assert_eq!(
+                parse_frame(&buf, sealing, 0, segment, base).err(),
+                Some(FrameError::Checksum),
+                "{sealing:?} at segment {segment}, offset {base}"
+            );
+        }
+        assert_eq!(
+            parse_frame(&buf[..buf.len() - 1], sealing, 0, 3, 100).err(),
+            Some(FrameError::Truncated)
+        );
+        // A frame sealed one way does not verify as the other version's.
+        let other = if sealing == Sealing::Xxh3 {
+            Sealing::Blake3
+        } else {
+            Sealing::Xxh3
+        };
+        assert_eq!(
+            parse_frame(&buf, other, 0, 3, 100).err(),
+            Some(FrameError::Checksum)
+        );
+    }
+}
+
+/// Frame checksums against independent implementations: the digests below were computed
+/// by the Python `xxhash` (4.1.0, `xxh3_128(...).digest()`) and `blake3` packages over
+/// `struct.pack('<IQI', segment, offset, len(body)) + body`.
+#[test]
+fn frame_checksums_match_independent_implementations() {
+    let small = [&[0x82, 0x01, 0x01][..], b"hello"];
+    let large_payload: Vec<u8> = (0..1100u32).map(|i| (i * 7 % 251) as u8).collect();
+    let large = [&[0x82, 0x01, 0x18, 200][..], &large_payload];
+    /// Frame body parts, segment, offset, XXH3-128 and blake3 checksums (hex).
+    type Case<'a> = (&'a [&'a [u8]], u32, u64, &'a str, &'a str);
+    let cases: [Case; 2] = [
+        (
+            &small,
+            3,
+            100,
+            "13346074363bc8868fd665b87b40ac13",
+            "7be364f2f862ac702f24402d18824f5b",
+        ),
+        (
+            &large,
+            7,
+            123_456,
+            "21a067b689051a07c6dd412a48917656",
+            "b4a8c0302c2ba970519bb46ecac273a4",
+        ),
+    ];
+    for (parts, segment, offset, xxh3, blake3) in cases {
+        let hex = |sealing: Sealing| -> String {
+            sealing
+                .frame_checksum(segment, offset, parts)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        };
+        assert_eq!(hex(Sealing::Xxh3), xxh3);
+        assert_eq!(hex(Sealing::Blake3), blake3);
+        assert_eq!(
+            Sealing::Unchecked.frame_checksum(segment, offset, parts),
+            [0; 16]
+        );
+        // What the writer stores is the same checksum.
+        let mut buf = Vec::new();
+        let kind = parts[0][parts[0].len() - 1];
+        let sum = write_frame(
+            &mut buf,
+            Sealing::Xxh3,
+            segment,
+            offset,
+            &Record::Entry { kind },
+            parts[1],
+        );
+        assert_eq!(sum, Sealing::Xxh3.frame_checksum(segment, offset, parts));
+        assert_eq!(buf[4..20], sum);
+    }
 }
