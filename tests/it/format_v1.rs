@@ -43,6 +43,14 @@ fn a_format_1_ledger_opens_and_takes_the_rest_of_its_log_in_either_format() {
     fresh.append_log(&log[..]).unwrap();
     assert_eq!(segment_versions(fresh_dir.path()), [FORMAT_VERSION]);
 
+    // A read-only open (what queries use) of the fixture as it is.
+    let untouched = tempfile::tempdir().unwrap();
+    copy_dir(&fixture.join("ledger"), untouched.path());
+    let reader = Ledger::open_with(Config::new(untouched.path()).read_only(true)).unwrap();
+    assert_eq!(reader.len(), 35);
+    assert!(reader.open_report().log.torn_tail_left.is_none());
+    drop(reader);
+
     // The default rotation size keeps appending to the format 1 segment; a small one
     // rotates at once, so the rest of the log goes into format 2 segments after it.
     for (segment_size, versions) in [(64 << 20, vec![1]), (FILE_HEADER_LEN + 1, vec![1, 2])] {
