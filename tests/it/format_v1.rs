@@ -8,21 +8,9 @@ use std::path::Path;
 use akledger::store::log::format::{FILE_HEADER_LEN, FORMAT_VERSION};
 use akledger::store::log::{segment_file_name, LogOptions, SegmentLog};
 use akledger::{Config, Durability, Ledger};
+use akledger_testkit::copy_dir;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/format-v1");
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 /// The format version in each segment header of the log under `ledger`, in order.
 fn segment_versions(ledger: &Path) -> Vec<u8> {
