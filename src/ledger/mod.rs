@@ -220,7 +220,7 @@ impl Ledger {
     pub fn open_with(mut config: Config) -> Result<Ledger, Error> {
         if let Some(path) = &config.keyring_file {
             let stored = keyring_file::load_or_new(path)?;
-            let _added = config.keyring.merge(stored);
+            config.keyring.merge(stored);
         }
         open::open(config)
     }

@@ -10,7 +10,7 @@ pub const MAGIC: [u8; 5] = *b"AKLOG";
 /// Format version new segments are written with (frame checksums in XXH3-128). Segments of
 /// version 1 (blake3 frame checksums) are still read, and appended to while one is the
 /// active segment; any other version is refused.
-pub const FORMAT_VERSION: u8 = 2;
+pub const FORMAT_VERSION: u8 = NEW_SEGMENT_SEALING.version();
 /// How the frames of segments created by this build are checksummed (format 2).
 pub const NEW_SEGMENT_SEALING: Sealing = Sealing::Xxh3;
 /// Size of the segment file header; the first frame starts here.
@@ -280,10 +280,11 @@ impl Sealing {
 
     /// The format version written in the header of a segment sealed this way (an
     /// in-memory segment's header says the current version; nothing reads it back).
-    pub fn version(self) -> u8 {
+    pub const fn version(self) -> u8 {
         match self {
             Sealing::Blake3 => 1,
-            Sealing::Xxh3 | Sealing::Unchecked => FORMAT_VERSION,
+            Sealing::Xxh3 => 2,
+            Sealing::Unchecked => NEW_SEGMENT_SEALING.version(),
         }
     }
 
