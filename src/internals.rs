@@ -84,3 +84,9 @@ pub mod state {
 pub mod stored {
     pub use crate::ledger::stored::*;
 }
+
+/// Waits for the periodic snapshot the ledger is writing on its own thread, if any, so that
+/// a test may look at `DIR/snapshot` as of the last commit.
+pub fn finish_snapshot_write(ledger: &crate::Ledger) -> Result<(), crate::Error> {
+    ledger.finish_snapshot_write()
+}

@@ -71,6 +71,7 @@ pub use tree::DEFAULT_ORIGIN_PREFIX;
 pub use watch::{EventFeed, WatchedEvent};
 
 use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
 
 use crate::error::Error;
 use crate::event::Event;
@@ -164,9 +165,29 @@ struct Writer {
     graph_entries: u64,
     /// The tree size of the latest recorded checkpoint (`DIR/checkpoint`), 0 when none.
     checkpointed: u64,
+    /// The periodic snapshot being written on a thread of its own, so that the commit that
+    /// took it does not wait for the disk, with `snapshot_entries` before it. The next
+    /// snapshot, the close and the drop wait for it first; a write that failed is reported
+    /// there, and the snapshot is due again.
+    snapshot_writing: Option<(JoinHandle<Result<(), Error>>, u64)>,
 }
 
 impl Writer {
+    /// Waits for the periodic snapshot being written, if any. When its write failed, the
+    /// snapshot is due again and the error is returned.
+    fn finish_snapshot_write(&mut self) -> Result<(), Error> {
+        let Some((writing, before)) = self.snapshot_writing.take() else {
+            return Ok(());
+        };
+        let written = writing
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        if written.is_err() {
+            self.snapshot_entries = before;
+        }
+        written
+    }
+
     /// Records that the log is acknowledged up to its current end.
     fn mark_acknowledged(&self) -> Result<(), Error> {
         let Some(ack) = &self.ack else {
@@ -183,6 +204,10 @@ impl Writer {
 impl Drop for Writer {
     /// Best effort, Buffered mode: make the log durable, then record it as acknowledged.
     fn drop(&mut self) {
+        // A snapshot still being written is finished before the ledger's lock is let go.
+        if let Some((writing, _)) = self.snapshot_writing.take() {
+            let _ = writing.join();
+        }
         let buffered = self.log.durability() == Durability::Buffered;
         if buffered && !self.poisoned && self.ack.is_some() && self.log.sync().is_ok() {
             let _ = self.mark_acknowledged();
@@ -458,18 +483,26 @@ impl Ledger {
     /// one, and on `closing` the graph file likewise. The graph file only serves queries on
     /// a closed ledger (a writer's lock keeps them out while it is open), and one taken
     /// before a crash is always older than the log after it, so checkpoints skip it.
+    ///
+    /// A snapshot taken while open is encoded here and written to disk on a thread of its
+    /// own, so the commit that takes it waits for its encoding only; the one taken on
+    /// `closing`, and the graph file, are written before this returns.
     fn snapshot_if_due(
         &self,
         writer: &mut Writer,
         min_entries: u64,
         closing: bool,
     ) -> Result<(), Error> {
-        let due = |since: u64| writer.entries >= since.saturating_add(min_entries);
-        let snapshot_due = due(writer.snapshot_entries);
+        let entries = writer.entries;
+        let due = |since: u64| entries >= since.saturating_add(min_entries);
         let graph_due = closing && due(writer.graph_entries);
-        if self.config.in_memory || !(snapshot_due || graph_due) {
+        if self.config.in_memory || !(due(writer.snapshot_entries) || graph_due) {
             return Ok(());
         }
+        // The snapshot being written goes first: snapshots reach the disk in the order they
+        // were taken, and one that failed is due again.
+        writer.finish_snapshot_write()?;
+        let snapshot_due = due(writer.snapshot_entries);
         // A snapshot never describes more than the durable log (Buffered appends are not
         // synced yet): an open that finds the log behind a snapshot knows the log lost
         // acknowledged events, and says so.
@@ -477,34 +510,48 @@ impl Ledger {
             writer.log.sync().map_err(log_error)?;
         }
         let high = writer.log.high_water();
-        let (snapshot, graph) = {
+        let dir = self.config.dir.as_path();
+        if !closing && snapshot_due {
+            let snapshot = Arc::new(self.read_state()?.encode_snapshot(high));
+            let (to, bytes) = (dir.to_path_buf(), Arc::clone(&snapshot));
+            let writing = std::thread::Builder::new()
+                .name("akledger-snapshot".into())
+                .spawn(move || write_derived(&to, layout::SNAPSHOT, &bytes, true));
+            let before = writer.snapshot_entries;
+            match writing {
+                Ok(writing) => writer.snapshot_writing = Some((writing, before)),
+                // The OS would start no thread: written here instead.
+                Err(_) => write_derived(dir, layout::SNAPSHOT, &snapshot, true)?,
+            }
+            writer.snapshot_entries = writer.entries;
+            return Ok(());
+        }
+        {
             let guard = self.read_state()?;
             let state: &State = &guard;
             // Both are due at a close, when the verification workers are idle: the graph
-            // file is encoded on a second thread meanwhile (a panic in it is passed on).
+            // file is encoded and written on a second thread meanwhile (a panic in it is
+            // passed on; when both fail, the snapshot's error is the one returned). The
+            // graph file is not synced: one that a machine crash left old or damaged fails
+            // its checks and is not used.
             std::thread::scope(|scope| {
-                let graph = graph_due.then(|| scope.spawn(|| state.encode_graph(high)));
-                let snapshot = snapshot_due.then(|| state.encode_snapshot(high));
-                let graph = graph.map(|encoding| {
-                    encoding
+                let graph = graph_due.then(|| {
+                    scope.spawn(|| {
+                        write_derived(dir, layout::GRAPH, &state.encode_graph(high), false)
+                    })
+                });
+                let snapshot = match snapshot_due {
+                    true => {
+                        write_derived(dir, layout::SNAPSHOT, &state.encode_snapshot(high), true)
+                    }
+                    false => Ok(()),
+                };
+                let graph = graph.map_or(Ok(()), |writing| {
+                    writing
                         .join()
                         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
                 });
-                (snapshot, graph)
-            })
-        };
-        // The graph file is not synced: one that a machine crash left old or damaged fails
-        // its checks and is not used.
-        for (name, bytes, sync) in [
-            (layout::SNAPSHOT, snapshot, true),
-            (layout::GRAPH, graph, false),
-        ] {
-            let Some(bytes) = bytes else { continue };
-            snapshot::write_atomically(&self.config.dir, name, &bytes, sync).map_err(|source| {
-                Error::Io {
-                    path: self.config.dir.join(name),
-                    source,
-                }
+                snapshot.and(graph)
             })?;
         }
         if snapshot_due {
@@ -514,6 +561,16 @@ impl Ledger {
             writer.graph_entries = writer.entries;
         }
         Ok(())
+    }
+
+    /// Waits for the periodic snapshot being written on its own thread (see
+    /// [`Ledger::snapshot_if_due`]).
+    #[cfg(feature = "internals")]
+    pub(crate) fn finish_snapshot_write(&self) -> Result<(), Error> {
+        self.writer
+            .lock()
+            .map_err(|_| Error::Poisoned)?
+            .finish_snapshot_write()
     }
 
     /// Bytes of the log held in memory (an in-memory ledger's; see
@@ -576,6 +633,14 @@ fn check_batch_bounds(events: usize, bytes: usize) -> Result<(), Error> {
         )));
     }
     Ok(())
+}
+
+/// Writes the derived file `dir/name` atomically ([`snapshot::write_atomically`]).
+fn write_derived(dir: &std::path::Path, name: &str, bytes: &[u8], sync: bool) -> Result<(), Error> {
+    snapshot::write_atomically(dir, name, bytes, sync).map_err(|source| Error::Io {
+        path: dir.join(name),
+        source,
+    })
 }
 
 /// Maps a log failure to the engine error.

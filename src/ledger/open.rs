@@ -273,6 +273,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             snapshot_entries,
             graph_entries,
             checkpointed,
+            snapshot_writing: None,
         };
         Ok(assemble(config, writer, (state, tree), index, report, lock))
     })
@@ -301,6 +302,7 @@ fn open_in_memory(config: Config) -> Result<Ledger, Error> {
         snapshot_entries: 0,
         graph_entries: 0,
         checkpointed: 0,
+        snapshot_writing: None,
     };
     Ok(assemble(
         config,

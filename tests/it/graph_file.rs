@@ -150,7 +150,9 @@ fn checkpoints_skip_the_graph_file_and_the_close_writes_it() {
     let ledger = Ledger::open_with(Config::new(tmp.path()).snapshot_interval(500)).unwrap();
     ledger.append_batch(&all[..500]).unwrap();
     ledger.append_batch(&all[500..]).unwrap();
-    // Both batches reached a checkpoint: the snapshot is current, and there is no graph file.
+    // Both batches reached a checkpoint: the snapshot is current once its thread has written
+    // it, and there is no graph file.
+    akledger::internals::finish_snapshot_write(&ledger).unwrap();
     assert!(tmp.path().join("snapshot").is_file());
     assert!(!tmp.path().join("graph").exists());
     ledger.close().unwrap();

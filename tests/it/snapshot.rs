@@ -197,6 +197,8 @@ fn snapshots_taken_while_appending_agree_with_the_live_state() {
     let mut loaded = 0;
     for chunk in rest.rchunks(300) {
         ledger.append_batch(chunk).unwrap();
+        // A snapshot taken by this batch is written on a thread of its own: on disk now.
+        akledger::internals::finish_snapshot_write(&ledger).unwrap();
         let copy = crash_copy(tmp.path());
         let reopened = Ledger::open_with(Config::new(copy.path()).read_only(true)).unwrap();
         loaded += usize::from(reopened.open_report().snapshot.is_some());
@@ -266,6 +268,7 @@ fn snapshots_spread_out_as_the_ledger_grows() {
     for chunk in events.chunks(50) {
         let bytes: Vec<&[u8]> = chunk.iter().map(|e| e.bytes()).collect();
         ledger.append_batch(&bytes).unwrap();
+        akledger::internals::finish_snapshot_write(&ledger).unwrap();
         written += chunk.len();
         let now = std::fs::read(&path).ok().map(|b| blake3::hash(&b));
         if now.is_some() && now != last {
@@ -281,4 +284,44 @@ fn snapshots_spread_out_as_the_ledger_grows() {
     }
     assert!(taken.len() < 15, "{} snapshots: {taken:?}", taken.len());
     assert_eq!(ledger.len(), events.len());
+}
+
+/// A snapshot taken while appending is written on a thread of its own: the commit that took
+/// it does not wait for the disk, and a write that failed is reported by the commit that
+/// takes the next one (which poisons the ledger, as any failed commit does). The events
+/// stay, and the next open replays them from the log.
+#[test]
+fn a_snapshot_whose_write_failed_on_its_thread_is_reported_by_the_next_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = common::realm_dag_bytes(7, 300, 6, 16);
+    let ledger = Ledger::open_with(Config::new(tmp.path()).snapshot_interval(100)).unwrap();
+    // Nothing can be renamed over a directory that holds a file.
+    let in_the_way = tmp.path().join("snapshot");
+    std::fs::create_dir_all(in_the_way.join("file")).unwrap();
+    ledger.append_batch(&all[..100]).unwrap();
+    ledger.append_batch(&all[100..150]).unwrap();
+    let err = ledger.append_batch(&all[150..200]).unwrap_err();
+    assert!(
+        matches!(&err, akledger::Error::Io { path, .. } if *path == in_the_way),
+        "{err}"
+    );
+    assert!(matches!(
+        ledger.append_batch(&all[200..]),
+        Err(akledger::Error::Poisoned)
+    ));
+    drop(ledger);
+    std::fs::remove_dir_all(&in_the_way).unwrap();
+    let reopened = Ledger::open(tmp.path()).unwrap();
+    assert!(reopened.open_report().snapshot.is_none());
+    assert_eq!(
+        reopened.len(),
+        200,
+        "the batch whose commit reported it stays"
+    );
+    assert_consistent(&reopened, 200);
+    let temporaries = files(tmp.path())
+        .into_keys()
+        .filter(|f| f.to_string_lossy().contains(".snapshot."))
+        .count();
+    assert_eq!(temporaries, 0);
 }
