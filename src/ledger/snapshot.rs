@@ -33,6 +33,8 @@ use super::state::{PendingEntry, State};
 
 /// File magic and format version.
 const MAGIC: [u8; 8] = *b"AKSNAP\x00\x01";
+/// Bytes before the body: the magic, then the body's blake3 checksum.
+const HEADER_LEN: usize = MAGIC.len() + 32;
 /// Bytes of a pending row ([`PendingEntry`]'s table encoding).
 const PENDING_ROW: usize = 49;
 
@@ -45,7 +47,10 @@ pub struct Snapshot {
 impl State {
     /// The snapshot file's bytes for this state, taken after log batch `high`.
     pub fn encode_snapshot(&self, high: HighWater) -> Vec<u8> {
+        // The body is written after room for the magic and its checksum, which go in last:
+        // the file's bytes are made in one buffer, not copied into a second one.
         let mut body = Vec::with_capacity(self.len() * 110 + 1024);
+        body.extend_from_slice(&[0; HEADER_LEN]);
         put_u64(&mut body, high.seq);
         put_u32(&mut body, high.end.segment);
         put_u64(&mut body, high.end.offset);
@@ -82,11 +87,15 @@ impl State {
             put_u32(&mut body, u32::try_from(text.len()).unwrap_or(u32::MAX));
             body.extend_from_slice(&text);
         }
-        let mut out = Vec::with_capacity(body.len() + 40);
-        out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(blake3::hash(&body).as_bytes());
-        out.extend_from_slice(&body);
-        out
+        let sum = blake3::hash(body.get(HEADER_LEN..).unwrap_or_default());
+        if let Some((magic, checksum)) = body
+            .get_mut(..HEADER_LEN)
+            .map(|header| header.split_at_mut(MAGIC.len()))
+        {
+            magic.copy_from_slice(&MAGIC);
+            checksum.copy_from_slice(sum.as_bytes());
+        }
+        body
     }
 }
 
@@ -98,7 +107,9 @@ impl Snapshot {
             return Err("not a snapshot of this version");
         }
         let sum = r.array::<32>().ok_or("truncated")?;
-        let body = r.take(bytes.len().saturating_sub(40)).ok_or("truncated")?;
+        let body = r
+            .take(bytes.len().saturating_sub(HEADER_LEN))
+            .ok_or("truncated")?;
         // The checksum is computed on another thread while the body is decoded (decoding
         // is total: damaged bytes give `None`, never a panic); the decoded state is used
         // only when the checksum matches.
