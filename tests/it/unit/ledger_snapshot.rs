@@ -54,8 +54,16 @@ fn a_state_round_trips_and_any_damage_is_refused() {
     assert!(state.pending.len() > 0 && !state.sidecars.is_empty());
     let high = HighWater::default();
     let encoded = state.encode_snapshot(high);
+    // The file layout of docs/format.md: magic, the body's blake3, the body.
+    assert_eq!(&encoded[..8], b"AKSNAP\x00\x01");
+    assert_eq!(&encoded[8..40], blake3::hash(&encoded[40..]).as_bytes());
     let back = Snapshot::decode(&encoded).unwrap();
     assert_eq!(back.high, high);
+    assert_eq!(
+        back.state.encode_snapshot(high),
+        encoded,
+        "encoding is stable"
+    );
     let mut differences = Vec::new();
     akledger::internals::check::compare_states(&back.state, &state, &mut differences);
     assert!(differences.is_empty(), "{differences:?}");
