@@ -84,6 +84,9 @@ pub mod state {
 pub mod stored {
     pub use crate::ledger::stored::*;
 }
+pub mod verify_batch {
+    pub use crate::ledger::verify_batch::*;
+}
 
 /// Waits for the periodic snapshot the ledger is writing on its own thread, if any, so that
 /// a test may look at `DIR/snapshot` as of the last commit.

@@ -50,7 +50,7 @@ pub(crate) mod stored;
 mod stored_checkpoint;
 mod tiles;
 mod tree;
-mod verify_batch;
+pub(crate) mod verify_batch;
 mod watch;
 
 pub use crate::store::log::Durability;

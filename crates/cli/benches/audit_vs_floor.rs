@@ -1,7 +1,7 @@
 //! `akledger audit` and `akledger import` of a log file, whole process, against their
 //! floor: the same file read, each event parsed and its signature batch-verified (ZIP-215,
-//! in batches of 500, their coefficients drawn from a ChaCha20 generator seeded from the OS
-//! once per batch, as the ledger's workers do) on every core, in one process. The audit
+//! in batches of 500, by the function the ledger's verification workers run on their
+//! shares) on every core, in one process. The audit
 //! does that and admission, the causal index, the exchange fold and the report besides;
 //! the import, admission into a new ledger on disk, durably. Also their peak resident
 //! memory (`/usr/bin/time`): an audit replays into an in-memory ledger that refers to the
@@ -23,9 +23,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use akledger::{Event, Keyring, Verifier};
-use rand_chacha::ChaCha20Rng;
-use rand_core::{OsRng, SeedableRng};
+use akledger::internals::verify_batch::verify_part;
+use akledger::{Keyring, Verifier};
 
 /// Reads `log` (JSON Lines), then parses and batch-verifies every event on `threads`
 /// threads; returns how many verified.
@@ -46,11 +45,7 @@ fn floor(log: &Path, threads: usize) -> usize {
                 s.spawn(move || {
                     part.chunks(500)
                         .map(|batch| {
-                            let parsed = batch.iter().map(|b| Event::parse(b));
-                            // Drawing each coefficient from the OS would cost the floor a
-                            // system call per signature that the ledger does not pay.
-                            let coefficients = ChaCha20Rng::from_rng(OsRng).unwrap();
-                            Event::verify_batch(parsed, verifier, coefficients)
+                            verify_part(batch, verifier)
                                 .iter()
                                 .filter(|v| v.is_ok())
                                 .count()
