@@ -34,7 +34,7 @@ use super::state::{PendingEntry, State};
 /// File magic and format version.
 const MAGIC: [u8; 8] = *b"AKSNAP\x00\x01";
 /// Bytes before the body: the magic, then the body's blake3 checksum.
-const HEADER_LEN: usize = MAGIC.len() + 32;
+const HEADER_LEN: usize = MAGIC.len() + blake3::OUT_LEN;
 /// Bytes of a pending row ([`PendingEntry`]'s table encoding).
 const PENDING_ROW: usize = 49;
 
@@ -106,7 +106,7 @@ impl Snapshot {
         if r.array::<8>() != Some(MAGIC) {
             return Err("not a snapshot of this version");
         }
-        let sum = r.array::<32>().ok_or("truncated")?;
+        let sum = r.array::<{ blake3::OUT_LEN }>().ok_or("truncated")?;
         let body = r
             .take(bytes.len().saturating_sub(HEADER_LEN))
             .ok_or("truncated")?;
