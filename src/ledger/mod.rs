@@ -440,9 +440,12 @@ impl Ledger {
         }
         self.announce_admitted(first, &admitted);
         let mut tree = self.tree.write().map_err(|_| Error::Poisoned)?;
-        let new_ids = state.ids.raw().get(first..).unwrap_or_default().to_vec();
-        drop(state);
-        tree.append(&new_ids)?;
+        // A lazy tree (an in-memory ledger's) is built when read (`Ledger::tree_now`).
+        if !tree.is_lazy() {
+            let new_ids = state.ids.raw().get(first..).unwrap_or_default().to_vec();
+            drop(state);
+            tree.append(&new_ids)?;
+        }
         drop(tree);
         if let Some(index) = &self.index {
             index.persist(first, &records, &changes, high_water)?;

@@ -307,7 +307,7 @@ fn open_in_memory(config: Config) -> Result<Ledger, Error> {
     Ok(assemble(
         config,
         writer,
-        (State::default(), Tree::in_memory()),
+        (State::default(), Tree::lazy()),
         None,
         OpenReport::default(),
         None,

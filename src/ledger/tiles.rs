@@ -58,7 +58,7 @@ impl Ledger {
                     .ok_or_else(|| Error::Misuse("an id longer than an entry".into()))
             }
             TileKind::Hashes { .. } => {
-                let tree = self.tree.read().map_err(|_| Error::Poisoned)?;
+                let tree = self.tree_now()?;
                 tree.read_tile(tile).map_err(|e| Error::Corrupt {
                     path: self.config.dir.join(crate::layout::TREE),
                     offset: 0,

@@ -1,7 +1,11 @@
 //! The ledger tree (PROFILE §13), kept as events are admitted: the RFC 9162 tree over the
 //! admitted events' 33-byte binary ids in admission order, its stored hashes in the
 //! stored-hash order of [`crate::tlog`] (in the derived file `DIR/tree`, or in memory for an
-//! in-memory ledger), and the right edge in memory for the current root.
+//! in-memory ledger), and the right edge in memory for the current root. An in-memory
+//! ledger (what an audit replays into) builds its tree only when it is first read, and
+//! brings it up to the admitted events at each read after that
+//! ([`Ledger::tree_now`]): an audit that never asks for a root or a proof hashes nothing
+//! and keeps no stored hashes.
 //!
 //! Appending leaf n stores `1 + trailing_ones(n)` hashes; the earlier hashes that costs are
 //! the right edge's subtree roots, so an append reads nothing from disk: O(1) amortised
@@ -17,6 +21,7 @@
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::RwLockReadGuard;
 
 use crate::ed25519_dalek::SigningKey;
 use crate::error::Error;
@@ -52,6 +57,9 @@ pub(super) struct Tree {
     /// first, each with its stored-hash index (so ascending indexes).
     edge: Vec<(u64, Hash)>,
     store: Store,
+    /// Built from the admitted ids when read, not as they are admitted (an in-memory
+    /// ledger's: [`Tree::lazy`]).
+    lazy: bool,
 }
 
 /// The right edge as a [`HashReader`]: it answers exactly the hashes an append reads.
@@ -148,12 +156,37 @@ fn no_proof(message: String) -> Error {
 }
 
 impl Tree {
-    /// An in-memory ledger's empty tree.
+    /// An empty tree whose stored hashes are kept in memory.
     pub(super) fn in_memory() -> Tree {
         Tree {
             size: 0,
             edge: Vec::new(),
             store: Store::Memory(Vec::new()),
+            lazy: false,
+        }
+    }
+
+    /// An in-memory ledger's empty tree, built from the admitted ids when it is read
+    /// ([`Tree::catch_up`]) instead of as they are admitted.
+    pub(super) fn lazy() -> Tree {
+        Tree {
+            lazy: true,
+            ..Tree::in_memory()
+        }
+    }
+
+    /// Whether the tree is built when read ([`Tree::lazy`]): admitting events leaves it as
+    /// it is.
+    pub(super) fn is_lazy(&self) -> bool {
+        self.lazy
+    }
+
+    /// Appends the admitted `ids` (all of them, in admission order) that the tree lacks.
+    fn catch_up(&mut self, ids: &[[u8; 33]]) -> Result<(), Error> {
+        let from = usize::try_from(self.size).unwrap_or(usize::MAX);
+        match ids.get(from..) {
+            Some(lacking) if !lacking.is_empty() => self.append(lacking),
+            _ => Ok(()),
         }
     }
 
@@ -248,6 +281,7 @@ impl Tree {
                 file,
                 path: path.clone(),
             },
+            lazy: false,
         };
         tree.append(ids)?;
         Ok(tree)
@@ -280,6 +314,7 @@ impl Tree {
                 file,
                 path: path.to_owned(),
             },
+            lazy: false,
         };
         let indexes = edge_indexes(size);
         let roots = Stored(&tree.store)
@@ -441,20 +476,37 @@ fn tree_error(path: &Path, e: TreeError<String>) -> Error {
 }
 
 impl Ledger {
+    /// The tree to read: a lazy one ([`Tree::lazy`]) is first brought up to the admitted
+    /// events. (Locks in the order commits take them: the state, then the tree.)
+    pub(super) fn tree_now(&self) -> Result<RwLockReadGuard<'_, Tree>, Error> {
+        {
+            let tree = self.tree.read().map_err(|_| Error::Poisoned)?;
+            if !tree.is_lazy() {
+                return Ok(tree);
+            }
+        }
+        {
+            let state = self.read_state()?;
+            let mut tree = self.tree.write().map_err(|_| Error::Poisoned)?;
+            tree.catch_up(state.ids.raw())?;
+        }
+        self.tree.read().map_err(|_| Error::Poisoned)
+    }
+
     /// The number of events in the ledger tree: the admitted events (PROFILE §13).
     pub fn tree_size(&self) -> u64 {
-        self.tree.read().map_or(0, |t| t.size())
+        self.tree_now().map_or(0, |t| t.size())
     }
 
     /// The root of the current tree (the empty tree's hash while nothing is admitted).
     pub fn root(&self) -> Result<Hash, Error> {
-        Ok(self.tree.read().map_err(|_| Error::Poisoned)?.root())
+        Ok(self.tree_now()?.root())
     }
 
     /// The root of the tree of the first `size` admitted events (`size` at most
     /// [`Ledger::tree_size`]; otherwise `proof_invalid`).
     pub fn root_at(&self, size: u64) -> Result<Hash, Error> {
-        let tree = self.tree.read().map_err(|_| Error::Poisoned)?;
+        let tree = self.tree_now()?;
         check_size("a tree", size, tree.size())?;
         tree.root_at(size)
             .map_err(|e| tree_error(&self.config.dir, e))
@@ -488,7 +540,7 @@ impl Ledger {
         let origin = self.origin()?;
         let signer = NoteSigner::new(&origin, key.clone())?;
         let (size, root) = {
-            let tree = self.tree.read().map_err(|_| Error::Poisoned)?;
+            let tree = self.tree_now()?;
             (tree.size(), tree.root())
         };
         Ok(Checkpoint::new(&origin, size, root)?.sign(&signer)?)
@@ -508,7 +560,7 @@ impl Ledger {
             state.ids.get(id).map(|p| p.index() as u64)
         }
         .ok_or_else(|| no_proof(format!("{id} is not an admitted event of this ledger")))?;
-        let tree = self.tree.read().map_err(|_| Error::Poisoned)?;
+        let tree = self.tree_now()?;
         let size = size.unwrap_or(tree.size());
         check_size("a tree", size, tree.size())?;
         if index >= size {
@@ -530,7 +582,7 @@ impl Ledger {
         new_size: Option<u64>,
     ) -> Result<ConsistencyProof, Error> {
         let origin = self.origin()?;
-        let tree = self.tree.read().map_err(|_| Error::Poisoned)?;
+        let tree = self.tree_now()?;
         let new_size = new_size.unwrap_or(tree.size());
         check_size("a tree", new_size, tree.size())?;
         if old_size > new_size {
@@ -549,7 +601,7 @@ impl Ledger {
         ids: &[[u8; 33]],
         diffs: &mut Vec<String>,
     ) -> Result<(), Error> {
-        let tree = self.tree.read().map_err(|_| Error::Poisoned)?;
+        let tree = self.tree_now()?;
         if let Some(d) = tree.compare(ids)? {
             diffs.push(d);
         }

@@ -1,6 +1,6 @@
 //! The ledger tree (PROFILE §13) kept as events are admitted: it equals the core's
 //! `tlog::tree_hash` recomputed from `Ledger::iter()`'s ids after appends in many batch
-//! shapes (pending events released included), after a reopen, after the tree file is
+//! shapes (pending events released included), in memory (built when read), after a reopen, after the tree file is
 //! deleted, cut or damaged, after an index rebuild and on a read-only open; proofs verify
 //! with the core's verifiers; bad requests are `proof_invalid`.
 
@@ -75,17 +75,24 @@ fn the_tree_follows_admission_in_many_batch_shapes() {
     ] {
         let tmp = tempfile::tempdir().unwrap();
         let ledger = open(tmp.path());
+        // An in-memory ledger's tree is built when read: read here between some appends
+        // (then caught up with what came since), there only at the end.
+        let memory = Ledger::open_with(Config::in_memory()).unwrap();
         let mut at = 0;
         for size in sizes {
             let end = (at + size).min(events.len());
             let batch: Vec<&[u8]> = events[at..end].iter().map(|e| e.bytes()).collect();
             ledger.append_batch(&batch).unwrap();
+            memory.append_batch(&batch).unwrap();
             at = end;
             if at % 7 == 0 {
                 assert_eq!(ledger.tree_size(), ledger.len() as u64, "{shape}");
+                assert_eq!(memory.root().unwrap(), ledger.root().unwrap(), "{shape}");
             }
         }
         assert_tree(&ledger);
+        assert_tree(&memory);
+        assert_eq!(memory.root().unwrap(), ledger.root().unwrap(), "{shape}");
         drop(ledger);
         let reopened = open(tmp.path());
         assert!(

@@ -58,6 +58,9 @@ pub(crate) struct MemorySegment {
     holes: Vec<Hole>,
     /// The files holes refer to.
     sources: Vec<Arc<File>>,
+    /// Where [`matching`] reads the sources, kept from batch to batch (at most
+    /// [`COMPARE_SPAN`] bytes).
+    compare: Vec<u8>,
 }
 
 impl MemorySegment {
@@ -70,6 +73,7 @@ impl MemorySegment {
             held,
             holes: Vec::new(),
             sources: Vec::new(),
+            compare: Vec::new(),
         }
     }
 
@@ -145,7 +149,7 @@ impl MemorySegment {
         }
         scratch.clear();
         let out = encode(scratch);
-        let matching = matching(scratch, offset, lifts);
+        let matching = matching(scratch, offset, lifts, &mut self.compare);
         let mut from = 0usize;
         for lift in lifts
             .iter()
@@ -193,8 +197,8 @@ impl MemorySegment {
 
 /// For each lift, whether `encoded` (the bytes appended at segment offset `base`) holds at
 /// its place exactly what its source holds at its offset. Lifts of one source close together
-/// are compared from one read.
-fn matching(encoded: &[u8], base: u64, lifts: &[Lift]) -> Vec<bool> {
+/// are compared from one read, into `buf`.
+fn matching(encoded: &[u8], base: u64, lifts: &[Lift], buf: &mut Vec<u8>) -> Vec<bool> {
     let payload = |l: &Lift| {
         let start = usize::try_from(l.at.checked_sub(base)?).ok()?;
         encoded.get(start..start.checked_add(l.len as usize)?)
@@ -218,8 +222,12 @@ fn matching(encoded: &[u8], base: u64, lifts: &[Lift]) -> Vec<bool> {
             j += 1;
         }
         let j = j.max(i + 1);
-        let mut read = vec![0u8; usize::try_from(hi - lo).unwrap_or(0)];
-        let span = first.source.read_exact_at(&mut read, lo).is_ok();
+        let want = usize::try_from(hi - lo).unwrap_or(0);
+        if buf.len() < want {
+            buf.resize(want, 0);
+        }
+        let read = buf.get_mut(..want).unwrap_or_default();
+        let span = first.source.read_exact_at(read, lo).is_ok();
         for (k, l) in lifts.iter().enumerate().take(j).skip(i) {
             let ok = if span {
                 let stored = usize::try_from(l.offset - lo)
