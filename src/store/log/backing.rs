@@ -50,29 +50,29 @@ impl Backing {
 
     /// Appends what `encode` writes at `offset`, the segment's committed end: into
     /// `scratch` (cleared first) and then to the file with one positioned write, or, in
-    /// memory, straight into the segment's bytes, with no copy — or, when there are `lifts`,
-    /// through `scratch`, leaving those payloads in their source. A file holds every byte:
-    /// `lifts` are for memory only. In memory the log only ever appends, so `offset` must
-    /// be where the bytes end (anything else would be a bug: `InvalidInput`, nothing
-    /// written).
+    /// memory, straight into the segment's bytes, with no copy, leaving the payloads of
+    /// `lifts` that match their source there (`encode` is told which entries to write
+    /// without their payloads). A file holds every byte: `lifts` are for memory only. In
+    /// memory the log only ever appends, so `offset` must be where the bytes end (anything
+    /// else would be a bug: `InvalidInput`, nothing written).
     pub(crate) fn append<T>(
         &self,
         offset: u64,
         scratch: &mut Vec<u8>,
-        encode: impl FnOnce(&mut Vec<u8>) -> T,
-        lifts: &[Lift],
+        encode: impl FnOnce(&mut Vec<u8>, &[bool]) -> T,
+        lifts: &[Lift<'_>],
     ) -> io::Result<T> {
         match self {
             Backing::File(file, _) => {
                 scratch.clear();
-                let out = encode(scratch);
+                let out = encode(scratch, &[]);
                 file.write_all_at(scratch, offset)?;
                 Ok(out)
             }
             Backing::Memory(segment) => segment
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
-                .append(offset, scratch, encode, lifts),
+                .append(offset, encode, lifts),
         }
     }
 

@@ -360,13 +360,44 @@ pub fn write_frame(
     record: &Record,
     payload: &[u8],
 ) -> [u8; CHECKSUM_LEN] {
+    write_frame_parts(out, sealing, segment, offset, record, payload, true)
+}
+
+/// [`write_frame`] without the payload's bytes: the frame's length and checksum still
+/// cover them, and the `payload.len()` bytes after what it writes are the payload's place
+/// (an in-memory segment leaves them in the file they were read from).
+pub fn write_frame_head(
+    out: &mut Vec<u8>,
+    sealing: Sealing,
+    segment: u32,
+    offset: u64,
+    record: &Record,
+    payload: &[u8],
+) -> [u8; CHECKSUM_LEN] {
+    write_frame_parts(out, sealing, segment, offset, record, payload, false)
+}
+
+fn write_frame_parts(
+    out: &mut Vec<u8>,
+    sealing: Sealing,
+    segment: u32,
+    offset: u64,
+    record: &Record,
+    payload: &[u8],
+    with_payload: bool,
+) -> [u8; CHECKSUM_LEN] {
     let start = out.len();
     out.extend_from_slice(&[0u8; FRAME_PREFIX_LEN]);
     encode_record(record, out);
-    out.extend_from_slice(payload);
-    let body = out.get(start + FRAME_PREFIX_LEN..).unwrap_or_default();
-    let len = (body.len() as u32).to_le_bytes();
-    let sum = sealing.frame_checksum(segment, offset, &[body]);
+    let head_end = out.len();
+    if with_payload {
+        out.extend_from_slice(payload);
+    }
+    let head = out
+        .get(start + FRAME_PREFIX_LEN..head_end)
+        .unwrap_or_default();
+    let len = ((head.len() + payload.len()) as u32).to_le_bytes();
+    let sum = sealing.frame_checksum(segment, offset, &[head, payload]);
     if let Some(prefix) = out.get_mut(start..start + FRAME_PREFIX_LEN) {
         for (slot, byte) in prefix.iter_mut().zip(len.iter().chain(sum.iter())) {
             *slot = *byte;

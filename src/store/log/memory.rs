@@ -15,7 +15,11 @@ use std::sync::Arc;
 
 /// A payload to leave in `source` at `offset`, for the segment bytes `at..at + len`.
 #[derive(Clone, Debug)]
-pub struct Lift {
+pub struct Lift<'a> {
+    /// The index of its entry in the batch.
+    pub entry: usize,
+    /// Its bytes, as read (compared with the source's before it is left there).
+    pub payload: &'a [u8],
     /// Segment offset of the payload.
     pub at: u64,
     /// Its length.
@@ -131,45 +135,33 @@ impl MemorySegment {
     }
 
     /// Appends what `encode` writes at `offset`, which must be the segment's end
-    /// (`InvalidInput` otherwise, nothing written). Without `lifts` it writes straight into
-    /// the held bytes; with them it writes into `scratch` and keeps all but the lifted
-    /// payloads that match their source.
+    /// (`InvalidInput` otherwise, nothing written), straight into the held bytes. The
+    /// payloads of `lifts` that match their source stay there: `encode` is told to write
+    /// those entries without their payloads (by entry index), and each becomes a hole.
     pub(crate) fn append<T>(
         &mut self,
         offset: u64,
-        scratch: &mut Vec<u8>,
-        encode: impl FnOnce(&mut Vec<u8>) -> T,
-        lifts: &[Lift],
+        encode: impl FnOnce(&mut Vec<u8>, &[bool]) -> T,
+        lifts: &[Lift<'_>],
     ) -> io::Result<T> {
         if self.len() != offset {
             return Err(io::Error::from(io::ErrorKind::InvalidInput));
         }
         if lifts.is_empty() {
-            return Ok(encode(&mut self.held));
+            return Ok(encode(&mut self.held, &[]));
         }
-        scratch.clear();
-        let out = encode(scratch);
-        let matching = matching(scratch, offset, lifts, &mut self.compare);
-        let mut from = 0usize;
-        for lift in lifts
-            .iter()
-            .zip(matching)
-            .filter_map(|(l, ok)| ok.then_some(l))
-        {
-            let Some(start) = lift
-                .at
-                .checked_sub(offset)
-                .and_then(|s| usize::try_from(s).ok())
-            else {
-                continue;
-            };
-            let end = start + lift.len as usize;
-            if start < from || end > scratch.len() {
-                continue;
+        let matching = matching(lifts, &mut self.compare);
+        let mut left_out = Vec::new();
+        for (lift, _) in lifts.iter().zip(&matching).filter(|(_, ok)| **ok) {
+            if left_out.len() <= lift.entry {
+                left_out.resize(lift.entry + 1, false);
             }
-            self.held
-                .extend_from_slice(scratch.get(from..start).unwrap_or_default());
-            from = end;
+            if let Some(slot) = left_out.get_mut(lift.entry) {
+                *slot = true;
+            }
+        }
+        let out = encode(&mut self.held, &left_out);
+        for (lift, _) in lifts.iter().zip(matching).filter(|(_, ok)| *ok) {
             let source = self.source_index(&lift.source);
             self.holes.push(Hole {
                 at: lift.at,
@@ -179,8 +171,6 @@ impl MemorySegment {
                 source,
             });
         }
-        self.held
-            .extend_from_slice(scratch.get(from..).unwrap_or_default());
         Ok(out)
     }
 
@@ -195,14 +185,12 @@ impl MemorySegment {
     }
 }
 
-/// For each lift, whether `encoded` (the bytes appended at segment offset `base`) holds at
-/// its place exactly what its source holds at its offset. Lifts of one source close together
-/// are compared from one read, into `buf`.
-fn matching(encoded: &[u8], base: u64, lifts: &[Lift], buf: &mut Vec<u8>) -> Vec<bool> {
-    let payload = |l: &Lift| {
-        let start = usize::try_from(l.at.checked_sub(base)?).ok()?;
-        encoded.get(start..start.checked_add(l.len as usize)?)
-    };
+/// For each lift, whether its payload is exactly what its source holds at its offset.
+/// Lifts of one source close together are compared from one read, into `buf`.
+fn matching<'a>(lifts: &[Lift<'a>], buf: &mut Vec<u8>) -> Vec<bool> {
+    fn payload<'a>(l: &Lift<'a>) -> Option<&'a [u8]> {
+        Some(l.payload).filter(|p| p.len() == l.len as usize)
+    }
     let mut out = vec![false; lifts.len()];
     let mut i = 0;
     while let Some(first) = lifts.get(i) {

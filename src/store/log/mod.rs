@@ -107,7 +107,7 @@ pub use format::{
 pub use reader::{BatchEntry, LogBatch, LogBatches, LogEntry, LogIter, SegmentReader};
 pub use recovery::segment_file_name;
 
-use format::{frame_len, write_frame, Record, CHECKSUM_LEN, FILE_HEADER_LEN};
+use format::{frame_len, write_frame, write_frame_head, Record, CHECKSUM_LEN, FILE_HEADER_LEN};
 
 /// Position of an entry: its frame's byte offset in segment file `segment`.
 /// Stable for ever; `Ord` follows log order.
@@ -500,26 +500,30 @@ impl SegmentLog {
             }
             _ => Vec::new(),
         };
-        // Appends the batch's frames to `buf`, whose current end is file offset `base`.
-        let encode = |buf: &mut Vec<u8>| {
-            let origin = buf.len();
-            let at = |buf: &Vec<u8>| base + (buf.len() - origin) as u64;
+        // Appends the batch's frames, which start at segment offset `base`, to `buf`;
+        // without the payloads of the entries `left_out` marks (those stay in their source).
+        let encode = |buf: &mut Vec<u8>, left_out: &[bool]| {
             let mut sums = Vec::with_capacity(entries.len() + 1);
             let mut positions = Vec::with_capacity(entries.len());
             sums.push(write_frame(buf, sealing, segment, base, &begin, &[]));
-            for (kind, payload) in entries {
-                let offset = at(buf);
-                positions.push(LogPos::new(segment, offset));
+            let mut at = base + frame_len(&begin, 0) as u64;
+            for (i, (kind, payload)) in entries.iter().enumerate() {
+                positions.push(LogPos::new(segment, at));
                 let entry = Record::Entry { kind: *kind };
-                sums.push(write_frame(buf, sealing, segment, offset, &entry, payload));
+                let write = match left_out.get(i) {
+                    Some(true) => write_frame_head,
+                    _ => write_frame,
+                };
+                sums.push(write(buf, sealing, segment, at, &entry, payload));
+                at += frame_len(&entry, payload.len()) as u64;
             }
             let commit = Record::BatchCommit {
                 seq,
                 count,
                 digest: sealing.digest(&sums),
             };
-            write_frame(buf, sealing, segment, at(buf), &commit, &[]);
-            debug_assert_eq!(at(buf), base + total);
+            write_frame(buf, sealing, segment, at, &commit, &[]);
+            debug_assert_eq!(at + frame_len(&commit, 0) as u64, base + total);
             positions
         };
         let mut buf = std::mem::take(&mut self.buf);
@@ -621,13 +625,13 @@ impl SegmentLog {
 
 /// The payloads of `entries` (a batch appended at `base`, opened by `begin`) to leave in
 /// `source`: those with an offset there.
-fn lifts(
-    entries: &[(u8, &[u8])],
+fn lifts<'a>(
+    entries: &[(u8, &'a [u8])],
     base: u64,
     begin: &Record,
     source: &Arc<File>,
     offsets: &[Option<u64>],
-) -> Vec<memory::Lift> {
+) -> Vec<memory::Lift<'a>> {
     let mut at = base + frame_len(begin, 0) as u64;
     let mut lifts = Vec::with_capacity(entries.len());
     for (i, (kind, payload)) in entries.iter().enumerate() {
@@ -635,6 +639,8 @@ fn lifts(
         let payload_at = at + frame_len(&entry, 0) as u64;
         if let (Some(Some(offset)), Ok(len)) = (offsets.get(i), u32::try_from(payload.len())) {
             lifts.push(memory::Lift {
+                entry: i,
+                payload,
                 at: payload_at,
                 len,
                 source: Arc::clone(source),
