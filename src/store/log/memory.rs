@@ -150,7 +150,16 @@ impl MemorySegment {
         if lifts.is_empty() {
             return Ok(encode(&mut self.held, &[]));
         }
-        let matching = matching(lifts, &mut self.compare);
+        let mut matching = matching(lifts, &mut self.compare);
+        // Holes ascend and never overlap: a lift out of that order stays held.
+        let mut end = offset;
+        for (lift, ok) in lifts.iter().zip(matching.iter_mut()).filter(|(_, ok)| **ok) {
+            if lift.at < end {
+                *ok = false;
+            } else {
+                end = lift.at.saturating_add(u64::from(lift.len));
+            }
+        }
         let mut left_out = Vec::new();
         for (lift, _) in lifts.iter().zip(&matching).filter(|(_, ok)| **ok) {
             if left_out.len() <= lift.entry {
