@@ -350,42 +350,44 @@ pub fn batch_digest(checksums: &[[u8; CHECKSUM_LEN]]) -> [u8; CHECKSUM_LEN] {
     hash_prefix(&h.finalize())
 }
 
-/// Appends one frame (prefix + record header + payload) for position `offset` to `out`.
-/// Returns the frame's checksum (zeros when `sealing` is [`Sealing::Unchecked`]).
-pub fn write_frame(
-    out: &mut Vec<u8>,
-    sealing: Sealing,
-    segment: u32,
-    offset: u64,
-    record: &Record,
-    payload: &[u8],
-) -> [u8; CHECKSUM_LEN] {
-    write_frame_parts(out, sealing, segment, offset, record, payload, true)
+/// A frame's payload for [`write_frame`]: written, or left where it is.
+#[derive(Clone, Copy, Debug)]
+pub enum Payload<'a> {
+    /// The payload's bytes follow the record header.
+    Written(&'a [u8]),
+    /// The frame's length and checksum cover these bytes, but they are not written: the
+    /// `len()` bytes after the frame's head are their place (an in-memory segment leaves
+    /// them in the file they were read from).
+    LeftOut(&'a [u8]),
 }
 
-/// [`write_frame`] without the payload's bytes: the frame's length and checksum still
-/// cover them, and the `payload.len()` bytes after what it writes are the payload's place
-/// (an in-memory segment leaves them in the file they were read from).
-pub fn write_frame_head(
-    out: &mut Vec<u8>,
-    sealing: Sealing,
-    segment: u32,
-    offset: u64,
-    record: &Record,
-    payload: &[u8],
-) -> [u8; CHECKSUM_LEN] {
-    write_frame_parts(out, sealing, segment, offset, record, payload, false)
+impl<'a> From<&'a [u8]> for Payload<'a> {
+    fn from(bytes: &'a [u8]) -> Self {
+        Payload::Written(bytes)
+    }
 }
 
-fn write_frame_parts(
+impl<'a, const N: usize> From<&'a [u8; N]> for Payload<'a> {
+    fn from(bytes: &'a [u8; N]) -> Self {
+        Payload::Written(bytes)
+    }
+}
+
+/// Appends one frame (prefix + record header + payload, but for a [`Payload::LeftOut`]'s
+/// bytes) for position `offset` to `out`. Returns the frame's checksum (zeros when
+/// `sealing` is [`Sealing::Unchecked`]).
+pub fn write_frame<'a>(
     out: &mut Vec<u8>,
     sealing: Sealing,
     segment: u32,
     offset: u64,
     record: &Record,
-    payload: &[u8],
-    with_payload: bool,
+    payload: impl Into<Payload<'a>>,
 ) -> [u8; CHECKSUM_LEN] {
+    let (payload, with_payload) = match payload.into() {
+        Payload::Written(bytes) => (bytes, true),
+        Payload::LeftOut(bytes) => (bytes, false),
+    };
     let start = out.len();
     out.extend_from_slice(&[0u8; FRAME_PREFIX_LEN]);
     encode_record(record, out);

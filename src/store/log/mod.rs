@@ -107,7 +107,7 @@ pub use format::{
 pub use reader::{BatchEntry, LogBatch, LogBatches, LogEntry, LogIter, SegmentReader};
 pub use recovery::segment_file_name;
 
-use format::{frame_len, write_frame, write_frame_head, Record, CHECKSUM_LEN, FILE_HEADER_LEN};
+use format::{frame_len, write_frame, Payload, Record, CHECKSUM_LEN, FILE_HEADER_LEN};
 
 /// Position of an entry: its frame's byte offset in segment file `segment`.
 /// Stable for ever; `Ord` follows log order.
@@ -510,11 +510,11 @@ impl SegmentLog {
             for (i, (kind, payload)) in entries.iter().enumerate() {
                 positions.push(LogPos::new(segment, at));
                 let entry = Record::Entry { kind: *kind };
-                let write = match left_out.get(i) {
-                    Some(true) => write_frame_head,
-                    _ => write_frame,
+                let framed = match left_out.get(i) {
+                    Some(true) => Payload::LeftOut(payload),
+                    _ => Payload::Written(payload),
                 };
-                sums.push(write(buf, sealing, segment, at, &entry, payload));
+                sums.push(write_frame(buf, sealing, segment, at, &entry, framed));
                 at += frame_len(&entry, payload.len()) as u64;
             }
             let commit = Record::BatchCommit {

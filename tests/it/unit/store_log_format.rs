@@ -86,6 +86,30 @@ fn file_header_roundtrip() {
 }
 
 #[test]
+fn a_frame_written_without_its_payload_is_the_whole_frame_but_the_payload() {
+    let payload = b"a payload left in the file it came from";
+    for sealing in [Sealing::Blake3, Sealing::Xxh3, Sealing::Unchecked] {
+        let entry = Record::Entry { kind: 3 };
+        let mut whole = Vec::new();
+        let sum = write_frame(&mut whole, sealing, 2, 640, &entry, payload);
+        let mut head = Vec::new();
+        let head_sum = write_frame(
+            &mut head,
+            sealing,
+            2,
+            640,
+            &entry,
+            Payload::LeftOut(payload),
+        );
+        assert_eq!(head_sum, sum, "{sealing:?}");
+        assert_eq!(head.len() + payload.len(), whole.len());
+        assert_eq!(frame_len(&entry, payload.len()), whole.len());
+        head.extend_from_slice(payload);
+        assert_eq!(head, whole, "{sealing:?}");
+    }
+}
+
+#[test]
 fn frame_is_position_bound() {
     for sealing in [Sealing::Blake3, Sealing::Xxh3] {
         let mut buf = Vec::new();
