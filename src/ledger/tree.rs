@@ -485,11 +485,18 @@ impl Ledger {
                 return Ok(tree);
             }
         }
+        let state = self.read_state()?;
         {
-            let state = self.read_state()?;
-            let mut tree = self.tree.write().map_err(|_| Error::Poisoned)?;
-            tree.catch_up(state.ids.raw())?;
+            let tree = self.tree.read().map_err(|_| Error::Poisoned)?;
+            if tree.size() == state.ids.raw().len() as u64 {
+                return Ok(tree);
+            }
         }
+        self.tree
+            .write()
+            .map_err(|_| Error::Poisoned)?
+            .catch_up(state.ids.raw())?;
+        drop(state);
         self.tree.read().map_err(|_| Error::Poisoned)
     }
 
