@@ -13,7 +13,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
-/// A payload to leave in `source` at `offset`, for the segment bytes `at..at + len`.
+/// A payload to leave in `source` at `offset`, for the segment bytes from `at` on.
 #[derive(Clone, Debug)]
 pub struct Lift<'a> {
     /// The index of its entry in the batch.
@@ -22,8 +22,6 @@ pub struct Lift<'a> {
     pub payload: &'a [u8],
     /// Segment offset of the payload.
     pub at: u64,
-    /// Its length.
-    pub len: u32,
     /// The file it was read from.
     pub source: Arc<File>,
     /// Where it is in that file.
@@ -150,33 +148,39 @@ impl MemorySegment {
         if lifts.is_empty() {
             return Ok(encode(&mut self.held, &[]));
         }
-        let mut matching = matching(lifts, &mut self.compare);
-        // Holes ascend and never overlap: a lift out of that order stays held.
-        let mut end = offset;
-        for (lift, ok) in lifts.iter().zip(matching.iter_mut()).filter(|(_, ok)| **ok) {
-            if lift.at < end {
-                *ok = false;
-            } else {
-                end = lift.at.saturating_add(u64::from(lift.len));
-            }
-        }
+        // The matching lifts, as holes (each with its length): they ascend and never
+        // overlap, and a lift out of that order stays held.
+        let mut holes = Vec::new();
         let mut left_out = Vec::new();
-        for (lift, _) in lifts.iter().zip(&matching).filter(|(_, ok)| **ok) {
+        let mut end = offset;
+        for (lift, _) in lifts
+            .iter()
+            .zip(matching(lifts, &mut self.compare))
+            .filter(|(_, ok)| *ok)
+        {
+            let Ok(len) = u32::try_from(lift.payload.len()) else {
+                continue;
+            };
+            if lift.at < end {
+                continue;
+            }
+            end = lift.at.saturating_add(u64::from(len));
             if left_out.len() <= lift.entry {
                 left_out.resize(lift.entry + 1, false);
             }
             if let Some(slot) = left_out.get_mut(lift.entry) {
                 *slot = true;
             }
+            holes.push((lift, len));
         }
         let out = encode(&mut self.held, &left_out);
-        for (lift, _) in lifts.iter().zip(matching).filter(|(_, ok)| *ok) {
+        for (lift, len) in holes {
             let source = self.source_index(&lift.source);
             self.holes.push(Hole {
                 at: lift.at,
                 before: self.hole_bytes(),
                 offset: lift.offset,
-                len: lift.len,
+                len,
                 source,
             });
         }
@@ -196,10 +200,7 @@ impl MemorySegment {
 
 /// For each lift, whether its payload is exactly what its source holds at its offset.
 /// Lifts of one source close together are compared from one read, into `buf`.
-fn matching<'a>(lifts: &[Lift<'a>], buf: &mut Vec<u8>) -> Vec<bool> {
-    fn payload<'a>(l: &Lift<'a>) -> Option<&'a [u8]> {
-        Some(l.payload).filter(|p| p.len() == l.len as usize)
-    }
+fn matching(lifts: &[Lift<'_>], buf: &mut Vec<u8>) -> Vec<bool> {
     let mut out = vec![false; lifts.len()];
     let mut i = 0;
     while let Some(first) = lifts.get(i) {
@@ -208,7 +209,7 @@ fn matching<'a>(lifts: &[Lift<'a>], buf: &mut Vec<u8>) -> Vec<bool> {
         let mut hi = lo;
         let mut j = i;
         while let Some(l) = lifts.get(j) {
-            let end = l.offset.saturating_add(u64::from(l.len));
+            let end = l.offset.saturating_add(l.payload.len() as u64);
             if !Arc::ptr_eq(&l.source, &first.source)
                 || l.offset < lo
                 || end.saturating_sub(lo) > COMPARE_SPAN
@@ -229,13 +230,12 @@ fn matching<'a>(lifts: &[Lift<'a>], buf: &mut Vec<u8>) -> Vec<bool> {
             let ok = if span {
                 let stored = usize::try_from(l.offset - lo)
                     .ok()
-                    .and_then(|s| read.get(s..s.checked_add(l.len as usize)?));
-                stored.is_some() && stored == payload(l)
+                    .and_then(|s| read.get(s..s.checked_add(l.payload.len())?));
+                stored == Some(l.payload)
             } else {
                 // Something in the span is unreadable: each on its own.
-                let mut alone = vec![0u8; l.len as usize];
-                l.source.read_exact_at(&mut alone, l.offset).is_ok()
-                    && Some(alone.as_slice()) == payload(l)
+                let mut alone = vec![0u8; l.payload.len()];
+                l.source.read_exact_at(&mut alone, l.offset).is_ok() && alone == l.payload
             };
             if let Some(slot) = out.get_mut(k) {
                 *slot = ok;

@@ -637,12 +637,11 @@ fn lifts<'a>(
     for (i, (kind, payload)) in entries.iter().enumerate() {
         let entry = Record::Entry { kind: *kind };
         let payload_at = at + frame_len(&entry, 0) as u64;
-        if let (Some(Some(offset)), Ok(len)) = (offsets.get(i), u32::try_from(payload.len())) {
+        if let Some(Some(offset)) = offsets.get(i) {
             lifts.push(memory::Lift {
                 entry: i,
                 payload,
                 at: payload_at,
-                len,
                 source: Arc::clone(source),
                 offset: *offset,
             });
