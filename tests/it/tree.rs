@@ -1,8 +1,9 @@
 //! The ledger tree (PROFILE §13) kept as events are admitted: it equals the core's
 //! `tlog::tree_hash` recomputed from `Ledger::iter()`'s ids after appends in many batch
-//! shapes (pending events released included), in memory (built when read), after a reopen, after the tree file is
-//! deleted, cut or damaged, after an index rebuild and on a read-only open; proofs verify
-//! with the core's verifiers; bad requests are `proof_invalid`.
+//! shapes (pending events released included), in memory (built when read), after a
+//! reopen, after the tree file is deleted, cut or damaged, after an index rebuild and on a
+//! read-only open; proofs verify with the core's verifiers; bad requests are
+//! `proof_invalid`.
 
 use akledger_testkit::copy_dir;
 use std::path::Path;

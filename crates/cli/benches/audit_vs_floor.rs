@@ -1,9 +1,9 @@
 //! `akledger audit` and `akledger import` of a log file, whole process, against their
 //! floor: the same file read, each event parsed and its signature batch-verified (ZIP-215,
 //! in batches of 500, by the function the ledger's verification workers run on their
-//! shares) on every core, in one process. The audit
-//! does that and admission, the causal index, the exchange fold and the report besides;
-//! the import, admission into a new ledger on disk, durably. Also their peak resident
+//! shares) on every core, in one process. The audit does that and admission, the causal
+//! index, the exchange fold and the report besides; the import, admission into a new
+//! ledger on disk, durably. Also their peak resident
 //! memory (`/usr/bin/time`): an audit replays into an in-memory ledger that refers to the
 //! events in the file instead of holding them.
 //!
