@@ -10,7 +10,7 @@
 //! goes on. Only reading the input, or the ledger's own IO, stops it.
 
 use std::collections::VecDeque;
-use std::io::BufRead;
+use std::io::{BufRead, Seek};
 use std::sync::Arc;
 
 use crate::error::{Error, Rejection};
@@ -142,6 +142,9 @@ struct Queued {
     /// Where its bytes start in the log (after a CBOR item's header).
     payload_at: u64,
     bytes: Result<Arc<[u8]>, Rejection>,
+    /// XXH3-64 of its bytes, taken as they were read (while they are in the cache), when
+    /// the ledger refers to them in the file ([`super::Origins::hashes`]).
+    hash: Option<u64>,
 }
 
 impl Ledger {
@@ -210,18 +213,24 @@ impl Ledger {
         file: std::fs::File,
         on: impl FnMut(AppendedItem<'_>) -> Result<(), E>,
     ) -> Result<LogSummary, E> {
+        // Where reading starts in the file: the log's offsets count from there.
         let source = match self.config.in_memory {
-            true => file.try_clone().ok().map(Arc::new),
+            true => file
+                .try_clone()
+                .ok()
+                .and_then(|mut f| Some((f.stream_position().ok()?, Arc::new(f)))),
             false => None,
         };
         let log = std::io::BufReader::with_capacity(1 << 20, file);
         self.append_log_from(log, source, on)
     }
 
+    /// Appends the log read from `log`; `source`, when given, is the file `log` reads and
+    /// where in it reading starts.
     fn append_log_from<E: From<Error>>(
         &self,
         log: impl BufRead,
-        source: Option<Arc<std::fs::File>>,
+        source: Option<(u64, Arc<std::fs::File>)>,
         mut on: impl FnMut(AppendedItem<'_>) -> Result<(), E>,
     ) -> Result<LogSummary, E> {
         let mut reader = LogReader::detect(log)
@@ -236,12 +245,17 @@ impl Ledger {
         let mut bytes = 0usize;
         let mut push = |batch: Vec<Queued>, summary: &mut LogSummary| -> Result<(), E> {
             let good = batch.iter().filter_map(|q| q.bytes.clone().ok()).collect();
-            let origins = source.as_ref().map(|source| super::Origins {
+            let origins = source.as_ref().map(|(start, source)| super::Origins {
                 source: Arc::clone(source),
                 offsets: batch
                     .iter()
                     .filter(|q| q.bytes.is_ok())
-                    .map(|q| Some(q.payload_at))
+                    .map(|q| q.payload_at.checked_add(*start))
+                    .collect(),
+                hashes: batch
+                    .iter()
+                    .filter(|q| q.bytes.is_ok())
+                    .map(|q| q.hash)
                     .collect(),
             });
             let report = pipeline.push_from(good, origins)?;
@@ -278,6 +292,10 @@ impl Ledger {
                     LogFormat::JsonLines => item.offset,
                     // A CBOR item's bytes end where the next item starts.
                     LogFormat::CborSeq => reader.offset().saturating_sub(size as u64),
+                },
+                hash: match (&source, &item.bytes) {
+                    (Some(_), Ok(bytes)) => Some(xxhash_rust::xxh3::xxh3_64(bytes)),
+                    _ => None,
                 },
                 bytes: item.bytes,
             });

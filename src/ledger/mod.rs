@@ -79,7 +79,7 @@ use crate::id::EventId;
 use crate::layout;
 use crate::limits::{MAX_BATCH_BYTES, MAX_BATCH_EVENTS, SNAPSHOT_SHARE};
 use crate::proof::Verifier;
-use crate::store::log::{LogError, SegmentLog, SegmentReader};
+use crate::store::log::{LogError, ReadFrom, SegmentLog, SegmentReader};
 use crate::store::root::{AckWriter, Acked, RootLock};
 
 use admit::{Decider, Source};
@@ -351,8 +351,9 @@ impl Ledger {
         origins: Option<pipeline::Origins>,
     ) -> Result<AppendReport, Error> {
         let pool::Verified { verdicts, parsed } = verified;
-        // The origin of each staged entry: the item whose decision staged it.
+        // The origin of each staged entry (the item whose decision staged it), and its hash.
         let mut entry_offsets = Vec::new();
+        let mut entry_hashes = Vec::new();
         let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
         if writer.poisoned {
             return Err(Error::Poisoned);
@@ -373,6 +374,9 @@ impl Ledger {
                         if let Some(o) = &origins {
                             if decider.staged_entries() > before {
                                 entry_offsets.push(o.offsets.get(i).copied().flatten());
+                                if let Some(hashes) = &o.hashes {
+                                    entry_hashes.push(hashes.get(i).copied().unwrap_or(0));
+                                }
                             }
                         }
                         outcome
@@ -386,9 +390,11 @@ impl Ledger {
             (outcomes, decider.finish()?)
         };
         let report = AppendReport::of(outcomes, &staged);
-        let from = origins
-            .as_ref()
-            .map(|o| (&o.source, entry_offsets.as_slice()));
+        let from = origins.as_ref().map(|o| ReadFrom {
+            source: &o.source,
+            offsets: entry_offsets.as_slice(),
+            hashes: o.hashes.as_ref().map(|_| entry_hashes.as_slice()),
+        });
         let result = self.commit(&mut writer, staged, from);
         self.pool.free(parsed);
         if result.is_err() {
@@ -403,14 +409,17 @@ impl Ledger {
         &self,
         writer: &mut Writer,
         staged: state::Staged,
-        from: Option<(&Arc<std::fs::File>, &[Option<u64>])>,
+        from: Option<ReadFrom<'_>>,
     ) -> Result<(), Error> {
         let entries: Vec<(u8, &[u8])> = staged
             .entries
             .iter()
             .map(|e| (ENTRY_EVENT, e.bytes()))
             .collect();
-        let from = from.filter(|(_, offsets)| offsets.len() == entries.len());
+        let from = from.filter(|from| {
+            from.offsets.len() == entries.len()
+                && from.hashes.is_none_or(|h| h.len() == entries.len())
+        });
         let entry_at = writer
             .log
             .append_batch_from(&entries, from)

@@ -23,6 +23,10 @@ pub struct Origins {
     pub source: Arc<File>,
     /// One per item of the batch.
     pub offsets: Vec<Option<u64>>,
+    /// The XXH3-64 of each item's bytes, one per item, when the caller read them from
+    /// `source` at their offsets itself (as [`Ledger::append_log_file_with`] does): they
+    /// are then not read there again to be compared; see [`crate::store::log::ReadFrom`].
+    pub hashes: Option<Vec<u64>>,
 }
 
 /// Streams batches into a ledger: verified on the pool while earlier ones commit. Made by
@@ -87,8 +91,11 @@ impl<'l> Pipeline<'l> {
     ) -> Result<Option<AppendReport>, Error> {
         check_batch_bounds(batch.len(), batch.iter().map(|b| b.len()).sum())?;
         self.ledger.check_writable()?;
-        let origins =
-            origins.filter(|o| self.ledger.config.in_memory && o.offsets.len() == batch.len());
+        let origins = origins.filter(|o| {
+            self.ledger.config.in_memory
+                && o.offsets.len() == batch.len()
+                && o.hashes.as_ref().is_none_or(|h| h.len() == batch.len())
+        });
         self.verifying
             .push_back((self.ledger.pool.submit(batch), origins));
         if self.verifying.len() <= self.ahead {

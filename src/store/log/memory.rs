@@ -4,14 +4,21 @@
 //! either way, so frames, the reader and the iterator cannot tell the difference; an audit's
 //! memory then follows the frame headers (about 40 bytes an event), not the log's size.
 //!
-//! A payload becomes a hole only when its bytes in the file are exactly the payload's, read
-//! back and compared as it is appended (one read per batch): a wrong offset, or a file that
-//! changed, leaves the payload held, never a hole that reads something else.
+//! A payload becomes a hole only when its bytes in the file are the payload's. The caller
+//! either says it read them there itself and gives their hash ([`Lift::read`]: the ledger's
+//! own import of a log file, which hashes each item as it reads it), or they are read back
+//! and compared as the batch is appended (one read per batch), and a wrong offset leaves the
+//! payload held. Each hole keeps a 64-bit XXH3 of its payload, and every read of it is
+//! checked against it:
+//! a file that changed after its bytes were read (or a wrong offset said to be right) is an
+//! `InvalidData` error when the hole is read, never bytes other than those appended.
 
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
+
+use xxhash_rust::xxh3::xxh3_64;
 
 /// A payload to leave in `source` at `offset`, for the segment bytes from `at` on.
 #[derive(Clone, Debug)]
@@ -26,6 +33,10 @@ pub struct Lift<'a> {
     pub source: Arc<File>,
     /// Where it is in that file.
     pub offset: u64,
+    /// The XXH3-64 of `payload`, when the caller read it from `source` at `offset` itself:
+    /// it is then taken as the file's bytes without being read again to be compared.
+    /// `None`: it is compared first.
+    pub read: Option<u64>,
 }
 
 /// One payload left in its source.
@@ -40,6 +51,8 @@ struct Hole {
     len: u32,
     /// Index into `sources`.
     source: u32,
+    /// XXH3-64 of the payload, checked at every read.
+    hash: u64,
 }
 
 impl Hole {
@@ -117,7 +130,7 @@ impl MemorySegment {
             match hole {
                 Some(h) if h.at <= at => {
                     let source = self.sources.get(h.source as usize).ok_or_else(eof)?;
-                    source.read_exact_at(dst, h.offset + (at - h.at))?;
+                    read_hole(source, h, at - h.at, dst)?;
                     i += 1;
                 }
                 _ => {
@@ -182,6 +195,7 @@ impl MemorySegment {
                 offset: lift.offset,
                 len,
                 source,
+                hash: lift.read.unwrap_or_else(|| xxh3_64(lift.payload)),
             });
         }
         Ok(out)
@@ -198,19 +212,58 @@ impl MemorySegment {
     }
 }
 
-/// For each lift, whether its payload is exactly what its source holds at its offset.
-/// Lifts of one source close together are compared from one read, into `buf`.
+/// Fills `dst` from byte `from` of hole `h`'s payload in `source`, once the whole payload
+/// read there is found to hash as it did when it was appended.
+fn read_hole(source: &File, h: &Hole, from: u64, dst: &mut [u8]) -> io::Result<()> {
+    let changed = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "the {} bytes at offset {} of the file an event was read from are not what was read there: the file changed while the in-memory log referred to it",
+                h.len, h.offset
+            ),
+        )
+    };
+    let len = h.len as usize;
+    if from == 0 && dst.len() == len {
+        source.read_exact_at(dst, h.offset)?;
+        return match xxh3_64(dst) == h.hash {
+            true => Ok(()),
+            false => Err(changed()),
+        };
+    }
+    let mut whole = vec![0u8; len];
+    source.read_exact_at(&mut whole, h.offset)?;
+    if xxh3_64(&whole) != h.hash {
+        return Err(changed());
+    }
+    let part = usize::try_from(from)
+        .ok()
+        .and_then(|from| whole.get(from..from.checked_add(dst.len())?))
+        .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+    dst.copy_from_slice(part);
+    Ok(())
+}
+
+/// For each lift, whether its payload is exactly what its source holds at its offset: a
+/// lift [`Lift::read`] is taken at its word, the others are compared. Lifts of one
+/// source close together are compared from one read, into `buf`.
 fn matching(lifts: &[Lift<'_>], buf: &mut Vec<u8>) -> Vec<bool> {
-    let mut out = vec![false; lifts.len()];
+    let mut out: Vec<bool> = lifts.iter().map(|l| l.read.is_some()).collect();
     let mut i = 0;
     while let Some(first) = lifts.get(i) {
+        if first.read.is_some() {
+            i += 1;
+            continue;
+        }
         // The run of lifts from `first` that one read of their source can cover.
         let lo = first.offset;
         let mut hi = lo;
         let mut j = i;
         while let Some(l) = lifts.get(j) {
             let end = l.offset.saturating_add(l.payload.len() as u64);
-            if !Arc::ptr_eq(&l.source, &first.source)
+            if l.read.is_some()
+                || !Arc::ptr_eq(&l.source, &first.source)
                 || l.offset < lo
                 || end.saturating_sub(lo) > COMPARE_SPAN
             {

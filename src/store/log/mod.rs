@@ -107,6 +107,20 @@ pub use format::{
 pub use reader::{BatchEntry, LogBatch, LogBatches, LogEntry, LogIter, SegmentReader};
 pub use recovery::segment_file_name;
 
+/// Where the payloads of a batch given to [`SegmentLog::append_batch_from`] were read from.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadFrom<'a> {
+    /// The file, which must not change while the log is open.
+    pub source: &'a Arc<File>,
+    /// Entry `i`'s payload is at `offsets[i]` in it, when that is `Some`.
+    pub offsets: &'a [Option<u64>],
+    /// The XXH3-64 of each payload (one per entry), when the caller read the payloads at
+    /// their offsets itself and hashed them as it read them: an in-memory log then takes
+    /// them as the file's bytes instead of reading them again to compare. Either way, every
+    /// later read of a payload left in the file is checked against its hash.
+    pub hashes: Option<&'a [u64]>,
+}
+
 use format::{frame_len, write_frame, Payload, Record, CHECKSUM_LEN, FILE_HEADER_LEN};
 
 /// Position of an entry: its frame's byte offset in segment file `segment`.
@@ -427,14 +441,14 @@ impl SegmentLog {
         self.append_batch_from(entries, None)
     }
 
-    /// [`SegmentLog::append_batch`] of entries whose payloads were read from `source`, the
-    /// payload of entry `i` at `offsets[i]` when it is `Some`. An in-memory log refers to
-    /// those payloads there instead of keeping them ([`memory`]); a log on disk writes them
-    /// as always. The source must not change while the log is open.
+    /// [`SegmentLog::append_batch`] of entries whose payloads were read from a file
+    /// ([`ReadFrom`]). An in-memory log refers to those payloads there instead of keeping
+    /// them ([`memory`]); a log on disk writes them as always. The file must not change while
+    /// the log is open.
     pub fn append_batch_from(
         &mut self,
         entries: &[(u8, &[u8])],
-        from: Option<(&Arc<File>, &[Option<u64>])>,
+        from: Option<ReadFrom<'_>>,
     ) -> Result<Vec<LogPos>, LogError> {
         if self.poisoned {
             return Err(LogError::Poisoned);
@@ -495,9 +509,7 @@ impl SegmentLog {
         let (segment, base) = (self.active.number, self.end);
         let sealing = self.active.file.sealing();
         let lifts = match from {
-            Some((source, offsets)) if self.in_memory => {
-                lifts(entries, base, &begin, source, offsets)
-            }
+            Some(from) if self.in_memory => lifts(entries, base, &begin, from),
             _ => Vec::new(),
         };
         // Appends the batch's frames, which start at segment offset `base`, to `buf`;
@@ -629,21 +641,21 @@ fn lifts<'a>(
     entries: &[(u8, &'a [u8])],
     base: u64,
     begin: &Record,
-    source: &Arc<File>,
-    offsets: &[Option<u64>],
+    from: ReadFrom<'_>,
 ) -> Vec<memory::Lift<'a>> {
     let mut at = base + frame_len(begin, 0) as u64;
     let mut lifts = Vec::with_capacity(entries.len());
     for (i, (kind, payload)) in entries.iter().enumerate() {
         let entry = Record::Entry { kind: *kind };
         let payload_at = at + frame_len(&entry, 0) as u64;
-        if let Some(Some(offset)) = offsets.get(i) {
+        if let Some(Some(offset)) = from.offsets.get(i) {
             lifts.push(memory::Lift {
                 entry: i,
                 payload,
                 at: payload_at,
-                source: Arc::clone(source),
+                source: Arc::clone(from.source),
                 offset: *offset,
+                read: from.hashes.and_then(|h| h.get(i).copied()),
             });
         }
         at += frame_len(&entry, payload.len()) as u64;
