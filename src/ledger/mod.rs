@@ -374,6 +374,7 @@ impl Ledger {
                         if let Some(o) = &origins {
                             if decider.staged_entries() > before {
                                 entry_offsets.push(o.offsets.get(i).copied().flatten());
+                                // One hash per item: the pipeline keeps no others.
                                 if let Some(hashes) = &o.hashes {
                                     entry_hashes.push(hashes.get(i).copied().unwrap_or(0));
                                 }

@@ -299,9 +299,9 @@ impl CheckpointOutcome {
 ///
 /// The log is replayed into memory (an in-memory ledger that refers to the events in the
 /// log file instead of copying them: about 400 bytes an event, a log read from stdin
-/// about its size) and nothing is written; the file must not change meanwhile. `--on-disk`
-/// replays into a scratch ledger in the temporary directory instead, for logs whose state
-/// outgrows memory.
+/// about its size) and nothing is written; the file must not change meanwhile (bytes that
+/// changed are an error where they are read). `--on-disk` replays into a scratch ledger in
+/// the temporary directory instead, for logs whose state outgrows memory.
 ///
 /// Example: akledger audit big.jsonl --keyring big.keyring.json --json | jq .summary
 #[derive(Args, Debug)]

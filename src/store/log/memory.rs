@@ -9,9 +9,9 @@
 //! own import of a log file, which hashes each item as it reads it), or they are read back
 //! and compared as the batch is appended (one read per batch), and a wrong offset leaves the
 //! payload held. Each hole keeps a 64-bit XXH3 of its payload, and every read of it is
-//! checked against it:
-//! a file that changed after its bytes were read (or a wrong offset said to be right) is an
-//! `InvalidData` error when the hole is read, never bytes other than those appended.
+//! checked against it: a file that changed after its bytes were read (or a wrong offset
+//! said to be right) is an `InvalidData` error when the hole is read, never bytes other
+//! than those appended.
 
 use std::fs::File;
 use std::io;
@@ -189,6 +189,7 @@ impl MemorySegment {
         let out = encode(&mut self.held, &left_out);
         for (lift, len) in holes {
             let source = self.source_index(&lift.source);
+            debug_assert!(lift.read.is_none_or(|h| h == xxh3_64(lift.payload)));
             self.holes.push(Hole {
                 at: lift.at,
                 before: self.hole_bytes(),

@@ -107,6 +107,8 @@ pub use format::{
 pub use reader::{BatchEntry, LogBatch, LogBatches, LogEntry, LogIter, SegmentReader};
 pub use recovery::segment_file_name;
 
+use format::{frame_len, write_frame, Payload, Record, CHECKSUM_LEN, FILE_HEADER_LEN};
+
 /// Where the payloads of a batch given to [`SegmentLog::append_batch_from`] were read from.
 #[derive(Clone, Copy, Debug)]
 pub struct ReadFrom<'a> {
@@ -120,8 +122,6 @@ pub struct ReadFrom<'a> {
     /// later read of a payload left in the file is checked against its hash.
     pub hashes: Option<&'a [u64]>,
 }
-
-use format::{frame_len, write_frame, Payload, Record, CHECKSUM_LEN, FILE_HEADER_LEN};
 
 /// Position of an entry: its frame's byte offset in segment file `segment`.
 /// Stable for ever; `Ord` follows log order.
