@@ -25,7 +25,8 @@ use xxhash_rust::xxh3::xxh3_64;
 pub struct Lift<'a> {
     /// The index of its entry in the batch.
     pub entry: usize,
-    /// Its bytes, as read (compared with the source's before it is left there).
+    /// Its bytes, as read (compared with the source's before it is left there, unless
+    /// [`Lift::read`] vouches for them).
     pub payload: &'a [u8],
     /// Segment offset of the payload.
     pub at: u64,
@@ -225,24 +226,23 @@ fn read_hole(source: &File, h: &Hole, from: u64, dst: &mut [u8]) -> io::Result<(
             ),
         )
     };
+    // A read of the whole payload lands in `dst`; a read of part of it, in a buffer of its
+    // own, from which the part is copied once the whole is checked.
     let len = h.len as usize;
-    if from == 0 && dst.len() == len {
-        source.read_exact_at(dst, h.offset)?;
-        return match xxh3_64(dst) == h.hash {
-            true => Ok(()),
-            false => Err(changed()),
-        };
-    }
-    let mut whole = vec![0u8; len];
-    source.read_exact_at(&mut whole, h.offset)?;
-    if xxh3_64(&whole) != h.hash {
+    let whole = from == 0 && dst.len() == len;
+    let mut payload = if whole { Vec::new() } else { vec![0u8; len] };
+    let read: &mut [u8] = if whole { dst } else { &mut payload };
+    source.read_exact_at(read, h.offset)?;
+    if xxh3_64(read) != h.hash {
         return Err(changed());
     }
-    let part = usize::try_from(from)
-        .ok()
-        .and_then(|from| whole.get(from..from.checked_add(dst.len())?))
-        .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
-    dst.copy_from_slice(part);
+    if !whole {
+        let part = usize::try_from(from)
+            .ok()
+            .and_then(|from| payload.get(from..from.checked_add(dst.len())?))
+            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+        dst.copy_from_slice(part);
+    }
     Ok(())
 }
 
