@@ -1,7 +1,7 @@
 //! The exchange fold kept up to date inside the ledger (PROFILE §8).
 //!
 //! Per sidecar, the ledger keeps each admitted message and control classified once
-//! ([`crate::exchange::classify`]) and each exchange's fold outcome. A sidecar's state is
+//! ([`crate::exchange::classify()`]) and each exchange's fold outcome. A sidecar's state is
 //! built on first use (classifying its events from the log with the configured keyring —
 //! projections depend on keys, which are configuration, so they are derived rather than
 //! persisted) and from then on maintained incrementally: an admitted event is classified,
@@ -465,7 +465,7 @@ impl Ledger {
     }
 
     /// What the fold would do with `candidate`, an event of `sidecar` not appended yet
-    /// whose dependencies are admitted ([`crate::exchange::preview`]).
+    /// whose dependencies are admitted ([`crate::exchange::preview()`]).
     pub(super) fn preview(&self, sidecar: &SidecarId, candidate: &Event) -> Result<Preview, Error> {
         let keyring = self.verifier.keyring();
         self.with_sidecar(sidecar, |state, sx, _| {

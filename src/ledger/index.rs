@@ -319,7 +319,7 @@ impl Index {
         }
     }
 
-    /// `Err` unless the tables are in this version's layout ([`FORMAT`]).
+    /// `Err` unless the tables are in this version's layout (`FORMAT`).
     pub fn check_format(&self) -> Result<(), String> {
         let meta = self.store.tree(&META).map_err(|e| e.to_string())?;
         let found = meta

@@ -8,7 +8,7 @@
 //! system. This is the IO shell: the authoring itself is [`SidecarAuthor`]'s, pure.
 //!
 //! Checked (the default), an action is folded in advance with the candidate event on top
-//! of the admitted graph ([`crate::exchange::preview`]); when the fold would not apply it
+//! of the admitted graph ([`crate::exchange::preview()`]); when the fold would not apply it
 //! (a close on a terminal exchange, a response by an agent the request does not address, a
 //! control by someone other than the controller, …) the call returns
 //! [`Error::WouldNotFold`] with the fold's reason, and nothing is written.

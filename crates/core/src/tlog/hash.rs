@@ -1,5 +1,5 @@
 //! The tree's hashing (RFC 9162 §2.1.1 with SHA-256, PROFILE §13): leaf and interior-node
-//! hashes with their one-byte domain prefixes, the empty tree's hash, and [`Hash`], the
+//! hashes with their one-byte domain prefixes, the empty tree's hash, and [`Hash`](struct@Hash), the
 //! 32-byte value with its standard-base64 spelling (the one checkpoints and proofs use).
 
 use std::fmt;

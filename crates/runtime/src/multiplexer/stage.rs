@@ -59,7 +59,7 @@ impl Stage {
     }
 }
 
-/// What [`Runtime::on_stage`] installs: called at every stage a step passes.
+/// What [`Runtime::on_stage`](super::Runtime::on_stage) installs: called at every stage a step passes.
 pub(super) struct StageObserver(pub(super) Box<dyn FnMut(Stage)>);
 
 impl std::fmt::Debug for StageObserver {
