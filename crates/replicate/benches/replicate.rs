@@ -2,8 +2,10 @@
 //! events: 20 k realm events are published once into a JetStream stream; each timed run
 //! consumes the whole stream into a fresh ledger (a new durable consumer,
 //! `Replicator::once`), and the control pushes the same events through a
-//! `Ledger::pipeline` into a fresh ledger. Before timing, one run of each prints events/s and
-//! their ratio. Skipped, with a message, when `nats-server` is not installed.
+//! `Ledger::pipeline` into a fresh ledger. Before criterion's timing, [`PAIRS`] replicate
+//! and import runs in turn print the median of their ratios, and where each run's CPU went:
+//! this process replicating, this process importing, and the server (on Linux). Skipped,
+//! with a message, when `nats-server` is not installed.
 //!
 //! `cargo bench --bench replicate -- --noplot`
 // Benchmarks panic on what they set up themselves.
@@ -18,11 +20,36 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use akledger::workload::{sign_all, RealmDag};
 use akledger::{Config, Ledger};
 use akledger_replicate::{ReplicateOptions, Replicator};
-use akledger_testkit::nats;
+use akledger_testkit::{cpu, nats};
 
 const EVENTS: usize = 20_000;
 const WRITERS: usize = 16;
 const PAYLOAD: usize = 256;
+
+/// Replicate and import runs timed in turn for the printed ratio.
+const PAIRS: usize = 11;
+
+/// One timed run: wall seconds, and the CPU seconds this process and the server used in it
+/// (`None` where `/proc` does not say).
+struct Run {
+    wall: f64,
+    cpu: Option<f64>,
+    server_cpu: Option<f64>,
+}
+
+/// The median of `values` (`None` when any is missing), with the smallest and largest.
+fn median_of(values: impl Iterator<Item = Option<f64>>) -> (Option<f64>, f64, f64) {
+    let Some(mut values) = values.collect::<Option<Vec<f64>>>() else {
+        return (None, f64::NAN, f64::NAN);
+    };
+    values.sort_by(f64::total_cmp);
+    let (first, last) = (values.first().copied(), values.last().copied());
+    (
+        values.get(values.len() / 2).copied(),
+        first.unwrap_or(f64::NAN),
+        last.unwrap_or(f64::NAN),
+    )
+}
 
 fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
@@ -73,29 +100,57 @@ fn bench(c: &mut Criterion) {
         let dir = tmp.path().join(format!("run{runs}"));
         (open(&dir), dir)
     };
-    // The figures, once.
-    {
+    // The figures from alternated pairs: the machine's load shifts between criterion's two
+    // groups, not within a pair.
+    let server_pid = server.pid();
+    let mut measured = |work: &dyn Fn(&Ledger)| {
         let (ledger, dir) = fresh();
+        let (cpu_before, server_before) = (cpu::of_self(), server_pid.and_then(cpu::of));
         let start = Instant::now();
-        replicate(&ledger, &url);
-        let replicated = start.elapsed();
+        work(&ledger);
+        let wall = start.elapsed().as_secs_f64();
+        let spent = |before: Option<Duration>, now: Option<Duration>| {
+            Some(now?.saturating_sub(before?).as_secs_f64())
+        };
+        let run = Run {
+            wall,
+            cpu: spent(cpu_before, cpu::of_self()),
+            server_cpu: spent(server_before, server_pid.and_then(cpu::of)),
+        };
         drop(ledger);
         let _ = std::fs::remove_dir_all(dir);
-        let (ledger, dir) = fresh();
-        let start = Instant::now();
-        import(&ledger, &events);
-        let imported = start.elapsed();
-        drop(ledger);
-        let _ = std::fs::remove_dir_all(dir);
-        let rate = |d: Duration| EVENTS as f64 / d.as_secs_f64();
-        eprintln!(
-            "replicate figures: {EVENTS} events; through one local nats-server {:.0} events/s, \
-             import {:.0} events/s; replicate takes {:.2}x the time of import",
-            rate(replicated),
-            rate(imported),
-            replicated.as_secs_f64() / imported.as_secs_f64()
-        );
-    }
+        run
+    };
+    let (replicated, imported): (Vec<Run>, Vec<Run>) = (0..PAIRS)
+        .map(|_| {
+            (
+                measured(&|ledger| replicate(ledger, &url)),
+                measured(&|ledger| import(ledger, &events)),
+            )
+        })
+        .unzip();
+    let ratios = median_of(
+        replicated
+            .iter()
+            .zip(&imported)
+            .map(|(r, i)| Some(r.wall / i.wall)),
+    );
+    let ms = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{:.1} ms", v * 1e3));
+    let wall = |runs: &[Run]| ms(median_of(runs.iter().map(|r| Some(r.wall))).0);
+    eprintln!(
+        "replicate figures: {EVENTS} events, {PAIRS} alternated pairs: through one local \
+         nats-server {}, import {} (medians); replicate/import {:.3} (median of the pairs' \
+         ratios, {:.3}-{:.3}). CPU per run (medians, in 10 ms ticks): this process {} \
+         replicating, {} importing; nats-server {} while replicating",
+        wall(&replicated),
+        wall(&imported),
+        ratios.0.unwrap_or(f64::NAN),
+        ratios.1,
+        ratios.2,
+        ms(median_of(replicated.iter().map(|r| r.cpu)).0),
+        ms(median_of(imported.iter().map(|r| r.cpu)).0),
+        ms(median_of(replicated.iter().map(|r| r.server_cpu)).0),
+    );
 
     let mut group = c.benchmark_group("replicate_20k_one_server_one_ledger");
     group.sample_size(10);

@@ -13,6 +13,7 @@
 pub use akledger_testkit_core::*;
 
 pub mod aea;
+pub mod cpu;
 pub mod nats;
 
 use akledger::ed25519_dalek::SigningKey;

@@ -92,6 +92,11 @@ impl NatsServer {
     pub fn url(&self) -> String {
         format!("nats://127.0.0.1:{}", self.port)
     }
+
+    /// The server's process id (none once killed).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
 }
 
 impl Drop for NatsServer {
