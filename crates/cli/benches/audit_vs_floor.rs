@@ -11,8 +11,9 @@
 //! realm events (default 200 000; the issue's figure is at 1 000 000) by 64 writers with a
 //! sidecar of 1000 exchanges. Floor, audit and import run in turn, three times each; the
 //! medians and the medians of the per-run ratios are printed (the import's as the share of
-//! the floor's speed it reaches). Skipped, saying so, without
-//! `/usr/bin/time`.
+//! the floor's speed it reaches), with the CPU time (user and system) each used: on 2
+//! cores all three keep both busy, so the ratio of CPU times is what the wall ratio comes
+//! to. Skipped, saying so, without `/usr/bin/time`.
 //!
 //! `cargo bench --bench audit_vs_floor`
 // Benchmarks panic on what they set up themselves.
@@ -25,6 +26,7 @@ use std::time::Instant;
 
 use akledger::internals::verify_batch::verify_part;
 use akledger::{Keyring, Verifier};
+use akledger_testkit::cpu;
 
 /// Reads `log` (JSON Lines), then parses and batch-verifies every event on `threads`
 /// threads; returns how many verified.
@@ -58,12 +60,21 @@ fn floor(log: &Path, threads: usize) -> usize {
     })
 }
 
-/// `akledger <args>` under `/usr/bin/time`: wall seconds and peak resident KiB.
-fn timed(args: &[&std::ffi::OsStr]) -> (f64, u64) {
+/// What one whole-process run took.
+struct Timed {
+    wall: f64,
+    /// Peak resident KiB.
+    peak: u64,
+    /// User and system CPU seconds.
+    cpu: f64,
+}
+
+/// `akledger <args>` under `/usr/bin/time`.
+fn timed(args: &[&std::ffi::OsStr]) -> Timed {
     let stats = tempfile::NamedTempFile::new().unwrap();
     let started = Instant::now();
     let status = Command::new("/usr/bin/time")
-        .args(["-f", "%M", "-o"])
+        .args(["-f", "%M %U %S", "-o"])
         .arg(stats.path())
         .arg(env!("CARGO_BIN_EXE_akledger"))
         .args(args)
@@ -73,11 +84,14 @@ fn timed(args: &[&std::ffi::OsStr]) -> (f64, u64) {
         .unwrap();
     let wall = started.elapsed().as_secs_f64();
     assert!(matches!(status.code(), Some(0 | 1)), "{args:?}: {status}");
-    let peak = std::fs::read_to_string(stats.path()).unwrap();
-    (
+    let stats = std::fs::read_to_string(stats.path()).unwrap();
+    let fields: Vec<&str> = stats.lines().last().unwrap().split_whitespace().collect();
+    let seconds = |field: &str| field.parse::<f64>().unwrap();
+    Timed {
         wall,
-        peak.lines().last().unwrap_or("0").trim().parse().unwrap(),
-    )
+        peak: fields[0].parse().unwrap(),
+        cpu: seconds(fields[1]) + seconds(fields[2]),
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -121,13 +135,18 @@ fn main() {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let (mut floors, mut audits, mut ratios, mut peaks) = (vec![], vec![], vec![], vec![]);
     let (mut imports, mut shares, mut import_peaks) = (vec![], vec![], vec![]);
+    let (mut floor_cpus, mut audit_cpu_ratios, mut import_cpu_shares) = (vec![], vec![], vec![]);
     for run in 0..3 {
+        let cpu_before = cpu::of_self();
         let started = Instant::now();
         let verified = floor(&log, threads);
         let f = started.elapsed().as_secs_f64();
-        let (a, peak) = timed(&["audit".as_ref(), log.as_os_str()]);
+        let floor_cpu = cpu_before
+            .zip(cpu::of_self())
+            .map(|(before, after)| after.saturating_sub(before).as_secs_f64());
+        let audit = timed(&["audit".as_ref(), log.as_os_str()]);
         let dir = tmp.path().join(format!("import{run}"));
-        let (i, import_peak) = timed(&[
+        let import = timed(&[
             "import".as_ref(),
             log.as_os_str(),
             "--dir".as_ref(),
@@ -135,16 +154,28 @@ fn main() {
         ]);
         std::fs::remove_dir_all(&dir).unwrap();
         eprintln!(
-            "audit_vs_floor: {verified} events: floor {f:.2} s, audit {a:.2} s (peak {peak} KiB), \
-             import {i:.2} s (peak {import_peak} KiB)"
+            "audit_vs_floor: {verified} events: floor {f:.2} s (CPU {}), audit {:.2} s \
+             (CPU {:.2} s, peak {} KiB), import {:.2} s (CPU {:.2} s, peak {} KiB)",
+            floor_cpu.map_or("n/a".into(), |c| format!("{c:.2} s")),
+            audit.wall,
+            audit.cpu,
+            audit.peak,
+            import.wall,
+            import.cpu,
+            import.peak,
         );
         floors.push(f);
-        audits.push(a);
-        ratios.push(a / f);
-        peaks.push(peak as f64 / 1024.0);
-        imports.push(i);
-        shares.push(f / i);
-        import_peaks.push(import_peak as f64 / 1024.0);
+        audits.push(audit.wall);
+        ratios.push(audit.wall / f);
+        peaks.push(audit.peak as f64 / 1024.0);
+        imports.push(import.wall);
+        shares.push(f / import.wall);
+        import_peaks.push(import.peak as f64 / 1024.0);
+        if let Some(floor_cpu) = floor_cpu {
+            floor_cpus.push(floor_cpu);
+            audit_cpu_ratios.push(audit.cpu / floor_cpu);
+            import_cpu_shares.push(floor_cpu / import.cpu);
+        }
     }
     println!(
         "audit {:.2} s (peak {:.0} MiB) vs floor {:.2} s on {threads} threads: {:.3}x (median of per-pair ratios)",
@@ -159,4 +190,13 @@ fn main() {
         median(import_peaks),
         median(shares)
     );
+    if !floor_cpus.is_empty() {
+        println!(
+            "CPU time: floor {:.2} s; audit {:.3}x the floor's, import {:.3} of it (medians of \
+             per-pair ratios)",
+            median(floor_cpus),
+            median(audit_cpu_ratios),
+            median(import_cpu_shares)
+        );
+    }
 }
