@@ -5,7 +5,9 @@
 //! runtime writes two sealed events per envelope (one in, one out), so the ratio says what
 //! the runtime's authoring, sealing, handling and file IO cost on top of admitting them.
 //!
-//! Before timing, one run is checked: every envelope echoed once, 2 N message events.
+//! Before timing, one run is checked: every envelope echoed once, 2 N message events. Then
+//! runtime and import runs in turn give the median of their wall-time ratios, and of their
+//! CPU-time ratios (Linux).
 //!
 //! `cargo bench --bench sidecar_runtime -- --noplot`
 // Benchmarks panic on what they set up themselves.
@@ -21,6 +23,7 @@ use akledger_runtime::skills::Skill;
 use akledger_runtime::{
     bootstrap, DefaultMessage, EchoHandler, OutputMode, Runtime, StubConnection,
 };
+use akledger_testkit::cpu;
 
 const ENVELOPES: usize = 1_000;
 
@@ -117,29 +120,43 @@ fn bench(c: &mut Criterion) {
         runtime_time.as_secs_f64() / import_time.as_secs_f64()
     );
     // The ratio from alternated pairs: the machine's load shifts between criterion's two
-    // groups, not within a pair.
-    let mut pairs: Vec<(f64, f64)> = (0..PAIRS)
+    // groups, not within a pair. With each run's CPU time (this process, 10 ms ticks): the
+    // runtime signs what import verifies, on the same cores.
+    let spent =
+        |before: Option<Duration>| Some(cpu::of_self()?.saturating_sub(before?).as_secs_f64());
+    let mut pairs: Vec<[(f64, Option<f64>); 2]> = (0..PAIRS)
         .map(|_| {
             let p = prepare();
-            let t = Instant::now();
+            let (before, t) = (cpu::of_self(), Instant::now());
             run(&p);
-            let runtime = t.elapsed().as_secs_f64();
-            (runtime, import(&log).as_secs_f64())
+            let runtime = (t.elapsed().as_secs_f64(), spent(before));
+            let before = cpu::of_self();
+            let imported = import(&log).as_secs_f64();
+            [runtime, (imported, spent(before))]
         })
         .collect();
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let mut ratios: Vec<f64> = pairs.iter().map(|(r, i)| r / i).collect();
-    let (mut runtimes, mut imports): (Vec<f64>, Vec<f64>) = pairs.drain(..).unzip();
+    let mut ratios: Vec<f64> = pairs.iter().map(|[r, i]| r.0 / i.0).collect();
+    let mut cpu_ratios: Vec<f64> = pairs
+        .iter()
+        .filter_map(|[r, i]| Some(r.1? / i.1?))
+        .collect();
+    let (mut runtimes, mut imports): (Vec<f64>, Vec<f64>) =
+        pairs.drain(..).map(|[r, i]| (r.0, i.0)).unzip();
     println!(
-        "sidecar runtime: {PAIRS} alternated pairs: runtime {:.1} ms, import {:.1} ms (medians), runtime/import {:.2} (median of the pairs' ratios, {:.2}-{:.2})",
+        "sidecar runtime: {PAIRS} alternated pairs: runtime {:.1} ms, import {:.1} ms (medians), runtime/import {:.2} (median of the pairs' ratios, {:.2}-{:.2}); CPU time runtime/import {}",
         median(&mut runtimes) * 1e3,
         median(&mut imports) * 1e3,
         median(&mut ratios),
         ratios.first().copied().unwrap_or_default(),
         ratios.last().copied().unwrap_or_default(),
+        match cpu_ratios.is_empty() {
+            true => "n/a".to_string(),
+            false => format!("{:.2} (median of the pairs')", median(&mut cpu_ratios)),
+        },
     );
 
     let mut group = c.benchmark_group("sidecar_runtime");
