@@ -14,14 +14,15 @@ use super::output::{counts, json_text, print_lines, typed, CliError, LedgerArgs,
 /// Replicate through a NATS JetStream stream: publish this ledger's new events, admit
 /// the stream's.
 ///
-/// Each admitted event is published on its realm's subject `ak.<realm token>.events` of
-/// the stream (created when missing) with its event id as `Nats-Msg-Id`;
+/// Admitted events are published on their realm's subject `ak.<realm token>.events` of the
+/// stream (created when missing), up to 64 to a message, each message under a `Nats-Msg-Id`
+/// its events determine (a lone event's is its event id);
 /// DIR/replicate/<stream>.json records how far publishing got and this ledger's durable
 /// consumer, which reads the stream in batches through normal admission and acknowledges
 /// each batch once it is durable here. `--once` publishes what is new, consumes to the
 /// end of the stream and exits; `--follow` keeps going, reconnecting with back-off while
-/// the server is away, until SIGINT or SIGTERM. Exits 0, or 1 when consumed messages
-/// were rejected (forged or malformed), 2 on usage, server or IO errors.
+/// the server is away, until SIGINT or SIGTERM. Exits 0, or 1 when consumed events were
+/// rejected (forged or malformed), 2 on usage, server or IO errors.
 ///
 /// Example: akledger replicate --dir ./books --nats nats://127.0.0.1:4222 --once --json
 #[derive(Args, Debug)]

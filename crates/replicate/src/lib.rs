@@ -3,17 +3,19 @@
 //!
 //! The IO shell's second network end (after [`akledger::sync`]); it owns the replication
 //! marker `DIR/replicate/<stream>.json` (`marker.rs`) and the client (`nats.rs`, the only
-//! async code of the crate, confined to its own tokio runtime with one worker thread). A [`Replicator`]
-//! does, in rounds:
+//! async code of the crate, confined to its own tokio runtime with one worker thread);
+//! how events are packed into messages is [`message`], without IO. A [`Replicator`] does, in
+//! rounds:
 //!
 //! * **publish** — the admitted events not yet in the stream, in admission order (a causal
-//!   order), each on its realm's subject `ak.<realm token>.events` ([`subject`]) with
-//!   `Nats-Msg-Id` = its event id, so the server drops a re-published copy within its
-//!   duplicate window. The marker (how many admitted events, from position 0, the stream
-//!   holds) advances only after the server acknowledged the batch. Events that came from
-//!   the stream are not published back. A duplicate is read back: junk published under an
-//!   event's id first does not keep the event out (it goes again under the id and a random
-//!   suffix). An event over the server's `max_payload` is skipped and listed, never
+//!   order), packed up to 64 to a message of one realm on its subject
+//!   `ak.<realm token>.events` ([`subject`]), with a `Nats-Msg-Id` that the message's
+//!   events determine (a lone event's is its event id), so the server drops a re-published
+//!   copy within its duplicate window. The marker (how many admitted events, from position
+//!   0, the stream holds) advances only after the server acknowledged the batch. Events
+//!   that came from the stream are not published back. A duplicate is read back: junk
+//!   published under a message's id first does not keep its events out (it goes again under
+//!   the id and a random suffix). An event over the server's `max_payload` is skipped and listed, never
 //!   retried for ever; a stream made anew is refilled; a copied ledger directory draws a
 //!   consumer of its own (the marker names the directory).
 //! * **consume** — a durable pull consumer named from the ledger's identity (a random id kept
@@ -30,6 +32,7 @@
 
 pub mod limits;
 mod marker;
+pub mod message;
 mod nats;
 mod replicator;
 pub mod subject;
@@ -73,7 +76,7 @@ impl ReplicateOptions {
 pub struct ReplicateReport {
     /// Events published that the stream did not hold yet.
     pub published: u64,
-    /// Messages consumed from the stream.
+    /// Events consumed from the stream (the lines of its messages).
     pub consumed: u64,
     /// Events admitted here: consumed ones, and pending ones (consumed earlier, or held
     /// here before) that consumed events released.
@@ -83,7 +86,7 @@ pub struct ReplicateReport {
     /// Consumed events stored as pending (their dependencies were not here yet; counted
     /// again under `admitted` when released).
     pub pending: u64,
-    /// Consumed messages admission refused (forged, malformed): acknowledged, not kept.
+    /// Consumed events admission refused (forged, malformed): acknowledged, not kept.
     pub rejected: u64,
     /// Times `follow` lost the server and connected again.
     pub reconnects: u64,
@@ -102,8 +105,9 @@ pub struct ReplicateReport {
     /// Times the stream was found made anew (deleted and created again): everything
     /// admitted here was published again to refill it.
     pub stream_recreated: u64,
-    /// Events whose id the stream already held with other bytes (junk published under it
-    /// first): published again under the id and a random suffix (counted in `published`).
+    /// Events of messages whose id the stream already held with other bytes (junk published
+    /// under it first): published again under the id and a random suffix (counted in
+    /// `published`).
     pub squatted: u64,
 }
 

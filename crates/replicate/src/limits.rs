@@ -2,25 +2,45 @@
 
 use akledger::limits::MAX_EVENT_BYTES;
 
-/// Events one `replicate` fetch asks the server for, and events published before waiting for
-/// their acknowledgements: one admission batch each (well within [`MAX_BATCH_EVENTS`](akledger::limits::MAX_BATCH_EVENTS)),
-/// large enough to amortize a round trip and one fdatasync over many events.
+/// Messages one `replicate` fetch asks the server for; events published before waiting for
+/// their acknowledgements; events of one admission batch of consumed events at most (a
+/// fetch's are admitted in as many batches as they need, well within
+/// [`MAX_BATCH_EVENTS`](akledger::limits::MAX_BATCH_EVENTS)): large enough to amortize a
+/// round trip and one fdatasync over many events.
 pub const REPLICATE_BATCH_EVENTS: usize = 1_000;
 
+/// Events packed into one message at most ([`crate::message`]): the server's cost is per
+/// message, and 64 events of a typical kilobyte make it a 64th of one message an event.
+pub const MESSAGE_EVENTS: usize = 64;
+
+/// Bytes of one message of several events at most (an event larger than this goes alone;
+/// a server whose `max_payload` is smaller gets messages of that size less
+/// [`MESSAGE_HEADER_ALLOWANCE`]): far within a stock server's 1 MiB `max_payload`, and
+/// small enough that a consumer's fetch of [`REPLICATE_BATCH_BYTES`] holds many messages.
+pub const MESSAGE_BYTES: usize = 64 << 10;
+
 /// Bytes of messages one `replicate` fetch asks for (whichever of this and
-/// [`REPLICATE_BATCH_EVENTS`] comes first): bounds the memory of the two batches in flight
-/// and keeps a batch far within [`MAX_BATCH_BYTES`](akledger::limits::MAX_BATCH_BYTES).
+/// [`REPLICATE_BATCH_EVENTS`] messages comes first), and bytes of events published before
+/// waiting for their acknowledgements. Over the largest message the stream takes
+/// ([`REPLICATE_MAX_MESSAGE_BYTES`]: the server fails a fetch whose first message is over
+/// its byte bound); bounds the memory of the batches in flight, far within
+/// [`MAX_BATCH_BYTES`](akledger::limits::MAX_BATCH_BYTES). (2 MiB, a quarter of the round
+/// trips fewer, measured no faster.)
 pub const REPLICATE_BATCH_BYTES: usize = 8 << 20;
 
 /// Largest message the `replicate` stream accepts (set as the stream's `max_msg_size` when
-/// it is created): one canonical event and its headers (the `Nats-Msg-Id`, well under 4 KiB),
-/// so the server refuses anything larger from anyone. Events near [`MAX_EVENT_BYTES`] also
+/// it is created): one canonical event of the largest size and its headers (the
+/// `Nats-Msg-Id`, well under 4 KiB; a message of several events is at most
+/// [`MESSAGE_BYTES`]), so the server refuses anything larger from anyone. Events near [`MAX_EVENT_BYTES`] also
 /// need the server's `max_payload` raised above its 1 MiB default.
 pub const REPLICATE_MAX_MESSAGE_BYTES: usize = MAX_EVENT_BYTES + 4096;
 
-/// Bytes a published message's headers may take besides the event: `NATS/1.0`, the
-/// `Nats-Msg-Id` with its 53-character event id and the line ends come to 80; an event
-/// larger than the server's `max_payload` less this is skipped, never sent to be refused.
+/// Bytes a published message's headers may take besides its events: `NATS/1.0`, the
+/// `Nats-Msg-Id` (an event id of 53 characters, 76 or 77 for a message of several events,
+/// 17 more for a message published again under a suffix) and the line ends come to at
+/// most 121; an event larger than the server's
+/// `max_payload` less this is skipped, never sent to be refused, and no message of several
+/// events is packed past it.
 pub const MESSAGE_HEADER_ALLOWANCE: usize = 256;
 
 /// Seconds the server waits for a consumed batch's acknowledgement before redelivering it.

@@ -44,8 +44,10 @@ pub(super) struct Session {
 /// A message to publish.
 pub(super) struct Outgoing {
     pub subject: String,
-    /// The `Nats-Msg-Id` header: the event id.
+    /// The `Nats-Msg-Id` header ([`crate::message::Packed::message_id`]).
     pub id: String,
+    /// Events packed into it.
+    pub events: u64,
     pub payload: Vec<u8>,
 }
 
@@ -197,11 +199,11 @@ impl Runtime {
     }
 
     /// Publishes `batch` (all sent, then every acknowledgement awaited); returns how many
-    /// the server stored as new. A message the server calls a duplicate (its message id,
-    /// the event id, is already in the stream) is read back: when what the stream holds
-    /// under that id is not this event (anyone may publish junk under an event's id
-    /// first), the event is published again under its id and a random suffix nobody could
-    /// have taken, and counted in the second value.
+    /// events the server stored as new. A message the server calls a duplicate (its
+    /// message id is already in the stream) is read back: when what the stream holds under
+    /// that id is not this message (anyone may publish junk under an event's id first), it
+    /// is published again under its id and a random suffix nobody could have taken, and
+    /// its events are counted in the second value.
     pub fn publish(
         &self,
         session: &Session,
@@ -222,7 +224,7 @@ impl Runtime {
             for (ack, message) in acks.into_iter().zip(&batch) {
                 let ack = ack.await?;
                 if !ack.duplicate {
-                    stored += 1;
+                    stored += message.events;
                     continue;
                 }
                 let held = stream.get_raw_message(ack.sequence).await?;
@@ -238,8 +240,8 @@ impl Runtime {
                 js.send_publish(message.subject.clone(), publish)
                     .await?
                     .await?;
-                stored += 1;
-                squatted += 1;
+                stored += message.events;
+                squatted += message.events;
             }
             Ok::<(u64, u64), async_nats::Error>((stored, squatted))
         })
@@ -273,7 +275,16 @@ impl Runtime {
             };
             let mut delivered = Vec::new();
             while let Some(message) = messages.next().await {
-                delivered.push(Delivered { message: message? });
+                match message {
+                    Ok(message) => delivered.push(Delivered { message }),
+                    // The server ends a fetch whose next message would pass its byte bound
+                    // with a status (409, "Message Size Exceeds MaxBytes"), which the client
+                    // passes on as an error: what came is handed over, and the next fetch
+                    // starts at that message. Any other failure that lasts is the next
+                    // fetch's to report.
+                    Err(_) if !delivered.is_empty() => break,
+                    Err(e) => return Err(e),
+                }
             }
             Ok::<_, async_nats::Error>(delivered)
         });

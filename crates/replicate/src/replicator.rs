@@ -14,6 +14,7 @@ use akledger::id::EventId;
 use akledger::ledger::{AppendReport, Appended, Ledger, OutcomeCounts, Pipeline};
 
 use super::marker::{self, Marker};
+use super::message::{events_of, Packed};
 use super::nats::{Delivered, Outgoing, Runtime, Session};
 use super::subject::{check_stream_name, subject_of};
 use super::{ReplicateError, ReplicateOptions, ReplicateReport};
@@ -63,8 +64,72 @@ pub enum FollowEvent<'a> {
 /// A consumed batch waiting in the pipeline: acknowledged once committed.
 struct Committing<'l> {
     pipeline: Pipeline<'l>,
-    /// The last message of the batch the pipeline holds.
+    /// The message to acknowledge once the batch the pipeline holds is committed: the last
+    /// message of a fetch, held by the batch of its last events.
     last: Option<Delivered>,
+}
+
+/// Messages packed for one publishing batch.
+struct Batch {
+    /// Bytes of one message at most: what the server takes less the headers.
+    message_bytes: usize,
+    /// Messages closed.
+    messages: Vec<Outgoing>,
+    /// The message being packed, and its subject.
+    packing: Option<(String, Packed)>,
+    /// Events and bytes of events in both.
+    events: usize,
+    bytes: usize,
+}
+
+impl Batch {
+    fn new(max_payload: usize) -> Batch {
+        Batch {
+            message_bytes: max_payload.saturating_sub(MESSAGE_HEADER_ALLOWANCE),
+            messages: Vec::new(),
+            packing: None,
+            events: 0,
+            bytes: 0,
+        }
+    }
+
+    /// Packs `event` into the message being packed when it is of the same realm and fits,
+    /// otherwise into a new one.
+    fn add(&mut self, event: &akledger::Event) {
+        let subject = subject_of(event);
+        let bytes = event.bytes();
+        let fits = matches!(&self.packing, Some((s, packed))
+            if *s == subject && packed.fits(bytes.len(), self.message_bytes));
+        if !fits {
+            self.close();
+        }
+        let (_, packed) = self
+            .packing
+            .get_or_insert_with(|| (subject, Packed::default()));
+        packed.push(event.id(), bytes);
+        self.events += 1;
+        self.bytes += bytes.len();
+    }
+
+    /// Closes the message being packed.
+    fn close(&mut self) {
+        if let Some((subject, packed)) = self.packing.take() {
+            self.messages.push(Outgoing {
+                subject,
+                id: packed.message_id(),
+                events: packed.ids.len() as u64,
+                payload: packed.payload,
+            });
+        }
+    }
+
+    /// The messages packed so far, the last one closed; the batch is empty after.
+    fn take(&mut self) -> Vec<Outgoing> {
+        self.close();
+        self.events = 0;
+        self.bytes = 0;
+        std::mem::take(&mut self.messages)
+    }
 }
 
 impl<'l> Replicator<'l> {
@@ -202,17 +267,17 @@ impl<'l> Replicator<'l> {
         self.publish_new(session)
     }
 
-    /// Publishes the admitted events from the marker on, in admission order, in batches;
-    /// after each acknowledged batch the marker advances (durably). Events consumed from the
-    /// stream are passed over, not sent back.
+    /// Publishes the admitted events from the marker on, in admission order, packed into
+    /// messages of one realm each ([`crate::message`]), in batches; after each acknowledged
+    /// batch the marker advances (durably). Events consumed from the stream are passed over,
+    /// not sent back.
     fn publish_new(&mut self, session: &Session) -> Result<(), ReplicateError> {
         let end = self.ledger.len() as u64;
         if self.marker.published >= end {
             return Ok(());
         }
         let mut position = self.marker.published;
-        let mut batch: Vec<Outgoing> = Vec::new();
-        let mut bytes = 0usize;
+        let mut batch = Batch::new(session.max_payload);
         while position < end {
             // A consumed event: passed over without reading it back.
             if self.echo_at.remove(&position) {
@@ -237,15 +302,9 @@ impl<'l> Replicator<'l> {
                     self.skip(&event, session.max_payload)?;
                     continue;
                 }
-                bytes += event.bytes().len();
-                batch.push(Outgoing {
-                    subject: subject_of(&event),
-                    id: event.id().to_string(),
-                    payload: event.bytes().to_vec(),
-                });
-                if batch.len() >= REPLICATE_BATCH_EVENTS || bytes >= REPLICATE_BATCH_BYTES {
-                    self.publish_through(session, std::mem::take(&mut batch), position)?;
-                    bytes = 0;
+                batch.add(&event);
+                if batch.events >= REPLICATE_BATCH_EVENTS || batch.bytes >= REPLICATE_BATCH_BYTES {
+                    self.publish_through(session, batch.take(), position)?;
                 }
             }
             // The log ended before the run did (it cannot shrink): stop here.
@@ -253,7 +312,7 @@ impl<'l> Replicator<'l> {
                 break;
             }
         }
-        self.publish_through(session, batch, position)
+        self.publish_through(session, batch.take(), position)
     }
 
     /// Records that `event` cannot be published to a server whose messages are at most
@@ -351,16 +410,31 @@ impl<'l> Replicator<'l> {
             // (Stopped or failed before it is taken, its messages, unacknowledged, are
             // delivered again to the next run.)
             ahead = self.runtime.fetch_ahead(session, wait);
-            let mut items: Vec<Arc<[u8]>> = batch.iter().map(|m| Arc::from(m.payload())).collect();
-            items.push(Arc::from(last.payload()));
+            let items: Vec<Arc<[u8]>> = batch
+                .iter()
+                .chain(std::iter::once(&last))
+                .flat_map(|m| events_of(m.payload()).map(Arc::from))
+                .collect();
             self.report.consumed += items.len() as u64;
-            if let Some(committed) = committing.pipeline.push_report(items)? {
-                self.count(committed);
-                if let Some(previous) = committing.last.take() {
-                    self.runtime.ack_through(&previous)?;
+            // Admitted in batches of at most REPLICATE_BATCH_EVENTS; the fetch's last
+            // message is acknowledged once the batch of its last events is committed (a
+            // fetch with no events at all goes through as an empty batch, in its turn).
+            let mut items = items.into_iter().peekable();
+            let mut last = Some(last);
+            while last.is_some() {
+                let part: Vec<Arc<[u8]>> = items.by_ref().take(REPLICATE_BATCH_EVENTS).collect();
+                let acknowledges = match items.peek() {
+                    None => last.take(),
+                    Some(_) => None,
+                };
+                if let Some(committed) = committing.pipeline.push_report(part)? {
+                    self.count(committed);
+                    if let Some(previous) = committing.last.take() {
+                        self.runtime.ack_through(&previous)?;
+                    }
                 }
+                committing.last = acknowledges;
             }
-            committing.last = Some(last);
             if stop.load(Ordering::SeqCst) {
                 return Ok(false);
             }

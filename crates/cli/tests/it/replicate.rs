@@ -17,7 +17,8 @@ use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 use akledger::{Event, Unverified};
-use akledger_replicate::limits::REPLICATE_BATCH_EVENTS;
+use akledger_replicate::limits::{MESSAGE_BYTES, REPLICATE_BATCH_BYTES, REPLICATE_BATCH_EVENTS};
+use akledger_replicate::message::Packed;
 use akledger_replicate::subject::subject_of;
 
 /// A server, a scratch directory and a generated log of `events` notes (and their realm).
@@ -334,6 +335,12 @@ fn forged_messages_from_a_stranger_are_rejected_by_every_ledger_and_stop_nothing
         let again = w.once(dir, 0);
         assert_eq!((n(&again, "consumed"), n(&again, "rejected")), (0, 0));
     }
+    // A message of empty lines holds no event: consumed alone, it stops nothing either.
+    stranger_publishes(&w.server, &subject, &[b"\n\n".to_vec()]);
+    for dir in [&a, &b, &c] {
+        let again = w.once(dir, 0);
+        assert_eq!((n(&again, "consumed"), n(&again, "rejected")), (0, 0));
+    }
 }
 
 /// A realm and one event of its, the event `len` bytes long (payload tuned to it).
@@ -471,30 +478,71 @@ fn stranger_publishes_under(server: &NatsServer, subject: &str, id: &str, payloa
 }
 
 #[test]
-fn junk_published_first_under_an_event_s_id_does_not_keep_the_event_out() {
+fn junk_published_first_under_a_message_s_id_does_not_keep_its_events_out() {
     let Some(w) = World::new("junk under an id", 30) else {
         return;
     };
-    // The stream exists (an empty ledger's run makes it); then junk takes an event's id.
+    // The stream exists (an empty ledger's run makes it); then junk takes two message ids.
     let b = w.ledger("b", 0..0);
     w.once(&b, 0);
-    // The realm's create (which would strand the whole realm) and an ordinary event.
-    for line in [&w.lines[0], &w.lines[5]] {
-        let event = Event::<Unverified>::parse(line.as_bytes()).unwrap();
-        stranger_publishes_under(
-            &w.server,
-            &subject_of(&event),
-            &event.id().to_string(),
-            b"{\"junk\":true}",
+    let events: Vec<Event<Unverified>> = w
+        .lines
+        .iter()
+        .map(|line| Event::parse(line.as_bytes()).unwrap())
+        .collect();
+    let subject = subject_of(&events[0]);
+    // A's first run packs all the events but the last (the realm's create, which would
+    // strand the whole realm, among them) into one message; its second sends the last alone,
+    // under the event's own id.
+    let (first, last) = events.split_at(events.len() - 1);
+    let mut packed = Packed::default();
+    for event in first {
+        assert!(
+            packed.fits(event.bytes().len(), MESSAGE_BYTES),
+            "one message"
         );
+        packed.push(event.id(), event.bytes());
     }
-    let a = w.ledger("a", 0..w.lines.len());
+    for id in [packed.message_id(), last[0].id().to_string()] {
+        stranger_publishes_under(&w.server, &subject, &id, b"{\"junk\":true}");
+    }
+    let a = w.ledger("a", 0..first.len());
     // (It consumes the junk too, and rejects it: exit 1.)
     let report = w.once(&a, 1);
-    assert_eq!(n(&report, "squatted"), 2, "{report}");
-    assert_eq!(n(&report, "published"), w.lines.len() as u64);
+    let published = |r: &serde_json::Value| (n(r, "published"), n(r, "squatted"));
+    let packed_events = first.len() as u64;
+    assert_eq!(
+        published(&report),
+        (packed_events, packed_events),
+        "{report}"
+    );
+    ledger_of(&a, &[&w.lines[first.len()]]);
+    let report = w.once(&a, 0);
+    assert_eq!(published(&report), (1, 1), "{report}");
     // Every event reaches the other ledger; the junk is rejected there.
     let report = w.once(&b, 1);
     assert_eq!(n(&report, "rejected"), 2, "{report}");
-    assert_eq!(len(&b), w.lines.len());
+    assert_eq!(len(&b), w.lines.len(), "{report}");
+}
+
+#[test]
+fn a_stream_of_more_bytes_than_one_fetch_asks_for_is_consumed_whole() {
+    // Packed messages reach a fetch's byte bound before its message bound: the server ends
+    // such a fetch with a status, and what came before it must be taken, not lost or failed.
+    let events = 12_000;
+    let Some(w) = World::new("more than one fetch", events) else {
+        return;
+    };
+    let a = w.ledger("a", 0..w.lines.len());
+    let bytes: usize = w.lines.iter().map(|line| line.len() + 1).sum();
+    assert!(
+        bytes > REPLICATE_BATCH_BYTES,
+        "{bytes} bytes: not over one fetch"
+    );
+    assert_eq!(n(&w.once(&a, 0), "published") as usize, w.lines.len());
+    let b = w.ledger("b", 0..0);
+    let report = w.once(&b, 0);
+    assert_eq!(n(&report, "consumed") as usize, w.lines.len(), "{report}");
+    assert_eq!(n(&report, "admitted") as usize, w.lines.len(), "{report}");
+    assert_eq!(heads(&b), heads(&a));
 }
