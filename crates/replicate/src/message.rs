@@ -103,8 +103,7 @@ mod tests {
     }
 
     #[test]
-    fn a_message_stops_at_its_event_and_byte_bounds_and_the_server_s_but_always_takes_a_first_event(
-    ) {
+    fn a_message_keeps_to_its_bounds_and_the_server_s_but_takes_any_first_event() {
         let mut packed = Packed::default();
         assert!(packed.fits(MESSAGE_BYTES * 4, MESSAGE_BYTES));
         packed.push(id(1), &vec![b'x'; MESSAGE_BYTES - 10]);
