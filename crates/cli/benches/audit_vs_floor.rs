@@ -12,8 +12,9 @@
 //! sidecar of 1000 exchanges. Floor, audit and import run in turn, three times each; the
 //! medians and the medians of the per-run ratios are printed (the import's as the share of
 //! the floor's speed it reaches), with the CPU time (user and system) each used: on 2
-//! cores all three keep both busy, so the ratio of CPU times is what the wall ratio comes
-//! to. Skipped, saying so, without `/usr/bin/time`.
+//! cores all three keep both cores busy most of the time, so the wall ratios follow the
+//! CPU ratios (the floor's less closely: it reads the whole file on one thread first).
+//! Skipped, saying so, without `/usr/bin/time`.
 //!
 //! `cargo bench --bench audit_vs_floor`
 // Benchmarks panic on what they set up themselves.
