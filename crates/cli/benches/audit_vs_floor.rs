@@ -138,13 +138,10 @@ fn main() {
     let (mut imports, mut shares, mut import_peaks) = (vec![], vec![], vec![]);
     let (mut floor_cpus, mut audit_cpu_ratios, mut import_cpu_shares) = (vec![], vec![], vec![]);
     for run in 0..3 {
-        let cpu_before = cpu::of_self();
-        let started = Instant::now();
+        let (meter, started) = (cpu::Meter::of_self(), Instant::now());
         let verified = floor(&log, threads);
         let f = started.elapsed().as_secs_f64();
-        let floor_cpu = cpu_before
-            .zip(cpu::of_self())
-            .map(|(before, after)| after.saturating_sub(before).as_secs_f64());
+        let floor_cpu = meter.seconds();
         let audit = timed(&["audit".as_ref(), log.as_os_str()]);
         let dir = tmp.path().join(format!("import{run}"));
         let import = timed(&[

@@ -105,17 +105,13 @@ fn bench(c: &mut Criterion) {
     let server_pid = server.pid();
     let mut measured = |work: &dyn Fn(&Ledger)| {
         let (ledger, dir) = fresh();
-        let (cpu_before, server_before) = (cpu::of_self(), server_pid.and_then(cpu::of));
+        let (meter, server_meter) = (cpu::Meter::of_self(), server_pid.map(cpu::Meter::of));
         let start = Instant::now();
         work(&ledger);
-        let wall = start.elapsed().as_secs_f64();
-        let spent = |before: Option<Duration>, now: Option<Duration>| {
-            Some(now?.saturating_sub(before?).as_secs_f64())
-        };
         let run = Run {
-            wall,
-            cpu: spent(cpu_before, cpu::of_self()),
-            server_cpu: spent(server_before, server_pid.and_then(cpu::of)),
+            wall: start.elapsed().as_secs_f64(),
+            cpu: meter.seconds(),
+            server_cpu: server_meter.and_then(|m| m.seconds()),
         };
         drop(ledger);
         let _ = std::fs::remove_dir_all(dir);

@@ -122,17 +122,15 @@ fn bench(c: &mut Criterion) {
     // The ratio from alternated pairs: the machine's load shifts between criterion's two
     // groups, not within a pair. With each run's CPU time (this process, 10 ms ticks): the
     // runtime signs what import verifies, on the same cores.
-    let spent =
-        |before: Option<Duration>| Some(cpu::of_self()?.saturating_sub(before?).as_secs_f64());
     let mut pairs: Vec<[(f64, Option<f64>); 2]> = (0..PAIRS)
         .map(|_| {
             let p = prepare();
-            let (before, t) = (cpu::of_self(), Instant::now());
+            let (meter, t) = (cpu::Meter::of_self(), Instant::now());
             run(&p);
-            let runtime = (t.elapsed().as_secs_f64(), spent(before));
-            let before = cpu::of_self();
+            let runtime = (t.elapsed().as_secs_f64(), meter.seconds());
+            let meter = cpu::Meter::of_self();
             let imported = import(&log).as_secs_f64();
-            [runtime, (imported, spent(before))]
+            [runtime, (imported, meter.seconds())]
         })
         .collect();
     let median = |v: &mut Vec<f64>| {

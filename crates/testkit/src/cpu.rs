@@ -7,17 +7,45 @@ use std::time::Duration;
 /// Clock ticks per second of `/proc/<pid>/stat` (`USER_HZ`, 100 on every Linux build).
 const TICKS_PER_SECOND: u64 = 100;
 
-/// User and system CPU time of process `pid` (all its threads, ended ones included) so far.
-pub fn of(pid: u32) -> Option<Duration> {
-    read(&format!("/proc/{pid}/stat"))
+/// The CPU time one process uses from the moment the meter starts.
+pub struct Meter {
+    /// `None`: this process.
+    pid: Option<u32>,
+    start: Option<Duration>,
 }
 
-/// [`of`] this process.
-pub fn of_self() -> Option<Duration> {
-    read("/proc/self/stat")
+impl Meter {
+    /// Starts metering this process.
+    pub fn of_self() -> Meter {
+        Meter::start(None)
+    }
+
+    /// Starts metering process `pid`.
+    pub fn of(pid: u32) -> Meter {
+        Meter::start(Some(pid))
+    }
+
+    fn start(pid: Option<u32>) -> Meter {
+        Meter {
+            pid,
+            start: used(pid),
+        }
+    }
+
+    /// User and system CPU seconds the process used since the meter started (all its
+    /// threads, ended ones included); `None` where `/proc` does not say.
+    pub fn seconds(&self) -> Option<f64> {
+        let now = used(self.pid)?;
+        Some(now.saturating_sub(self.start?).as_secs_f64())
+    }
 }
 
-fn read(path: &str) -> Option<Duration> {
+/// User and system CPU time of process `pid` (this one for `None`) so far.
+fn used(pid: Option<u32>) -> Option<Duration> {
+    let path = match pid {
+        Some(pid) => format!("/proc/{pid}/stat"),
+        None => "/proc/self/stat".to_string(),
+    };
     let stat = std::fs::read_to_string(path).ok()?;
     // Fields after the command name, which is in parentheses and may hold spaces: state is
     // field 3 of the whole line, utime 14 and stime 15.
