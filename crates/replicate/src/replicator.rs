@@ -10,13 +10,13 @@ use crate::limits::{
     MAX_REPLICATE_ECHO_IDS, MESSAGE_HEADER_ALLOWANCE, REPLICATE_BACKOFF_MILLIS,
     REPLICATE_BATCH_BYTES, REPLICATE_BATCH_EVENTS, REPLICATE_POLL_MILLIS,
 };
-use akledger::id::EventId;
+use akledger::id::{EventId, RealmId};
 use akledger::ledger::{AppendReport, Appended, Ledger, OutcomeCounts, Pipeline};
 
 use super::marker::{self, Marker};
 use super::message::{events_of, Packed};
 use super::nats::{Delivered, Outgoing, Runtime, Session};
-use super::subject::{check_stream_name, subject_of};
+use super::subject::{check_stream_name, realm_of, realm_subject};
 use super::{ReplicateError, ReplicateOptions, ReplicateReport};
 
 /// Replicates one ledger through one stream. Made by [`Replicator::new`]; the CLI's
@@ -75,8 +75,8 @@ struct Batch {
     message_bytes: usize,
     /// Messages closed.
     messages: Vec<Outgoing>,
-    /// The message being packed, and its subject.
-    packing: Option<(String, Packed)>,
+    /// The message being packed, and its events' realm.
+    packing: Option<(RealmId, Packed)>,
     /// Events and bytes of events in both.
     events: usize,
     bytes: usize,
@@ -96,16 +96,16 @@ impl Batch {
     /// Packs `event` into the message being packed when it is of the same realm and fits,
     /// otherwise into a new one.
     fn add(&mut self, event: &akledger::Event) {
-        let subject = subject_of(event);
+        let realm = realm_of(event);
         let bytes = event.bytes();
-        let fits = matches!(&self.packing, Some((s, packed))
-            if *s == subject && packed.fits(bytes.len(), self.message_bytes));
+        let fits = matches!(&self.packing, Some((r, packed))
+            if *r == realm && packed.fits(bytes.len(), self.message_bytes));
         if !fits {
             self.close();
         }
         let (_, packed) = self
             .packing
-            .get_or_insert_with(|| (subject, Packed::default()));
+            .get_or_insert_with(|| (realm, Packed::default()));
         packed.push(event.id(), bytes);
         self.events += 1;
         self.bytes += bytes.len();
@@ -113,9 +113,9 @@ impl Batch {
 
     /// Closes the message being packed.
     fn close(&mut self) {
-        if let Some((subject, packed)) = self.packing.take() {
+        if let Some((realm, packed)) = self.packing.take() {
             self.messages.push(Outgoing {
-                subject,
+                subject: realm_subject(&realm),
                 id: packed.message_id(),
                 events: packed.ids.len() as u64,
                 payload: packed.payload,

@@ -25,9 +25,14 @@ pub fn realm_of<S>(event: &Event<S>) -> RealmId {
     }
 }
 
-/// The subject an event is published on: `ak.<realm token>.events`.
+/// The subject an event is published on: its realm's ([`realm_subject`]).
 pub fn subject_of<S>(event: &Event<S>) -> String {
-    format!("ak.{}.events", realm_token(&realm_of(event)))
+    realm_subject(&realm_of(event))
+}
+
+/// The subject of a realm's events: `ak.<realm token>.events`.
+pub fn realm_subject(realm: &RealmId) -> String {
+    format!("ak.{}.events", realm_token(realm))
 }
 
 /// Checks a stream name: 1 to [`MAX_REPLICATE_STREAM_NAME`] ASCII letters, digits, `-` or
