@@ -7,8 +7,9 @@ use akledger::canonical::Json;
 
 use super::withholding::Unsealed;
 use super::*;
-use crate::limits::SIGN_AHEAD_RUN;
+use crate::limits::{MAX_INBOX_BATCH, SIGN_AHEAD_RUN};
 use crate::records::WITHHELD_FIELD;
+use akledger::limits::MAX_BATCH_BYTES;
 
 impl Runtime<'_> {
     /// Makes each envelope received by the connection at `slot` an inbox event, in one
@@ -70,27 +71,29 @@ impl Runtime<'_> {
                 author.sign_verified(sealed, verifier)
             },
             |signed: Vec<Event>| {
-                let disclosures: Vec<Disclosure> = signed
-                    .iter()
-                    .zip(withheld.by_ref())
-                    .filter_map(|(event, withheld)| {
-                        let (salt, value) = withheld?;
-                        Some(Disclosure {
-                            event_id: event.id(),
-                            field: WITHHELD_FIELD.to_string(),
-                            salt,
-                            value,
+                for run in runs(signed) {
+                    let disclosures: Vec<Disclosure> = run
+                        .iter()
+                        .zip(withheld.by_ref())
+                        .filter_map(|(event, withheld)| {
+                            let (salt, value) = withheld?;
+                            Some(Disclosure {
+                                event_id: event.id(),
+                                field: WITHHELD_FIELD.to_string(),
+                                salt,
+                                value,
+                            })
                         })
-                    })
-                    .collect();
-                if !disclosures.is_empty() {
-                    ledger.keep_disclosures(&disclosures)?;
+                        .collect();
+                    if !disclosures.is_empty() {
+                        ledger.keep_disclosures(&disclosures)?;
+                    }
+                    self.made
+                        .extend(run.iter().map(|e| (e.id(), e.created_at())));
+                    let run = admit(ledger, run)?;
+                    after_run(self, &run)?;
+                    ids.extend(run);
                 }
-                self.made
-                    .extend(signed.iter().map(|e| (e.id(), e.created_at())));
-                let run = admit(ledger, signed)?;
-                after_run(self, &run)?;
-                ids.extend(run);
                 Ok::<_, Error>(())
             },
         )?;
@@ -189,6 +192,40 @@ fn log_refusal(envelope: &Envelope, skill: Option<&str>, refusal: &Refusal) {
     );
 }
 
+/// `signed` cut into the runs appended one at a time: at most [`MAX_INBOX_BATCH`] events
+/// and [`MAX_BATCH_BYTES`] bytes each (the signing threads may have signed far more than
+/// that while the run before was appended).
+fn runs(signed: Vec<Event>) -> Vec<Vec<Event>> {
+    cut(signed, MAX_INBOX_BATCH, MAX_BATCH_BYTES, |e| {
+        e.bytes().len()
+    })
+}
+
+/// `items` cut in order into runs of at most `most` items and `most_bytes` bytes (`size`
+/// of each); an item larger than `most_bytes` goes alone.
+fn cut<T>(
+    items: Vec<T>,
+    most: usize,
+    most_bytes: usize,
+    size: impl Fn(&T) -> usize,
+) -> Vec<Vec<T>> {
+    let mut runs = Vec::new();
+    let (mut run, mut bytes) = (Vec::new(), 0usize);
+    for item in items {
+        let len = size(&item);
+        if !run.is_empty() && (run.len() >= most || bytes.saturating_add(len) > most_bytes) {
+            runs.push(std::mem::take(&mut run));
+            bytes = 0;
+        }
+        bytes = bytes.saturating_add(len);
+        run.push(item);
+    }
+    if !run.is_empty() {
+        runs.push(run);
+    }
+    runs
+}
+
 /// Appends events the runtime made to `ledger`; every one must be admitted.
 fn admit(ledger: &Ledger, signed: Vec<Event>) -> Result<Vec<EventId>, Error> {
     let mut ids = Vec::with_capacity(signed.len());
@@ -209,4 +246,23 @@ fn admit(ledger: &Ledger, signed: Vec<Event>) -> Result<Vec<EventId>, Error> {
         }
     }
     Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut;
+
+    #[test]
+    fn runs_are_cut_in_order_by_count_and_by_bytes() {
+        let sizes = |runs: &[Vec<usize>]| runs.iter().map(Vec::len).collect::<Vec<_>>();
+        let ones: Vec<usize> = (0..2_501).map(|_| 1).collect();
+        let by_count = cut(ones, 1_000, usize::MAX, |&s| s);
+        assert_eq!(sizes(&by_count), [1_000, 1_000, 501]);
+        let by_bytes = cut(vec![4, 4, 4, 9, 1, 1], 1_000, 8, |&s| s);
+        assert_eq!(by_bytes, [vec![4, 4], vec![4], vec![9], vec![1, 1]]);
+        assert!(cut(Vec::<usize>::new(), 1, 1, |&s| s).is_empty());
+        let order: Vec<usize> = (0..10).collect();
+        let again: Vec<usize> = cut(order.clone(), 3, usize::MAX, |_| 1).concat();
+        assert_eq!(again, order);
+    }
 }

@@ -67,7 +67,7 @@ use super::progress::Progress;
 use super::records::{inbox_body, outbox_body, read_record, tick_body, Record, Tag};
 use super::skills::registry::Skills;
 use super::skills::Skill;
-use crate::limits::{MAX_INBOX_BATCH, STUB_POLL_INTERVAL_MS};
+use crate::limits::{SIGN_STREAM, STUB_POLL_INTERVAL_MS};
 use akledger::did::DidCoreId;
 use akledger::envelope::{Body, MESSAGE_CREATE};
 use akledger::error::Error;
@@ -276,7 +276,7 @@ impl<'l> Runtime<'l> {
                 None => continue,
             };
             let mut sends = Vec::new();
-            for chunk in received.chunks(MAX_INBOX_BATCH) {
+            for chunk in received.chunks(SIGN_STREAM) {
                 report.received += chunk.len();
                 self.passed(Stage::Received);
                 self.take_in(slot, chunk, now, &mut sends)?;

@@ -8,9 +8,9 @@ use crate::progress::ConnectionProgress;
 
 impl Runtime<'_> {
     /// Makes each queued envelope an outbox event of the connection it is routed to (one
-    /// batch per [`MAX_INBOX_BATCH`]), then queues them to their connections.
+    /// signing stream per [`SIGN_STREAM`] envelopes), then queues them to their connections.
     pub(super) fn send_all(&mut self, sends: Vec<Outgoing>) -> Result<(), Error> {
-        for chunk in sends.chunks(MAX_INBOX_BATCH) {
+        for chunk in sends.chunks(SIGN_STREAM) {
             let at = Timestamp::now().max(self.floor);
             let mut records = Vec::with_capacity(chunk.len());
             let mut slots = Vec::with_capacity(chunk.len());

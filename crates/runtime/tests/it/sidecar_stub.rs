@@ -7,7 +7,7 @@ use crate::support::append;
 use std::io::Write;
 
 use akledger::prelude::*;
-use akledger_runtime::limits::SIGN_AHEAD_RUN;
+use akledger_runtime::limits::{MAX_INBOX_BATCH, SIGN_AHEAD_RUN};
 use akledger_runtime::skills::Skill;
 use akledger_runtime::stub_format::encode_record;
 use akledger_runtime::{
@@ -287,16 +287,20 @@ impl Backlog {
     }
 }
 
-/// A backlog longer than two signing runs ([`SIGN_AHEAD_RUN`]) is taken in one step: its
-/// inbox batch and its outbox batch are each appended in several runs while the rest is
-/// signed. Every envelope is recorded and answered once, in the input's order, and a run
-/// after a reopen finds nothing left to do.
+/// A backlog longer than the longest run appended at once ([`MAX_INBOX_BATCH`]) is taken in
+/// one step: its inbox batch and its outbox batch are each signed as one stream and appended
+/// in several runs while the rest is signed. Every envelope is recorded and answered once,
+/// in the input's order, and a run after a reopen finds nothing left to do.
 #[test]
 fn a_backlog_of_several_signing_runs_is_recorded_and_answered_once_in_order() {
-    let backlog = Backlog::new(2 * SIGN_AHEAD_RUN + 101);
+    let backlog = Backlog::new(MAX_INBOX_BATCH + SIGN_AHEAD_RUN + 101);
+    let inbox_runs = std::rc::Rc::new(std::cell::Cell::new(0));
     let run = || {
         let ledger = backlog.open();
         let mut runtime = backlog.echoing(&ledger);
+        let counted = inbox_runs.clone();
+        runtime
+            .on_stage(move |stage| counted.set(counted.get() + usize::from(stage == Stage::Inbox)));
         let mut steps = 0;
         while !runtime.step(Timestamp::now()).unwrap().is_idle() {
             steps += 1;
@@ -313,6 +317,11 @@ fn a_backlog_of_several_signing_runs_is_recorded_and_answered_once_in_order() {
         "one inbox and one outbox event each"
     );
     backlog.assert_answered_once_in_order();
+    assert!(
+        inbox_runs.get() >= 2,
+        "{} inbox runs: none holds more than {MAX_INBOX_BATCH} events",
+        inbox_runs.get()
+    );
     // Reopened, the runtime finds every envelope recorded and answered.
     assert_eq!(run(), (4 + 2 * backlog.n, 0));
     assert_eq!(backlog.answers().len(), backlog.n);
