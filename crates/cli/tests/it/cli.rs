@@ -93,6 +93,22 @@ fn heads_covers_heads_of_json_shapes() {
     );
 }
 
+/// `covers` and `heads-of` start with a parser of their own arguments only (a shorter
+/// start); their help and their usage errors still come from the whole command tree.
+#[test]
+fn the_query_commands_help_and_usage_errors_come_from_the_whole_tree() {
+    for command in ["covers", "heads-of"] {
+        let help = stdout(&run_ok(&[command, "--help"], 0));
+        assert_eq!(help, stdout(&run_ok(&["help", command], 0)));
+        for bad in [&[command][..], &[command, "--bogus"]] {
+            let o = run(bad);
+            assert_eq!(o.status.code(), Some(2), "{bad:?}");
+            let usage = format!("Usage: akledger {command}");
+            assert!(stderr(&o).contains(&usage), "{bad:?}: {}", stderr(&o));
+        }
+    }
+}
+
 #[test]
 fn read_commands_json_parses() {
     let tmp = demo("20");
