@@ -60,7 +60,6 @@ impl Ledger {
             1,
             &mut sink,
         )?;
-        fresh.refresh_heads();
         let mut report = CheckReport {
             entries: replayed.entries,
             admitted: fresh.len(),
@@ -115,7 +114,7 @@ pub fn compare_states(fresh: &State, live: &State, diffs: &mut Vec<String>) {
     differ("log positions", fresh.at == live.at);
     differ("timestamps", fresh.stamps == live.stamps);
     differ("DAG index", fresh.dag == live.dag);
-    differ("heads", fresh.heads == live.heads);
+    differ("heads", fresh.heads() == live.heads());
     differ("realm registry", fresh.realms == live.realms);
     differ("sidecar registry", fresh.sidecars == live.sidecars);
     differ("singleton registry", fresh.singletons == live.singletons);

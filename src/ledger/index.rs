@@ -238,7 +238,6 @@ impl Index {
             let (id, why) = decode_rejection(&id, &text).ok_or("damaged rejection row")?;
             state.released_rejections.insert(id, why);
         }
-        state.refresh_heads();
         Ok(())
     }
 

@@ -229,8 +229,6 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             let entries = entries_in_log(&reader, acked, log_high)?;
             (state, Some(index), entries)
         };
-        let mut state = state;
-        state.refresh_heads();
         let (mut tree, tree_report) = Tree::open(&dir, state.ids.raw(), config.read_only)?;
         report.tree = tree_report.filter(|_| !beside_writer);
         let checkpointed = match stored_checkpoint {

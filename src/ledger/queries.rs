@@ -44,9 +44,7 @@ impl State {
 impl Ledger {
     /// The ledger heads: maximal heads of all admitted events.
     pub fn heads(&self) -> Vec<EventId> {
-        self.read_state()
-            .map(|s| s.heads.clone())
-            .unwrap_or_default()
+        self.read_state().map(|s| s.heads()).unwrap_or_default()
     }
 
     /// The admitted realms, by id.

@@ -248,7 +248,6 @@ fn decode_body(r: &mut Reader<'_>) -> Option<Snapshot> {
     if !r.is_empty() {
         return None;
     }
-    state.refresh_heads();
     Some(Snapshot { state, high })
 }
 

@@ -101,7 +101,6 @@ pub struct State {
     pub pending: PendingSet,
     pub released_rejections: BTreeMap<EventId, Rejection>,
     pub by_sidecar: HashMap<SidecarId, Vec<Pos>>,
-    pub heads: Vec<EventId>,
 }
 
 /// Where a staged event's bytes are in the log.
@@ -199,7 +198,6 @@ impl State {
         for (id, why) in staged.rejected_on_release {
             self.released_rejections.insert(id, why);
         }
-        self.refresh_heads();
         Ok(records)
     }
 
@@ -342,8 +340,11 @@ impl State {
         self.pending.remove(id);
     }
 
-    /// Recomputes the canonical-order head list from the DAG.
-    pub fn refresh_heads(&mut self) {
+    /// The maximal heads of every admitted event, in canonical order: worked out from the
+    /// DAG index's heads when asked for, not kept up to date by each commit (a ledger of many
+    /// exchanges has a head per answer, and sorting them all at every commit made commits
+    /// slower as the ledger grew).
+    pub fn heads(&self) -> Vec<EventId> {
         let mut heads: Vec<EventId> = self
             .dag
             .heads()
@@ -351,7 +352,7 @@ impl State {
             .filter_map(|p| self.id_at(*p))
             .collect();
         heads.sort_unstable();
-        self.heads = heads;
+        heads
     }
 }
 
