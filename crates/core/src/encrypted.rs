@@ -15,6 +15,7 @@ use crate::canonical::{write_canonical, write_string, Json, Object};
 use crate::did::{only_keys, ActorId};
 use crate::envelope::ScopeRef;
 use crate::error::{schema, Rejection};
+use crate::exchange::plaintext::SealedMessage;
 use crate::limits::MAX_SAFE_INTEGER;
 
 /// Content type of message plaintexts.
@@ -84,6 +85,8 @@ pub(crate) struct Sealing {
     /// `nonce ‖ ciphertext ‖ tag`, as sealed.
     sealed: Vec<u8>,
     plaintext: Vec<u8>,
+    /// For a message plaintext without a `pncp` member, what the fold reads of it.
+    message: Option<SealedMessage>,
 }
 
 impl Sealing {
@@ -94,7 +97,14 @@ impl Sealing {
             epoch: sealed.epoch,
             sealed: sealed.sealed,
             plaintext,
+            message: None,
         }
+    }
+
+    /// Notes what the fold reads of the message plaintext sealed: `message`.
+    pub(crate) fn message(mut self, message: Option<SealedMessage>) -> Self {
+        self.message = message;
+        self
     }
 
     /// The plaintext of `sealed`, opened with `key`, when this is what `sealed` was made
@@ -106,6 +116,17 @@ impl Sealing {
     ) -> Option<&[u8]> {
         let same = self.epoch == sealed.epoch && self.key == *key && self.sealed == sealed.sealed;
         same.then_some(self.plaintext.as_slice())
+    }
+
+    /// [`Sealing::plaintext_of`], with what the fold reads of it when it is a message
+    /// plaintext noted as such ([`Sealing::message`]).
+    pub(crate) fn message_of(
+        &self,
+        sealed: &EncryptedEnvelope,
+        key: &SidecarKey,
+    ) -> Option<(&[u8], &SealedMessage)> {
+        let message = self.message.as_ref()?;
+        Some((self.plaintext_of(sealed, key)?, message))
     }
 }
 

@@ -18,6 +18,7 @@ pub(crate) mod strict;
 pub(crate) mod value;
 mod write;
 
+pub(crate) use parse::check_size;
 pub use parse::{parse_canonical, parse_value};
 pub(crate) use strict::Reader;
 pub use strict::{parse_strict, Canonical};

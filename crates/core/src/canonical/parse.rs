@@ -34,7 +34,7 @@ pub fn parse_value(bytes: &[u8]) -> Result<Json, Rejection> {
 }
 
 /// Refuses input over [`MAX_EVENT_BYTES`] (`payload_too_large`), before parsing.
-pub(super) fn check_size(bytes: &[u8]) -> Result<(), Rejection> {
+pub(crate) fn check_size(bytes: &[u8]) -> Result<(), Rejection> {
     if bytes.len() > MAX_EVENT_BYTES {
         return Err(Rejection::new(
             Code::PayloadTooLarge,

@@ -227,7 +227,7 @@ fn check_payload(payload: &Json) -> Result<(), Rejection> {
 
 /// `semantic_refs` has `count` items: at least one (else it is omitted), at most
 /// [`MAX_SEMANTIC_REFS`].
-fn check_ref_count(count: usize) -> Result<(), Rejection> {
+pub(crate) fn check_ref_count(count: usize) -> Result<(), Rejection> {
     if count == 0 {
         return Err(schema("semantic_refs must be omitted when empty"));
     }

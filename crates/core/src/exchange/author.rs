@@ -43,7 +43,7 @@ use super::causality::Causality;
 use super::classify::{ContextAttach, SidecarInfo};
 use super::plaintext::{
     Action, Binding, ControlPlaintext, ExchangeId, MessagePlaintext, RequestContext, Role,
-    TerminalKind,
+    SealedMessage, TerminalKind,
 };
 use super::report::Projection;
 
@@ -435,13 +435,16 @@ impl SidecarAuthor {
         at: Timestamp,
         rng: &mut impl CryptoRngCore,
     ) -> EventBuilder {
+        let message = SealedMessage {
+            binding: binding.clone(),
+        };
         let plaintext = MessagePlaintext {
             body,
             binding,
             pncp: None,
         }
         .into_json();
-        self.sealed_message(&plaintext, after, at, rng)
+        self.sealed_message(&plaintext, Some(message), after, at, rng)
     }
 
     /// Signs `builder` with this author's key ([`EventBuilder::sign_verified`]): verified
@@ -462,14 +465,16 @@ impl SidecarAuthor {
         at: Timestamp,
         rng: &mut impl CryptoRngCore,
     ) -> Result<Event<Unverified>, Rejection> {
-        self.sealed_message(plaintext, after, at, rng)
+        self.sealed_message(plaintext, None, after, at, rng)
             .sign_as(&self.key, self.method.clone())
     }
 
-    /// A sidecar message event sealing `plaintext`, unsigned.
+    /// A sidecar message event sealing `plaintext`, unsigned; `message` is what the fold
+    /// reads of the plaintext, when the caller knows it.
     fn sealed_message(
         &self,
         plaintext: &Json,
+        message: Option<SealedMessage>,
         after: &[EventId],
         at: Timestamp,
         rng: &mut impl CryptoRngCore,
@@ -477,7 +482,7 @@ impl SidecarAuthor {
         let plaintext = plaintext.to_bytes();
         let sealed = self.seal_bytes(MESSAGE_CREATE, MESSAGE_CONTENT_TYPE, &plaintext, rng);
         let payload = Object::new().with("encrypted_payload", sealed.to_json());
-        let sealing = Sealing::of(sealed, &self.sidecar_key, plaintext);
+        let sealing = Sealing::of(sealed, &self.sidecar_key, plaintext).message(message);
         self.builder(MESSAGE_CREATE, payload.into(), after, at)
             .sealed(Some(sealing))
     }
@@ -649,10 +654,14 @@ impl SidecarAuthor {
             .sign_as(&self.key, self.method.clone())
     }
 
+    /// An unsigned event of `kind` with this author's scope and actor, a payload the author
+    /// made (its sealed part and the ids beside it) and `after` refs: made whole here, so
+    /// signing builds the event from these parts instead of reading its bytes back.
     fn builder(&self, kind: &str, payload: Json, after: &[EventId], at: Timestamp) -> EventBuilder {
         EventBuilder::new(kind, self.scope(), self.actor.clone(), at)
             .payload(payload)
             .after(after.iter().copied())
+            .made_here()
     }
 }
 

@@ -115,6 +115,14 @@ pub struct Binding {
     pub role: Role,
 }
 
+/// What the fold reads of a message plaintext sealed in this process without a `pncp`
+/// member: its binding, if any (the body is not the fold's). Its author knows it
+/// ([`crate::encrypted::Sealing`]), so admitting the message need not parse the plaintext.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub(crate) struct SealedMessage {
+    pub(crate) binding: Option<Binding>,
+}
+
 /// A message plaintext.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct MessagePlaintext {
@@ -443,16 +451,18 @@ impl Binding {
 impl MessagePlaintext {
     /// Reads decrypted message bytes.
     pub fn parse(bytes: &[u8]) -> Result<Self, MessageError> {
-        let value = parse_value(bytes).map_err(|_| MessageError::Plaintext)?;
-        let obj = value.as_object().ok_or(MessageError::Plaintext)?;
+        let Ok(Json::Object(mut obj)) = parse_value(bytes) else {
+            return Err(MessageError::Plaintext);
+        };
         closed(
-            obj,
+            &obj,
             &["body"],
             &["pncp", "sidecar_exchange_binding"],
             "message",
         )
         .map_err(|_| MessageError::Plaintext)?;
-        let body = obj.get("body").cloned().unwrap_or(Json::Null);
+        // Moved out, not copied: a body is most of a message.
+        let body = obj.remove("body").unwrap_or(Json::Null);
         let binding = obj
             .get("sidecar_exchange_binding")
             .map(|b| {

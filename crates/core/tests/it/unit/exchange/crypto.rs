@@ -301,3 +301,90 @@ fn an_event_sealed_here_classifies_as_its_bytes_read_afresh() {
     );
     assert_eq!(not_opened, classify(&w.sidecar, &read_afresh, &another));
 }
+
+/// The parts a reader takes from an event's bytes.
+fn assert_reads_as_its_bytes(event: &Event<Verified>) {
+    let read = verify(Event::parse(event.bytes()));
+    assert_eq!(event.id(), read.id());
+    assert_eq!(event.envelope(), read.envelope());
+    assert_eq!(event.proof(), read.proof());
+    assert_eq!(event.body(), read.body());
+    assert_eq!(event.dependencies(), read.dependencies());
+}
+
+#[test]
+fn events_made_here_are_what_reading_their_bytes_gives() {
+    // A sidecar author's events are built from their parts, not read back: the parts must be
+    // what a reader takes from the bytes, for messages bound or not, and controls.
+    let mut w = World::new();
+    let x = xid(1);
+    let r = w.request(&x, &[0], None);
+    let verifier = Verifier::new(Keyring::new());
+    let agent = &w.agents[0];
+    let plain = agent.message_unsigned(None, Json::from("hi"), &[r], at(), &mut OsRng);
+    let response = verify(agent.respond(&x, r, None, Json::Null, at(), &mut OsRng));
+    let cancel = w.controller.control_raw(
+        w.strand,
+        &empty_cancel(&x, r).to_json(),
+        &[r],
+        at(),
+        &mut OsRng,
+    );
+    for event in [
+        agent.sign_verified(plain, &verifier).unwrap(),
+        response,
+        verify(cancel),
+    ] {
+        assert_reads_as_its_bytes(&event);
+    }
+}
+
+#[test]
+fn a_message_made_here_over_the_size_limit_is_refused_as_its_bytes_would_be() {
+    let w = World::new();
+    let body = Json::from("x".repeat(akledger_core::limits::MAX_EVENT_BYTES).as_str());
+    let refused = w.agents[0]
+        .message(None, body, &[], at(), &mut OsRng)
+        .unwrap_err();
+    assert_eq!(refused.code(), akledger_core::error::Code::PayloadTooLarge);
+}
+
+#[test]
+fn a_message_builder_changed_after_sealing_signs_what_its_bytes_say() {
+    // Replacing the payload or adding a ref after sealing leaves the builder's parts no
+    // longer the author's own: the signed event must still classify, and read, as its bytes.
+    let mut w = World::new();
+    let x = xid(1);
+    let r = w.request(&x, &[0], None);
+    let verifier = Verifier::new(Keyring::new());
+    let agent = &w.agents[0];
+    let other = verify(agent.respond(&x, r, None, Json::Null, at(), &mut OsRng));
+    let replaced = agent
+        .message_unsigned(None, Json::from("hi"), &[r], at(), &mut OsRng)
+        .payload(other.envelope().payload.clone());
+    let referred = agent
+        .message_unsigned(None, Json::from("hi"), &[], at(), &mut OsRng)
+        .reference(akledger_core::envelope::SemanticRef::after(r));
+    for builder in [replaced, referred] {
+        let event = agent.sign_verified(builder, &verifier).unwrap();
+        assert_reads_as_its_bytes(&event);
+        let read = verify(Event::parse(event.bytes()));
+        assert_eq!(
+            classify(&w.sidecar, &event, &w.keyring),
+            classify(&w.sidecar, &read, &w.keyring)
+        );
+    }
+    // The replaced payload is the response's: it opens, and binds the message to `x`.
+    let event = agent
+        .sign_verified(
+            agent
+                .message_unsigned(None, Json::Null, &[r], at(), &mut OsRng)
+                .payload(other.envelope().payload.clone()),
+            &verifier,
+        )
+        .unwrap();
+    assert!(matches!(
+        classify(&w.sidecar, &event, &w.keyring),
+        Some(Classified::Exchange(_))
+    ));
+}
