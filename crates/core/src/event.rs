@@ -574,12 +574,12 @@ impl EventBuilder {
         bytes.extend_from_slice(b",\"producer_proof\":");
         proof.write_canonical(&mut bytes);
         part(after_payload..preimage.len(), &mut bytes);
-        // The id is the digest of this very preimage, worked out above: read back, the bytes
-        // are held to everything else (test builds recompute the ids the reader's
-        // cross-check picks).
         if self.made_here {
             return self.assemble(id, bytes, proof);
         }
+        // The id is the digest of this very preimage, worked out above: read back, the bytes
+        // are held to everything else (test builds recompute the ids the reader's
+        // cross-check picks).
         let id_check = IdCheck::Derived;
         #[cfg(any(debug_assertions, feature = "cross-check"))]
         let id_check = match cross_checked(&id) {
@@ -596,10 +596,10 @@ impl EventBuilder {
 
     /// The event signed as `id` with `proof`, written as `bytes`, built from the parts of an
     /// envelope [made here](EventBuilder::made_here) rather than read back from `bytes`:
-    /// what reading them would give, for a quarter less of the signing thread's work besides
-    /// the signature. What its members' types leave open is checked as the reader checks it:
-    /// the size, the number of refs, and the payload against its kind. (Test builds read
-    /// every such event back as well, and compare.)
+    /// what reading them would give (the read-back was a quarter of a signing thread's work
+    /// besides the signature). What its members' types leave open is checked as the reader
+    /// checks it: the size, the number of refs, and the payload against its kind. (Test
+    /// builds read every such event back as well, and compare.)
     fn assemble(
         self,
         id: EventId,
