@@ -2,10 +2,10 @@
 //! events: 20 k realm events are published once into a JetStream stream; each timed run
 //! consumes the whole stream into a fresh ledger (a new durable consumer,
 //! `Replicator::once`), and the control pushes the same events through a
-//! `Ledger::pipeline` into a fresh ledger. Before criterion's timing, [`PAIRS`] replicate
-//! and import runs in turn print the median of their ratios, and where each run's CPU went:
-//! this process replicating, this process importing, and the server (on Linux). Skipped,
-//! with a message, when `nats-server` is not installed.
+//! `Ledger::pipeline_ahead(2)` into a fresh ledger. Before criterion's timing, [`PAIRS`]
+//! replicate and import runs in turn print the median of their ratios, and where each run's
+//! CPU went: this process replicating, this process importing, and the server (on Linux).
+//! Skipped, with a message, when `nats-server` is not installed.
 //!
 //! `cargo bench --bench replicate -- --noplot`
 // Benchmarks panic on what they set up themselves.
@@ -59,9 +59,10 @@ fn open(dir: &Path) -> Ledger {
     Ledger::open_with(Config::new(dir)).expect("open")
 }
 
-/// Appends events through a pipeline in batches of 1000 (the replicator's batch size).
+/// Appends events through a pipeline in batches of 1000 (the replicator's batch size), two
+/// batches verifying while one commits (as `akledger import` and the replicator keep them).
 fn import(ledger: &Ledger, events: &[Arc<[u8]>]) {
-    let mut pipeline = ledger.pipeline();
+    let mut pipeline = ledger.pipeline_ahead(2);
     for chunk in events.chunks(1000) {
         pipeline.push(chunk.to_vec()).expect("push");
     }

@@ -1,13 +1,13 @@
 //! [`Replicator`]: publish what is new, consume what the stream holds, in rounds.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::limits::{
-    MAX_REPLICATE_ECHO_IDS, MESSAGE_HEADER_ALLOWANCE, REPLICATE_BACKOFF_MILLIS,
+    CONSUME_AHEAD, MAX_REPLICATE_ECHO_IDS, MESSAGE_HEADER_ALLOWANCE, REPLICATE_BACKOFF_MILLIS,
     REPLICATE_BATCH_BYTES, REPLICATE_BATCH_EVENTS, REPLICATE_POLL_MILLIS,
 };
 use akledger::id::{EventId, RealmId};
@@ -61,12 +61,13 @@ pub enum FollowEvent<'a> {
     },
 }
 
-/// A consumed batch waiting in the pipeline: acknowledged once committed.
+/// Consumed batches waiting in the pipeline: acknowledged once committed.
 struct Committing<'l> {
     pipeline: Pipeline<'l>,
-    /// The message to acknowledge once the batch the pipeline holds is committed: the last
-    /// message of a fetch, held by the batch of its last events.
-    last: Option<Delivered>,
+    /// One per batch the pipeline holds, oldest first: the message to acknowledge once that
+    /// batch is committed (the last message of a fetch, held by the batch of its last
+    /// events), or none.
+    holds: VecDeque<Option<Delivered>>,
 }
 
 /// Messages packed for one publishing batch.
@@ -373,11 +374,11 @@ impl<'l> Replicator<'l> {
 
     /// Fetches and admits batches until a fetch brings nothing (with `wait`, nothing within
     /// it: then `true`, drained) or `stop` is set. Each batch is fetched while the one before
-    /// it is verified, admitted two stages deep (verified while the one before it commits)
-    /// and acknowledged once committed. Whatever stops the loop, the
-    /// batch still in the pipeline is committed (what arrived whole is kept) and, when the
-    /// server is still there, acknowledged; otherwise the server redelivers it later and it
-    /// counts as duplicates.
+    /// it is verified, admitted through a pipeline that keeps [`CONSUME_AHEAD`] batches
+    /// verifying while one commits, and acknowledged once committed. Whatever stops the
+    /// loop, the batches still in the pipeline are committed (what arrived whole is kept)
+    /// and, when the server is still there, acknowledged; otherwise the server redelivers
+    /// them later and they count as duplicates.
     fn consume(
         &mut self,
         session: &Session,
@@ -385,8 +386,8 @@ impl<'l> Replicator<'l> {
         stop: &AtomicBool,
     ) -> Result<bool, ReplicateError> {
         let mut committing = Committing {
-            pipeline: self.ledger.pipeline(),
-            last: None,
+            pipeline: self.ledger.pipeline_ahead(CONSUME_AHEAD),
+            holds: VecDeque::new(),
         };
         let result = self.consume_into(session, wait, stop, &mut committing);
         let settled = self.settle(committing);
@@ -427,13 +428,11 @@ impl<'l> Replicator<'l> {
                     None => last.take(),
                     Some(_) => None,
                 };
-                if let Some(committed) = committing.pipeline.push_report(part)? {
-                    self.count(committed);
-                    if let Some(previous) = committing.last.take() {
-                        self.runtime.ack_through(&previous)?;
-                    }
+                let committed = committing.pipeline.push_report(part)?;
+                committing.holds.push_back(acknowledges);
+                if let Some(committed) = committed {
+                    self.committed(committed, committing.holds.pop_front().flatten())?;
                 }
-                committing.last = acknowledges;
             }
             if stop.load(Ordering::SeqCst) {
                 return Ok(false);
@@ -445,12 +444,27 @@ impl<'l> Replicator<'l> {
         }
     }
 
-    /// Commits the batch the pipeline holds and acknowledges it.
+    /// Commits the batches the pipeline holds, counts them, and acknowledges the last
+    /// message they held (the acknowledgement covers the ones before it).
     fn settle(&mut self, committing: Committing<'_>) -> Result<(), ReplicateError> {
-        if let Some(committed) = committing.pipeline.finish_report()? {
+        let Committing { pipeline, holds } = committing;
+        for committed in pipeline.finish_all()? {
             self.count(committed);
         }
-        match committing.last {
+        match holds.into_iter().flatten().last() {
+            Some(last) => self.runtime.ack_through(&last),
+            None => Ok(()),
+        }
+    }
+
+    /// Counts a committed batch and acknowledges the message it held, if any.
+    fn committed(
+        &mut self,
+        committed: AppendReport,
+        held: Option<Delivered>,
+    ) -> Result<(), ReplicateError> {
+        self.count(committed);
+        match held {
             Some(last) => self.runtime.ack_through(&last),
             None => Ok(()),
         }
