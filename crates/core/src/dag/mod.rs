@@ -75,6 +75,7 @@
 mod chains;
 mod clocks;
 mod generations;
+mod heads;
 mod order;
 mod query;
 pub(crate) mod running;
@@ -89,6 +90,7 @@ pub use source::{covers, heads_of, ChainSource, ClockAt};
 use chains::{checkpoint_spacing, Chain, Checkpoint};
 use clocks::ClockPool;
 use generations::Generations;
+use heads::Heads;
 use running::RunningClocks;
 use walk::Walk;
 
@@ -157,7 +159,7 @@ pub struct DagIndex {
     /// The checkpoint clocks (`clocks.rs`).
     clocks: ClockPool,
     /// Ledger heads, ascending.
-    heads: Vec<Pos>,
+    heads: Heads,
     /// Chain tips' clocks, so checkpoints rarely walk (`running.rs`).
     running: RunningClocks,
 }
@@ -238,7 +240,7 @@ impl DagIndex {
             seq_of: Vec::with_capacity(n),
             chains: Vec::new(),
             clocks: ClockPool::default(),
-            heads: Vec::new(),
+            heads: Heads::default(),
             running: RunningClocks::default(),
         }
     }
@@ -314,12 +316,11 @@ impl DagIndex {
         self.chain_of.push(c);
         self.seq_of.push(seq);
         // Heads stay ascending (`x` is the greatest position): a parent that was a head is
-        // found by binary search, so an event naming many parents among many heads costs
-        // O(parents · log heads), not O(parents · heads).
-        for p in &uniq {
-            if let Ok(i) = self.heads.binary_search(p) {
-                self.heads.remove(i);
-            }
+        // found by binary search and removed moving the shorter side of it (`heads.rs`), so
+        // an event naming parents among many heads costs O(parents · log heads) and, when
+        // a parent is near either end of the heads, no more.
+        for &p in &uniq {
+            self.heads.remove(p);
         }
         self.heads.push(x);
         let mut running = std::mem::take(&mut self.running);
@@ -371,7 +372,7 @@ impl DagIndex {
 
     /// Ledger heads (events without children), ascending by position.  O(1).
     pub fn heads(&self) -> &[Pos] {
-        &self.heads
+        self.heads.as_slice()
     }
 
     /// Approximate heap bytes used by the index.
@@ -385,7 +386,7 @@ impl DagIndex {
             + self.chains.capacity() * size_of::<Chain>()
             + self.chains.iter().map(Chain::heap_bytes).sum::<usize>()
             + self.clocks.heap_bytes()
-            + self.heads.capacity() * size_of::<Pos>()
+            + self.heads.heap_bytes()
             + self.running.heap_bytes()
     }
 

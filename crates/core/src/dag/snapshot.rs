@@ -8,6 +8,7 @@
 use super::chains::{Chain, Checkpoint};
 use super::clocks::ClockPool;
 use super::generations::Generations;
+use super::heads::Heads;
 use super::{DagIndex, Pos};
 use crate::codec::{put_u32, put_u32s, put_u64, put_u64s, Reader};
 
@@ -40,7 +41,7 @@ impl DagIndex {
                 .iter()
                 .for_each(|e| put_u32(out, e));
         }
-        put_u32s(out, self.heads.iter().map(|p| p.get()));
+        put_u32s(out, self.heads.as_slice().iter().map(|p| p.get()));
     }
 
     /// Reads an index [`DagIndex::encode_into`] wrote; `None` when the bytes are not one.
@@ -137,7 +138,7 @@ impl DagIndex {
             seq_of,
             chains,
             clocks,
-            heads,
+            heads: Heads::from_sorted(heads),
             running: super::running::RunningClocks::default(),
         })
     }

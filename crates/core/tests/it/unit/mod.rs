@@ -7,6 +7,7 @@ mod canonical_strict;
 #[cfg(feature = "clock")]
 mod clock;
 mod codec;
+mod dag_heads;
 mod dag_running;
 mod dag_snapshot;
 mod did;
