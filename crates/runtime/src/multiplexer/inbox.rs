@@ -49,7 +49,8 @@ impl Runtime<'_> {
     /// order while the rest are being signed, in runs of at least [`SIGN_AHEAD_RUN`]; each
     /// run once the disclosure store durably holds the messages its records withhold
     /// (`withheld`: one entry per event), and handed to `after_run` (with this runtime) once
-    /// appended. Every event must be admitted.
+    /// appended (the events themselves are freed on the [`super::freeing`] thread). Every
+    /// event must be admitted.
     pub(super) fn sign_and_admit(
         &mut self,
         events: Vec<Unsealed<'_>>,
@@ -90,7 +91,10 @@ impl Runtime<'_> {
                     }
                     self.made
                         .extend(run.iter().map(|e| (e.id(), e.created_at())));
+                    // The ledger's references go at commit; these are the last.
+                    let appended = run.clone();
                     let run = admit(ledger, run)?;
+                    self.freeing.free(appended);
                     after_run(self, &run)?;
                     ids.extend(run);
                 }

@@ -37,6 +37,7 @@ mod behaviours;
 mod connections;
 mod decisions;
 mod effects;
+mod freeing;
 mod inbox;
 mod outbox;
 mod recovery;
@@ -149,6 +150,8 @@ pub struct Runtime<'l> {
     /// Threads the runtime's events are signed on (the machine's cores, at most the
     /// ledger's verify threads' limit).
     sign_threads: usize,
+    /// Where the committing thread hands the events it appended, to be freed.
+    freeing: freeing::Freeing<Vec<Event>>,
 }
 
 impl std::fmt::Debug for Runtime<'_> {
@@ -219,6 +222,7 @@ impl<'l> Runtime<'l> {
             sign_threads: std::thread::available_parallelism()
                 .map_or(1, usize::from)
                 .min(akledger::limits::MAX_VERIFY_THREADS),
+            freeing: freeing::Freeing::start(),
         };
         for p in ledger.exchanges(&runtime.config.sidecar)?.projections {
             runtime.track(p)?;
