@@ -12,7 +12,7 @@ use std::sync::Arc;
 use ed25519_dalek::SigningKey;
 use rand_core::{CryptoRng, RngCore};
 
-use crate::canonical::{parse_strict, write_string, Canonical, Json, Object};
+use crate::canonical::{parse_strict, Canonical, Json, Object};
 use crate::did::verification_method;
 use crate::did::ActorId;
 use crate::encrypted::Sealing;
@@ -569,7 +569,7 @@ impl EventBuilder {
         };
         part(0..after_created_at, &mut bytes);
         bytes.extend_from_slice(b",\"event_id\":");
-        write_string(&id.to_string(), &mut bytes);
+        id.write_json(&mut bytes);
         part(after_created_at..after_payload, &mut bytes);
         bytes.extend_from_slice(b",\"producer_proof\":");
         proof.write_canonical(&mut bytes);

@@ -359,6 +359,16 @@ impl<K: IdKind> Id<K> {
         self.token.bytes()
     }
 
+    /// Writes this id as a canonical JSON string: its text between quotes, which is what
+    /// escaping it would give (a fixed `ak:<kind>:` prefix and base64url, no character that
+    /// JSON escapes), without formatting it into a `String` first.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        out.push(b'"');
+        out.extend_from_slice(K::PREFIX.as_bytes());
+        out.extend_from_slice(&self.token.text);
+        out.push(b'"');
+    }
+
     /// Rebuilds an id from its 33 stored bytes.
     pub fn from_bytes(raw: &[u8; 33]) -> Result<Self, Rejection> {
         Token::from_bytes(raw).map(Self::from_token)

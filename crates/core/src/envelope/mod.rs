@@ -155,7 +155,7 @@ impl Envelope {
         let after_payload = out.len();
         if let Some(realm) = self.realm_id {
             out.extend_from_slice(b",\"realm_id\":");
-            write_string(&realm.to_string(), &mut out);
+            realm.write_json(&mut out);
         }
         out.extend_from_slice(b",\"scope_ref\":");
         self.scope.write_canonical(&mut out);

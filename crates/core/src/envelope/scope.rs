@@ -1,6 +1,6 @@
 //! `scope_ref` (PROFILE §3): where an event lives.
 
-use crate::canonical::{write_string, Json, Object};
+use crate::canonical::{Json, Object};
 use crate::did::only_keys;
 use crate::error::{schema, Rejection};
 use crate::id::{RealmId, SidecarId};
@@ -89,7 +89,7 @@ impl ScopeRef {
             ScopeRef::RealmGenesis => out.extend_from_slice(b"{\"kind\":\"realm_genesis\"}"),
             ScopeRef::Realm { realm_id } => {
                 out.extend_from_slice(b"{\"kind\":\"realm\",\"realm_id\":");
-                write_string(&realm_id.to_string(), out);
+                realm_id.write_json(out);
                 out.push(b'}');
             }
             ScopeRef::Sidecar {
@@ -97,9 +97,9 @@ impl ScopeRef {
                 sidecar_id,
             } => {
                 out.extend_from_slice(b"{\"kind\":\"sidecar\",\"realm_id\":");
-                write_string(&realm_id.to_string(), out);
+                realm_id.write_json(out);
                 out.extend_from_slice(b",\"sidecar_id\":");
-                write_string(&sidecar_id.to_string(), out);
+                sidecar_id.write_json(out);
                 out.push(b'}');
             }
         }

@@ -99,3 +99,24 @@ fn lexical_rules() {
     // 44-char token has no spare bits; flipping the last char changes the digest.
     assert!(EventId::parse(&good).is_ok());
 }
+
+proptest! {
+    /// An id written as a JSON string directly is what escaping its text gives, for every
+    /// kind and any digest of either suite.
+    #[test]
+    fn an_id_written_as_json_is_its_text_escaped(digest in any::<[u8; 32]>(), sha in any::<bool>()) {
+        let suite = if sha { DigestSuite::Sha256 } else { DigestSuite::Blake3 };
+        let token = Token::new(suite, &digest);
+        fn same<K: IdKind>(id: Id<K>) -> Result<(), TestCaseError> {
+            let (mut direct, mut escaped) = (Vec::new(), Vec::new());
+            id.write_json(&mut direct);
+            akledger_core::canonical::write_string(&id.to_string(), &mut escaped);
+            prop_assert_eq!(direct, escaped);
+            Ok(())
+        }
+        same(EventId::from_token(token))?;
+        same(RealmId::from_token(token))?;
+        same(SidecarId::from_token(token))?;
+        same(StrandId::from_token(token))?;
+    }
+}
