@@ -1,10 +1,14 @@
 //! Replication through one local `nats-server` into one ledger, against `import` of the same
 //! events: 20 k realm events are published once into a JetStream stream; each timed run
 //! consumes the whole stream into a fresh ledger (a new durable consumer,
-//! `Replicator::once`), and the control pushes the same events through a
-//! `Ledger::pipeline_ahead(2)` into a fresh ledger. Before criterion's timing, [`PAIRS`]
-//! replicate and import runs in turn print the median of their ratios, and where each run's
-//! CPU went: this process replicating, this process importing, and the server (on Linux).
+//! `Replicator::once`), and the control imports the same events, as a JSON Lines log in
+//! memory, into a fresh ledger through `Ledger::append_log` (what `akledger import` runs:
+//! each line read and copied into an event, two batches verifying while one commits).
+//! Before criterion's timing, [`PAIRS`] replicate and import runs in turn print the median
+//! of their ratios, and where each run's CPU went: this process replicating, this process
+//! importing, and the server (on Linux). Each pair also times the same events already in
+//! memory pushed through a `Ledger::pipeline_ahead(2)` (nothing read or copied: the
+//! bench's control until 2026-12-04), and the ratio against it is printed too.
 //! Skipped, with a message, when `nats-server` is not installed.
 //!
 //! `cargo bench --bench replicate -- --noplot`
@@ -17,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 
+use akledger::log_format::{write_item, LogFormat};
 use akledger::workload::{sign_all, RealmDag};
 use akledger::{Config, Ledger};
 use akledger_replicate::{ReplicateOptions, Replicator};
@@ -26,7 +31,7 @@ const EVENTS: usize = 20_000;
 const WRITERS: usize = 16;
 const PAYLOAD: usize = 256;
 
-/// Replicate and import runs timed in turn for the printed ratio.
+/// Replicate, import and pipeline runs timed in turn for the printed ratios.
 const PAIRS: usize = 11;
 
 /// One timed run: wall seconds, and the CPU seconds this process and the server used in it
@@ -59,9 +64,16 @@ fn open(dir: &Path) -> Ledger {
     Ledger::open_with(Config::new(dir)).expect("open")
 }
 
-/// Appends events through a pipeline in batches of 1000 (the replicator's batch size), two
-/// batches verifying while one commits (as `akledger import` and the replicator keep them).
-fn import(ledger: &Ledger, events: &[Arc<[u8]>]) {
+/// Imports `log` (JSON Lines) as `akledger import` does (`Ledger::append_log`: batches of
+/// 1000, two verifying while one commits).
+fn import(ledger: &Ledger, log: &[u8]) {
+    let summary = ledger.append_log(log).expect("import").summary;
+    assert_eq!(summary.items, EVENTS);
+}
+
+/// Pushes events already in memory through a pipeline in batches of 1000 (the replicator's
+/// batch size), two batches verifying while one commits.
+fn push_prepared(ledger: &Ledger, events: &[Arc<[u8]>]) {
     let mut pipeline = ledger.pipeline_ahead(2);
     for chunk in events.chunks(1000) {
         pipeline.push(chunk.to_vec()).expect("push");
@@ -85,10 +97,14 @@ fn bench(c: &mut Criterion) {
     let mut events = vec![realm];
     events.extend(sign_all(&dag.plan(EVENTS - 1).expect("plan"), threads()).expect("events"));
     let events: Vec<Arc<[u8]>> = events.iter().map(|e| Arc::from(e.bytes())).collect();
+    let mut log = Vec::new();
+    for event in &events {
+        write_item(&mut log, LogFormat::JsonLines, event).expect("log");
+    }
     let tmp = tempfile::tempdir().expect("tmp");
     {
         let source = open(&tmp.path().join("source"));
-        import(&source, &events);
+        import(&source, &log);
         let mut replicator =
             Replicator::new(&source, ReplicateOptions::new(&url)).expect("replicator");
         let published = replicator.once().expect("publish").published;
@@ -118,34 +134,44 @@ fn bench(c: &mut Criterion) {
         let _ = std::fs::remove_dir_all(dir);
         run
     };
-    let (replicated, imported): (Vec<Run>, Vec<Run>) = (0..PAIRS)
-        .map(|_| {
-            (
-                measured(&|ledger| replicate(ledger, &url)),
-                measured(&|ledger| import(ledger, &events)),
-            )
-        })
-        .unzip();
-    let ratios = median_of(
-        replicated
-            .iter()
-            .zip(&imported)
-            .map(|(r, i)| Some(r.wall / i.wall)),
-    );
+    let mut replicated = Vec::new();
+    let mut imported = Vec::new();
+    let mut pushed = Vec::new();
+    for _ in 0..PAIRS {
+        replicated.push(measured(&|ledger| replicate(ledger, &url)));
+        imported.push(measured(&|ledger| import(ledger, &log)));
+        pushed.push(measured(&|ledger| push_prepared(ledger, &events)));
+    }
+    let ratio_to = |control: &[Run]| {
+        median_of(
+            replicated
+                .iter()
+                .zip(control)
+                .map(|(r, c)| Some(r.wall / c.wall)),
+        )
+    };
+    let ratios = ratio_to(&imported);
+    let to_pushed = ratio_to(&pushed);
     let ms = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{:.1} ms", v * 1e3));
     let wall = |runs: &[Run]| ms(median_of(runs.iter().map(|r| Some(r.wall))).0);
     eprintln!(
-        "replicate figures: {EVENTS} events, {PAIRS} alternated pairs: through one local \
-         nats-server {}, import {} (medians); replicate/import {:.3} (median of the pairs' \
-         ratios, {:.3}-{:.3}). CPU per run (medians, in 10 ms ticks): this process {} \
-         replicating, {} importing; nats-server {} while replicating",
+        "replicate figures: {EVENTS} events, {PAIRS} alternated runs of each: through one \
+         local nats-server {}, import {}, prepared events pushed {} (medians); \
+         replicate/import {:.3} (median of the pairs' ratios, {:.3}-{:.3}), \
+         replicate/pushed {:.3} ({:.3}-{:.3}). CPU per run (medians, in 10 ms ticks): this \
+         process {} replicating, {} importing, {} pushing; nats-server {} while replicating",
         wall(&replicated),
         wall(&imported),
+        wall(&pushed),
         ratios.0.unwrap_or(f64::NAN),
         ratios.1,
         ratios.2,
+        to_pushed.0.unwrap_or(f64::NAN),
+        to_pushed.1,
+        to_pushed.2,
         ms(median_of(replicated.iter().map(|r| r.cpu)).0),
         ms(median_of(imported.iter().map(|r| r.cpu)).0),
+        ms(median_of(pushed.iter().map(|r| r.cpu)).0),
         ms(median_of(replicated.iter().map(|r| r.server_cpu)).0),
     );
 
@@ -169,7 +195,7 @@ fn bench(c: &mut Criterion) {
         bench.iter_custom(|iters| timed(iters, &|ledger| replicate(ledger, &url)))
     });
     group.bench_function("import_same_events", |bench| {
-        bench.iter_custom(|iters| timed(iters, &|ledger| import(ledger, &events)))
+        bench.iter_custom(|iters| timed(iters, &|ledger| import(ledger, &log)))
     });
     group.finish();
 }
