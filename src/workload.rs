@@ -55,11 +55,33 @@ pub fn in_parallel_into<T: Send, U: Send, E: From<Rejection>>(
     threads: usize,
     at_least: usize,
     f: impl Fn(T) -> Result<U, Rejection> + Sync,
+    take: impl FnMut(Vec<U>) -> Result<(), E>,
+) -> Result<(), E> {
+    let each = |piece: Vec<T>| piece.into_iter().map(&f).collect();
+    in_parallel_pieces_into(items, threads, at_least, each, take)
+}
+
+/// [`in_parallel_into`] with `f` mapping a whole piece (up to 16 items) at a time: for work
+/// that costs less done together (signing many events by one key). `f` must give one item
+/// for each it is given, in order.
+pub fn in_parallel_pieces_into<T: Send, U: Send, E: From<Rejection>>(
+    items: Vec<T>,
+    threads: usize,
+    at_least: usize,
+    f: impl Fn(Vec<T>) -> Result<Vec<U>, Rejection> + Sync,
     mut take: impl FnMut(Vec<U>) -> Result<(), E>,
 ) -> Result<(), E> {
     let threads = threads.max(1);
     if threads == 1 || items.len() < PARALLEL_MIN_ITEMS {
-        let mapped: Vec<U> = items.into_iter().map(f).collect::<Result<_, Rejection>>()?;
+        let mut left = items.into_iter();
+        let mut mapped = Vec::new();
+        loop {
+            let piece: Vec<T> = left.by_ref().take(PARALLEL_TAKE).collect();
+            if piece.is_empty() {
+                break;
+            }
+            mapped.extend(f(piece)?);
+        }
         return if mapped.is_empty() {
             Ok(())
         } else {
@@ -83,7 +105,7 @@ pub fn in_parallel_into<T: Send, U: Send, E: From<Rejection>>(
             return;
         };
         let piece = match slot.lock() {
-            Ok(mut piece) => std::mem::take(&mut *piece).into_iter().map(f).collect(),
+            Ok(mut piece) => f(std::mem::take(&mut *piece)),
             Err(_) => Err(worker_panicked()),
         };
         if done.send((place, piece)).is_err() {

@@ -19,7 +19,7 @@ use crate::encrypted::Sealing;
 use crate::envelope::{read_direct, Body, Direct, Envelope, ProducerProof, ScopeRef, SemanticRef};
 use crate::error::{schema, Code, Rejection};
 use crate::id::{DigestSuite, EventId, DIGEST_TEXT_LEN};
-use crate::proof::{sign_as, verify_batch, SignatureCheck, Verifier};
+use crate::proof::{sign_many, verify_batch, SignatureCheck, UnsignedProof, Verifier};
 use crate::time::Timestamp;
 
 /// Marker: structure and id checked, proof not yet.
@@ -558,42 +558,24 @@ impl EventBuilder {
         key: &SigningKey,
         method: String,
     ) -> Result<Event<Unverified>, Rejection> {
-        let (preimage, [after_created_at, after_payload]) = self.envelope.preimage_bytes();
-        let id = EventId::of_preimage(self.suite, &preimage);
-        let proof = sign_as(&self.envelope, &id.digest_text(), key, method);
-        // The event: the preimage's members with `event_id` and `producer_proof` in their
-        // sorted places.
-        let mut bytes = Vec::with_capacity(preimage.len() + 512);
-        let part = |range: std::ops::Range<usize>, bytes: &mut Vec<u8>| {
-            bytes.extend_from_slice(preimage.get(range).unwrap_or_default());
-        };
-        part(0..after_created_at, &mut bytes);
-        bytes.extend_from_slice(b",\"event_id\":");
-        id.write_json(&mut bytes);
-        part(after_created_at..after_payload, &mut bytes);
-        bytes.extend_from_slice(b",\"producer_proof\":");
-        proof.write_canonical(&mut bytes);
-        part(after_payload..preimage.len(), &mut bytes);
-        if self.made_here {
-            return self.assemble(id, bytes, proof);
-        }
-        // The id is the digest of this very preimage, worked out above: read back, the bytes
-        // are held to everything else (test builds recompute the ids the reader's
-        // cross-check picks).
-        let id_check = IdCheck::Derived;
-        #[cfg(any(debug_assertions, feature = "cross-check"))]
-        let id_check = match cross_checked(&id) {
-            true => IdCheck::Recompute,
-            false => id_check,
-        };
-        let mut event = Event::read(&bytes, || bytes.as_slice().into(), id_check)?;
-        // Read just now, so not shared yet.
-        if let (Some(sealing), Some(inner)) = (self.sealing, Arc::get_mut(&mut event.inner)) {
-            inner.sealing = Some(Box::new(sealing));
-        }
-        Ok(event)
+        let unsigned = self.unsigned(method);
+        let signature = ed25519_dalek::Signer::sign(key, unsigned.proof.signing_input());
+        unsigned.signed(&signature.to_bytes())
     }
 
+    /// The event's preimage, id and proof binding, waiting for the signature.
+    fn unsigned(self, method: String) -> Unsigned {
+        let (preimage, cuts) = self.envelope.preimage_bytes();
+        let id = EventId::of_preimage(self.suite, &preimage);
+        let proof = UnsignedProof::new(&self.envelope, &id.digest_text(), method);
+        Unsigned {
+            builder: self,
+            preimage,
+            cuts,
+            id,
+            proof,
+        }
+    }
     /// The event signed as `id` with `proof`, written as `bytes`, built from the parts of an
     /// envelope [made here](EventBuilder::made_here) rather than read back from `bytes`:
     /// what reading them would give (the read-back was a quarter of a signing thread's work
@@ -655,5 +637,95 @@ impl EventBuilder {
         let event = self.sign_as(key, method)?;
         event.authorization_check(verifier)?;
         Ok(event.into_verified())
+    }
+
+    /// [`EventBuilder::sign_verified_as`] of many events by one key, signed together
+    /// ([`crate::proof::sign_many`]: the same signatures, their nonce points encoded with one
+    /// field inversion for all); the events in the builders' order.
+    pub(crate) fn sign_verified_many_as(
+        builders: Vec<EventBuilder>,
+        key: &SigningKey,
+        method: &str,
+        verifier: &Verifier,
+    ) -> Result<Vec<Event<Verified>>, Rejection> {
+        let unsigned: Vec<Unsigned> = builders
+            .into_iter()
+            .map(|builder| builder.unsigned(method.to_owned()))
+            .collect();
+        let inputs: Vec<&[u8]> = unsigned.iter().map(|u| u.proof.signing_input()).collect();
+        let signatures = sign_many(key, &inputs);
+        unsigned
+            .into_iter()
+            .zip(&signatures)
+            .map(|(unsigned, signature)| {
+                debug_assert_eq!(
+                    signature,
+                    &ed25519_dalek::Signer::sign(key, unsigned.proof.signing_input()).to_bytes(),
+                    "sign_many differs from ed25519-dalek"
+                );
+                let event = unsigned.signed(signature)?;
+                event.authorization_check(verifier)?;
+                Ok(event.into_verified())
+            })
+            .collect()
+    }
+}
+
+/// An event built and digested, its proof waiting for the signature
+/// ([`EventBuilder::sign_as`] and [`EventBuilder::sign_verified_many_as`] sign it).
+struct Unsigned {
+    builder: EventBuilder,
+    /// The preimage, and where `event_id` and `producer_proof` go into it.
+    preimage: Vec<u8>,
+    cuts: [usize; 2],
+    id: EventId,
+    proof: UnsignedProof,
+}
+
+impl Unsigned {
+    /// The event with `signature` (the Ed25519 signature of the proof's signing input), read
+    /// back through the strict ingress path so that nothing invalid can be authored (its id,
+    /// the digest of the preimage, is not hashed again); an envelope the core's own author
+    /// made whole is built from its parts instead, with the checks its types leave open.
+    fn signed(self, signature: &[u8; 64]) -> Result<Event<Unverified>, Rejection> {
+        let Unsigned {
+            builder,
+            preimage,
+            cuts: [after_created_at, after_payload],
+            id,
+            proof,
+        } = self;
+        let proof = proof.signed(signature);
+        // The event: the preimage's members with `event_id` and `producer_proof` in their
+        // sorted places.
+        let mut bytes = Vec::with_capacity(preimage.len() + 512);
+        let part = |range: std::ops::Range<usize>, bytes: &mut Vec<u8>| {
+            bytes.extend_from_slice(preimage.get(range).unwrap_or_default());
+        };
+        part(0..after_created_at, &mut bytes);
+        bytes.extend_from_slice(b",\"event_id\":");
+        id.write_json(&mut bytes);
+        part(after_created_at..after_payload, &mut bytes);
+        bytes.extend_from_slice(b",\"producer_proof\":");
+        proof.write_canonical(&mut bytes);
+        part(after_payload..preimage.len(), &mut bytes);
+        if builder.made_here {
+            return builder.assemble(id, bytes, proof);
+        }
+        // The id is the digest of this very preimage, worked out above: read back, the bytes
+        // are held to everything else (test builds recompute the ids the reader's
+        // cross-check picks).
+        let id_check = IdCheck::Derived;
+        #[cfg(any(debug_assertions, feature = "cross-check"))]
+        let id_check = match cross_checked(&id) {
+            true => IdCheck::Recompute,
+            false => id_check,
+        };
+        let mut event = Event::read(&bytes, || bytes.as_slice().into(), id_check)?;
+        // Read just now, so not shared yet.
+        if let (Some(sealing), Some(inner)) = (builder.sealing, Arc::get_mut(&mut event.inner)) {
+            inner.sealing = Some(Box::new(sealing));
+        }
+        Ok(event)
     }
 }

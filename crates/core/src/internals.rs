@@ -17,6 +17,11 @@ pub use crate::time::civil_from_days;
 use crate::dag::running::RunningClocks;
 use crate::dag::DagIndex;
 
+/// [`crate::proof`]'s signatures of many messages by one key (the signing threads' path).
+pub fn sign_many(key: &ed25519_dalek::SigningKey, messages: &[&[u8]]) -> Vec<[u8; 64]> {
+    crate::proof::sign_many(key, messages)
+}
+
 /// A DAG index whose running clocks track nothing, so that every checkpoint is walked
 /// for: what the running clocks must agree with.
 pub fn dag_without_running_clocks() -> DagIndex {

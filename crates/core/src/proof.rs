@@ -7,7 +7,8 @@
 //! `S` canonical, `A` and `R` any decodable encoding, the cofactored equation. It accepts
 //! exactly the same signatures alone ([`SignatureCheck::verify`]) and in a batch
 //! ([`verify_batch`]), so batching is an optimisation that can never change an answer.
-//! Keys and signing stay with `ed25519-dalek`.
+//! Keys and signing stay with `ed25519-dalek`; many signatures by one key (a producer's
+//! signing threads) are made together (`sign_many`), the same bytes for less.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -25,6 +26,9 @@ use crate::error::{Code, Rejection};
 use crate::keyring::Keyring;
 use crate::limits::MAX_KEY_CACHE;
 use crate::time::TIMESTAMP_LEN;
+
+mod sign_many;
+pub(crate) use sign_many::sign_many;
 
 /// base64url of the canonical protected header `{"alg":"Ed25519"}`.
 pub const JWS_HEADER_B64: &str = "eyJhbGciOiJFZDI1NTE5In0";
@@ -79,18 +83,46 @@ pub(crate) fn sign_as(
     key: &SigningKey,
     method: String,
 ) -> ProducerProof {
-    let created_at = envelope.created_at.to_string();
-    let binding = binding_bytes(event_digest, &envelope.actor, &method, &created_at);
-    let signature = key.sign(&signing_input(&binding));
-    let jws = format!(
-        "{JWS_HEADER_B64}..{}",
-        URL_SAFE_NO_PAD.encode(signature.to_bytes())
-    );
-    ProducerProof {
-        verification_method: method,
-        event_digest: event_digest.to_owned(),
-        created_at: envelope.created_at,
-        jws,
+    let unsigned = UnsignedProof::new(envelope, event_digest, method);
+    let signature = key.sign(unsigned.signing_input()).to_bytes();
+    unsigned.signed(&signature)
+}
+
+/// A producer proof waiting for its signature: the JWS signing input its binding makes.
+pub(crate) struct UnsignedProof {
+    method: String,
+    event_digest: String,
+    created_at: crate::time::Timestamp,
+    input: Vec<u8>,
+}
+
+impl UnsignedProof {
+    /// The proof of `envelope` (whose preimage digests to `event_digest`) by the key of
+    /// verification `method`.
+    pub(crate) fn new(envelope: &Envelope, event_digest: &str, method: String) -> Self {
+        let created_at = envelope.created_at.to_string();
+        let binding = binding_bytes(event_digest, &envelope.actor, &method, &created_at);
+        UnsignedProof {
+            input: signing_input(&binding),
+            method,
+            event_digest: event_digest.to_owned(),
+            created_at: envelope.created_at,
+        }
+    }
+
+    /// The bytes the key signs.
+    pub(crate) fn signing_input(&self) -> &[u8] {
+        &self.input
+    }
+
+    /// The proof with `signature` (the key's Ed25519 signature of the signing input).
+    pub(crate) fn signed(self, signature: &[u8; 64]) -> ProducerProof {
+        ProducerProof {
+            verification_method: self.method,
+            event_digest: self.event_digest,
+            created_at: self.created_at,
+            jws: format!("{JWS_HEADER_B64}..{}", URL_SAFE_NO_PAD.encode(signature)),
+        }
     }
 }
 

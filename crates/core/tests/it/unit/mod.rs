@@ -17,5 +17,6 @@ mod exchange_preview;
 mod id;
 mod keyring;
 mod proof;
+mod sign_many;
 mod time;
 mod tlog;

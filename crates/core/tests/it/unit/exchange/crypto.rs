@@ -381,3 +381,46 @@ fn a_message_builder_changed_after_sealing_signs_what_its_bytes_say() {
         Some(Classified::Exchange(_))
     ));
 }
+
+#[test]
+fn events_signed_together_are_those_signed_one_by_one() {
+    // The signing threads sign a piece of builders together: each event must be, byte for
+    // byte, the one signing its builder alone gives (Ed25519 signing is deterministic), with
+    // what the author knew as it sealed, in the builders' order.
+    let mut w = World::new();
+    let x = xid(1);
+    let r = w.request(&x, &[0], None);
+    let verifier = Verifier::new(Keyring::new());
+    let agent = &w.agents[0];
+    let builders: Vec<EventBuilder> = (0..20)
+        .map(|i| {
+            let parents = if i % 2 == 0 { vec![r] } else { vec![] };
+            agent.message_unsigned(
+                None,
+                Json::from(i.to_string().as_str()),
+                &parents,
+                at(),
+                &mut OsRng,
+            )
+        })
+        .collect();
+    let alone: Vec<Event<Verified>> = builders
+        .iter()
+        .map(|b| agent.sign_verified(b.clone(), &verifier).unwrap())
+        .collect();
+    let together = agent.sign_verified_many(builders, &verifier).unwrap();
+    assert_eq!(together.len(), alone.len());
+    for (t, a) in together.iter().zip(&alone) {
+        assert_eq!(t.bytes(), a.bytes());
+        assert_eq!(t.id(), a.id());
+        assert_eq!(
+            classify(&w.sidecar, t, &w.keyring),
+            classify(&w.sidecar, a, &w.keyring)
+        );
+        assert_reads_as_its_bytes(t);
+    }
+    assert!(agent
+        .sign_verified_many(Vec::new(), &verifier)
+        .unwrap()
+        .is_empty());
+}
