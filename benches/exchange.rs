@@ -385,6 +385,42 @@ fn author_message(c: &mut Criterion) -> Res<()> {
         bench.iter(|| key.sign(std::hint::black_box(&binding)))
     });
     group.finish();
+    // A signing thread's piece: 16 sealed messages signed together (their nonce points
+    // encoded with one field inversion for all), against the same signed one by one.
+    let sealed = || -> Vec<_> {
+        (0..16)
+            .map(|_| {
+                b.controller
+                    .message_unsigned(None, body.clone(), &[], b.at, &mut OsRng)
+            })
+            .collect()
+    };
+    let mut group = c.benchmark_group("sign_16_messages");
+    group.throughput(Throughput::Elements(16));
+    group.bench_function("together", |bench| {
+        bench.iter_batched(
+            sealed,
+            |builders| {
+                b.controller
+                    .sign_verified_many(builders, &b.verifier)
+                    .unwrap()
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("one_by_one", |bench| {
+        bench.iter_batched(
+            sealed,
+            |builders| {
+                builders
+                    .into_iter()
+                    .map(|sealed| b.controller.sign_verified(sealed, &b.verifier).unwrap())
+                    .collect::<Vec<_>>()
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.finish();
     Ok(())
 }
 
