@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::keyring::Keyring;
 use crate::limits::{DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_PENDING_EVENTS, SNAPSHOT_INTERVAL};
-use crate::store::log::{Durability, DEFAULT_SEGMENT_SIZE};
+use crate::store::log::{Durability, DEFAULT_CACHED_TAIL, DEFAULT_SEGMENT_SIZE};
 
 /// How to open a ledger.
 #[derive(Clone, Debug)]
@@ -16,6 +16,7 @@ pub struct Config {
     pub(crate) keyring: Keyring,
     pub(crate) keyring_file: Option<PathBuf>,
     pub(crate) segment_size: u64,
+    pub(crate) cached_tail: Option<u64>,
     pub(crate) verify_threads: usize,
     pub(crate) read_only: bool,
     pub(crate) max_pending_events: usize,
@@ -38,6 +39,7 @@ impl Config {
             keyring: Keyring::new(),
             keyring_file: None,
             segment_size: DEFAULT_SEGMENT_SIZE,
+            cached_tail: Some(DEFAULT_CACHED_TAIL),
             verify_threads: std::thread::available_parallelism().map_or(1, usize::from),
             read_only: false,
             max_pending_events: DEFAULT_MAX_PENDING_EVENTS,
@@ -121,6 +123,16 @@ impl Config {
     /// Log segment rotation size in bytes (small values are useful in tests).
     pub fn segment_size(mut self, bytes: u64) -> Self {
         self.segment_size = bytes;
+        self
+    }
+
+    /// Bytes of the log's newest synced writes left in the page cache (default
+    /// [`DEFAULT_CACHED_TAIL`], 32 MiB): older ones are dropped from it once synced, so that
+    /// a long import or a busy writer keeps reusing the same pages, and recent events stay
+    /// cached for the readers that ask for them; `None` leaves caching to the kernel
+    /// alone. Durable (`Durability::Sync`) ledgers only.
+    pub fn cached_tail(mut self, bytes: Option<u64>) -> Self {
+        self.cached_tail = bytes;
         self
     }
 

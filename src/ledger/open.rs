@@ -145,6 +145,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             verify_on_open: false,
             read_only: config.read_only,
             acknowledged: acked.map(|a| a.high),
+            cached_tail: config.cached_tail,
         };
         let (mut log, recovery) = match SegmentLog::open(dir.join(layout::LOG), opts.clone()) {
             Ok(opened) => opened,
@@ -290,6 +291,7 @@ fn open_in_memory(config: Config) -> Result<Ledger, Error> {
         verify_on_open: false,
         read_only: false,
         acknowledged: None,
+        cached_tail: None,
     })
     .map_err(log_error)?;
     let writer = Writer {

@@ -84,6 +84,21 @@ impl Backing {
         }
     }
 
+    /// Asks the kernel to drop the cached pages wholly inside bytes `[from, to)` of a
+    /// segment file, which must be synced (clean pages only: nothing is lost, the bytes are
+    /// read from the disk when next asked for). Advice: a failure, or a system without it,
+    /// changes nothing. Memory has no cache to drop.
+    pub(crate) fn drop_cached(&self, from: u64, to: u64) {
+        #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+        if let (Backing::File(file, _), Some(len)) =
+            (self, std::num::NonZeroU64::new(to.saturating_sub(from)))
+        {
+            let _ = rustix::fs::fadvise(file, from, Some(len), rustix::fs::Advice::DontNeed);
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+        let _ = (from, to);
+    }
+
     /// Makes written bytes durable; memory has nothing to make durable.
     pub(crate) fn sync_data(&self) -> io::Result<()> {
         match self {

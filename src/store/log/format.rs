@@ -32,6 +32,11 @@ pub const MAX_BATCH_ENTRIES: usize = 1 << 16;
 pub const MAX_BATCH_BYTES: u64 = 256 << 20;
 /// Default rotation size of a segment.
 pub const DEFAULT_SEGMENT_SIZE: u64 = 64 << 20;
+/// Default bytes of a durable log's newest writes left in the page cache once synced
+/// ([`super::LogOptions::cached_tail`]): about 30 000 events of 1 KiB, what replication,
+/// sync and the sidecar read back soon after writing, while a bulk import keeps reusing
+/// the same 32 MiB of pages instead of filling the cache with a log nobody reads yet.
+pub const DEFAULT_CACHED_TAIL: u64 = 32 << 20;
 /// Largest configurable rotation size: recovery reads the last segment whole into memory.
 pub const MAX_SEGMENT_SIZE: u64 = 1 << 30;
 /// Largest segment file the writer can produce (a batch larger than the rotation size gets

@@ -89,6 +89,7 @@
 //! silently dropping the completed later batch.
 
 mod backing;
+mod cached_tail;
 mod error;
 pub mod format;
 pub mod memory;
@@ -101,8 +102,8 @@ use std::sync::{Arc, RwLock};
 
 pub use error::LogError;
 pub use format::{
-    DEFAULT_SEGMENT_SIZE, MAX_BATCH_BYTES, MAX_BATCH_ENTRIES, MAX_PAYLOAD, MAX_SEGMENT_FILE,
-    MAX_SEGMENT_SIZE,
+    DEFAULT_CACHED_TAIL, DEFAULT_SEGMENT_SIZE, MAX_BATCH_BYTES, MAX_BATCH_ENTRIES, MAX_PAYLOAD,
+    MAX_SEGMENT_FILE, MAX_SEGMENT_SIZE,
 };
 pub use reader::{BatchEntry, LogBatch, LogBatches, LogEntry, LogIter, SegmentReader};
 pub use recovery::segment_file_name;
@@ -197,6 +198,11 @@ pub struct LogOptions {
     /// The batches up to this mark were acknowledged: recovery refuses to end the log
     /// before it ([`LogError::BehindAcknowledged`]) instead of cutting or accepting less.
     pub acknowledged: Option<HighWater>,
+    /// Under [`Durability::Sync`], bytes of the newest synced writes left in the page
+    /// cache: older synced bytes are dropped from it as batches are appended, so a long
+    /// import reuses the same pages (default [`DEFAULT_CACHED_TAIL`]). `None` leaves
+    /// everything to the kernel, as `Buffered` logs always do.
+    pub cached_tail: Option<u64>,
 }
 
 impl Default for LogOptions {
@@ -207,6 +213,7 @@ impl Default for LogOptions {
             verify_on_open: false,
             read_only: false,
             acknowledged: None,
+            cached_tail: Some(DEFAULT_CACHED_TAIL),
         }
     }
 }
@@ -299,6 +306,8 @@ pub struct SegmentLog {
     last_seq: u64,
     poisoned: bool,
     buf: Vec<u8>,
+    /// The synced bytes left in the page cache ([`LogOptions::cached_tail`]).
+    cached: cached_tail::CachedTail,
 }
 
 impl SegmentLog {
@@ -322,7 +331,6 @@ impl SegmentLog {
         let log = SegmentLog {
             dir,
             in_memory: false,
-            opts,
             reader: SegmentReader {
                 shared: Arc::new(RwLock::new(shared)),
             },
@@ -331,6 +339,11 @@ impl SegmentLog {
             last_seq: rec.last_seq,
             poisoned: false,
             buf: Vec::new(),
+            cached: cached_tail::CachedTail::new(match opts.durability {
+                Durability::Sync => opts.cached_tail,
+                Durability::Buffered => None,
+            }),
+            opts,
         };
         Ok((log, rec.report))
     }
@@ -360,6 +373,7 @@ impl SegmentLog {
             last_seq: 0,
             poisoned: false,
             buf: Vec::new(),
+            cached: cached_tail::CachedTail::new(None),
         })
     }
 
@@ -379,6 +393,13 @@ impl SegmentLog {
             seq: self.last_seq,
             end: LogPos::new(self.active.number, self.end),
         }
+    }
+
+    /// Synced bytes this log still leaves in the page cache under
+    /// [`LogOptions::cached_tail`] (at most that; 0 when it keeps everything or is
+    /// `Buffered`).
+    pub fn cached_tail_bytes(&self) -> u64 {
+        self.cached.held()
     }
 
     /// The durability this log was opened with.
@@ -555,6 +576,9 @@ impl SegmentLog {
             LogError::io(&self.active.path, e)
         })?;
 
+        if self.opts.durability == Durability::Sync {
+            self.cached.synced(&self.active, base, base + total);
+        }
         self.end = base + total;
         self.last_seq = seq;
         self.publish();

@@ -746,3 +746,59 @@ fn batches_hold_the_entries_the_entry_iterator_yields() {
         .collect();
     assert_eq!(rest, (6..=batches.len() as u64).collect::<Vec<_>>());
 }
+
+/// Bytes of `file` in the page cache, as util-linux `fincore` counts them; `None` (saying
+/// why) where it cannot run.
+fn resident_bytes(file: &Path) -> Option<u64> {
+    let out = std::process::Command::new("fincore")
+        .args(["--bytes", "--noheadings", "--output", "RES"])
+        .arg(file)
+        .output();
+    match out {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().parse().ok(),
+        Ok(out) => {
+            eprintln!(
+                "skipped: fincore failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            None
+        }
+        Err(e) => {
+            eprintln!("skipped: util-linux fincore cannot run here: {e}");
+            None
+        }
+    }
+}
+
+/// Under `Sync`, the synced bytes behind the cached tail leave the page cache (as the
+/// kernel itself reports) and every entry still reads back; with no tail set, what was
+/// written stays cached.
+#[test]
+fn synced_bytes_behind_the_cached_tail_leave_the_page_cache() {
+    let tail = 1u64 << 20;
+    let batches: Vec<Batch> = (0..64u64)
+        .map(|b| (0..16).map(|i| (1, payload(b * 16 + i, 8 << 10))).collect())
+        .collect();
+    for cached_tail in [Some(tail), None] {
+        let dir = tempfile::tempdir().unwrap();
+        let o = LogOptions {
+            cached_tail,
+            ..opts(64 << 20)
+        };
+        let (mut log, _) = open(dir.path(), &o);
+        for batch in &batches {
+            append(&mut log, batch);
+        }
+        let written = log.high_water().end.offset;
+        assert!(written > 8 * tail, "{written}");
+        assert_eq!(log.cached_tail_bytes(), cached_tail.unwrap_or(0));
+        if let Some(resident) = resident_bytes(&seg_path(dir.path(), 0)) {
+            match cached_tail {
+                // The tail, and at most a page at each end of what was dropped.
+                Some(tail) => assert!(resident <= tail + (128 << 10), "{resident} of {written}"),
+                None => assert!(resident + (64 << 10) >= written, "{resident} of {written}"),
+            }
+        }
+        check_contents(&log, &batches);
+    }
+}
