@@ -11,9 +11,9 @@
 //! and dropping a clean one loses nothing.
 //!
 //! Measured on a 2-core KVM guest whose host reclaims the guest's free memory: taking a
-//! fresh page costs the guest a host page fault, and importing 1 M events (1.09 GB) spent
-//! 2.4–2.9 s of system time in the log's writes with everything left cached, against
-//! 0.7–0.9 s with the cached tail (`docs/performance.md`).
+//! fresh page costs the guest a host page fault, and importing 1 M events (1.09 GB) took
+//! 1.8–2.9 s of system time (6.0 s in a cold run) with everything left cached, against
+//! 1.1–1.4 s with the cached tail (`docs/performance.md`).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -31,8 +31,6 @@ pub(crate) struct CachedTail {
     keep: Option<u64>,
     /// Synced and not yet dropped: one span per segment, oldest first.
     spans: VecDeque<Span>,
-    /// The bytes `spans` cover.
-    held: u64,
 }
 
 /// Bytes `[from, to)` of one segment.
@@ -48,7 +46,6 @@ impl CachedTail {
         CachedTail {
             keep,
             spans: VecDeque::new(),
-            held: 0,
         }
     }
 
@@ -69,17 +66,15 @@ impl CachedTail {
                 to,
             }),
         }
-        self.held = self.held.saturating_add(to - from);
-        while self.held > keep {
+        while let Some(excess) = self.held().checked_sub(keep).filter(|&excess| excess > 0) {
             let Some(oldest) = self.spans.front_mut() else {
                 break;
             };
-            let cut = oldest.to.min(oldest.from.saturating_add(self.held - keep));
+            let cut = oldest.to.min(oldest.from.saturating_add(excess));
             oldest
                 .segment
                 .file
                 .drop_cached(oldest.from & !(ALIGN - 1), cut);
-            self.held -= cut - oldest.from;
             oldest.from = cut;
             if oldest.from == oldest.to {
                 self.spans.pop_front();
@@ -89,6 +84,6 @@ impl CachedTail {
 
     /// The synced bytes left cached, as this tracks them.
     pub(crate) fn held(&self) -> u64 {
-        self.held
+        self.spans.iter().map(|span| span.to - span.from).sum()
     }
 }

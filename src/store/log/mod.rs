@@ -339,10 +339,8 @@ impl SegmentLog {
             last_seq: rec.last_seq,
             poisoned: false,
             buf: Vec::new(),
-            cached: cached_tail::CachedTail::new(match opts.durability {
-                Durability::Sync => opts.cached_tail,
-                Durability::Buffered => None,
-            }),
+            // Fed only by synced appends (`append_batch_from`): a `Buffered` log drops nothing.
+            cached: cached_tail::CachedTail::new(opts.cached_tail),
             opts,
         };
         Ok((log, rec.report))

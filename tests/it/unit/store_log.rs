@@ -794,7 +794,7 @@ fn synced_bytes_behind_the_cached_tail_leave_the_page_cache() {
         assert_eq!(log.cached_tail_bytes(), cached_tail.unwrap_or(0));
         if let Some(resident) = resident_bytes(&seg_path(dir.path(), 0)) {
             match cached_tail {
-                // The tail, and at most a page at each end of what was dropped.
+                // The tail, and the partial pages left at the ends of what was dropped.
                 Some(tail) => assert!(resident <= tail + (128 << 10), "{resident} of {written}"),
                 None => assert!(resident + (64 << 10) >= written, "{resident} of {written}"),
             }
