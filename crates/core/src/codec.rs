@@ -86,24 +86,31 @@ impl<'a> Reader<'a> {
     /// turned into something smaller: a large temporary's release can leave the allocator
     /// holding memory the process keeps resident).
     pub fn u64s_in_place(&mut self) -> Option<impl ExactSizeIterator<Item = u64> + 'a> {
-        let n = self.count(8)?;
-        let bytes = self.take(n * 8)?;
-        Some(
-            bytes
-                .chunks_exact(8)
-                .map(|c| c.try_into().map_or(0, u64::from_le_bytes)),
-        )
+        self.in_place(u64::from_le_bytes)
     }
 
-    /// A count then that many items of `N` bytes, each decoded by `item`.
-    fn list<const N: usize, T>(&mut self, item: fn([u8; N]) -> T) -> Option<Vec<T>> {
+    /// A `put_u32s` list read in place (see [`Reader::u64s_in_place`]).
+    pub fn u32s_in_place(&mut self) -> Option<impl ExactSizeIterator<Item = u32> + 'a> {
+        self.in_place(u32::from_le_bytes)
+    }
+
+    /// A count then that many items of `N` bytes, each decoded by `item` as it is taken.
+    fn in_place<const N: usize, T: 'a>(
+        &mut self,
+        item: fn([u8; N]) -> T,
+    ) -> Option<impl ExactSizeIterator<Item = T> + 'a> {
         let n = self.count(N)?;
         let bytes = self.take(n * N)?;
         Some(
             bytes
                 .chunks_exact(N)
-                .filter_map(|c| c.try_into().ok().map(item))
-                .collect(),
+                .map(move |c| item(c.try_into().unwrap_or([0; N]))),
         )
+    }
+
+    /// A count then that many items of `N` bytes, each decoded by `item` (collected at
+    /// their exact number: no room left over).
+    fn list<const N: usize, T: 'a>(&mut self, item: fn([u8; N]) -> T) -> Option<Vec<T>> {
+        Some(self.in_place(item)?.collect())
     }
 }

@@ -33,3 +33,8 @@ pub fn dag_without_running_clocks() -> DagIndex {
 pub fn running_clock_counts(dag: &DagIndex) -> (bool, usize, usize) {
     dag.running_clocks().counts()
 }
+
+/// `(chain, seq)` of `x` in `dag`: its chain's id and its 1-based place in that chain.
+pub fn chain_seq(dag: &DagIndex, x: crate::dag::Pos) -> Option<(u32, u32)> {
+    dag.chain_seq(x)
+}

@@ -76,6 +76,7 @@ mod chains;
 mod clocks;
 mod generations;
 mod heads;
+mod narrow;
 mod order;
 mod query;
 pub(crate) mod running;
@@ -91,6 +92,7 @@ use chains::{checkpoint_spacing, Chain, Checkpoint};
 use clocks::ClockPool;
 use generations::Generations;
 use heads::Heads;
+use narrow::Narrow;
 use running::RunningClocks;
 use walk::Walk;
 
@@ -150,10 +152,10 @@ pub struct DagIndex {
     parent_tgt: Vec<Pos>,
     /// Corrected generation numbers (`generations.rs`: about four bytes each).
     gen: Generations,
-    /// Chain id of each event.
-    chain_of: Vec<u32>,
-    /// 1-based sequence number of each event in its chain.
-    seq_of: Vec<u32>,
+    /// Chain id of each event (`narrow.rs`: two bytes each while they fit).
+    chain_of: Narrow,
+    /// 1-based sequence number of each event in its chain (two bytes each while they fit).
+    seq_of: Narrow,
     /// Chains, by id.
     chains: Vec<Chain>,
     /// The checkpoint clocks (`clocks.rs`).
@@ -236,8 +238,8 @@ impl DagIndex {
             parent_off,
             parent_tgt: Vec::with_capacity(n.saturating_mul(2)),
             gen: Generations::with_capacity(n),
-            chain_of: Vec::with_capacity(n),
-            seq_of: Vec::with_capacity(n),
+            chain_of: Narrow::with_capacity(n),
+            seq_of: Narrow::with_capacity(n),
             chains: Vec::new(),
             clocks: ClockPool::default(),
             heads: Heads::default(),
@@ -289,7 +291,7 @@ impl DagIndex {
             gen = gen.max(g);
         }
         let extend = uniq.iter().find_map(|&p| {
-            let c = self.chain_of.get(p.index()).copied()?;
+            let c = self.chain_of.get(p.index())?;
             let chain = self.chains.get(c as usize)?;
             (chain.tip() == Some(p)).then_some((c, p))
         });
@@ -381,8 +383,8 @@ impl DagIndex {
         self.parent_off.capacity() * size_of::<u32>()
             + self.parent_tgt.capacity() * size_of::<Pos>()
             + self.gen.heap_bytes()
-            + self.chain_of.capacity() * size_of::<u32>()
-            + self.seq_of.capacity() * size_of::<u32>()
+            + self.chain_of.heap_bytes()
+            + self.seq_of.heap_bytes()
             + self.chains.capacity() * size_of::<Chain>()
             + self.chains.iter().map(Chain::heap_bytes).sum::<usize>()
             + self.clocks.heap_bytes()
@@ -394,7 +396,7 @@ impl DagIndex {
     pub(crate) fn chain_seq(&self, x: Pos) -> Option<(u32, u32)> {
         let c = self.chain_of.get(x.index())?;
         let s = self.seq_of.get(x.index())?;
-        Some((*c, *s))
+        Some((c, s))
     }
 
     /// The members of chain `c` in chain order (member `k` has sequence number `k + 1`);

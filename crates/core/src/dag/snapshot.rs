@@ -9,6 +9,7 @@ use super::chains::{Chain, Checkpoint};
 use super::clocks::ClockPool;
 use super::generations::Generations;
 use super::heads::Heads;
+use super::narrow::Narrow;
 use super::{DagIndex, Pos};
 use crate::codec::{put_u32, put_u32s, put_u64, put_u64s, Reader};
 
@@ -18,8 +19,8 @@ impl DagIndex {
         put_u32s(out, self.parent_off.iter().copied());
         put_u32s(out, self.parent_tgt.iter().map(|p| p.get()));
         put_u64s(out, self.gen.iter());
-        put_u32s(out, self.chain_of.iter().copied());
-        put_u32s(out, self.seq_of.iter().copied());
+        put_u32s(out, self.chain_of.iter());
+        put_u32s(out, self.seq_of.iter());
         put_u64(out, self.chains.len() as u64);
         // Clocks are written in full, one after another, whatever their width in memory:
         // where each starts, then (as a `put_u32s` list) their entries, read from the pool
@@ -47,12 +48,12 @@ impl DagIndex {
     /// Reads an index [`DagIndex::encode_into`] wrote; `None` when the bytes are not one.
     pub fn decode_from(r: &mut Reader<'_>) -> Option<DagIndex> {
         let parent_off = r.u32s()?;
-        let parent_tgt: Vec<Pos> = r.u32s()?.into_iter().map(Pos::new).collect();
+        let parent_tgt: Vec<Pos> = r.u32s_in_place()?.map(Pos::new).collect();
         let gens = r.u64s_in_place()?;
         let mut gen = Generations::with_capacity(gens.len());
         gens.for_each(|g| gen.push(g));
-        let chain_of = r.u32s()?;
-        let seq_of = r.u32s()?;
+        let chain_of: Narrow = r.u32s_in_place()?.collect();
+        let seq_of: Narrow = r.u32s_in_place()?.collect();
         let n = gen.len();
         let csr_ok = parent_off.len() == n + 1
             && parent_off.first() == Some(&0)
@@ -85,7 +86,7 @@ impl DagIndex {
             written.push(checkpoints);
             chains.push(Chain::default());
         }
-        for (i, (&c, &seq)) in chain_of.iter().zip(&seq_of).enumerate() {
+        for (i, (c, seq)) in chain_of.iter().zip(seq_of.iter()).enumerate() {
             let chain = chains.get_mut(c as usize)?;
             if chain.members.len().checked_add(1)? != seq as usize {
                 return None;
@@ -127,7 +128,7 @@ impl DagIndex {
                 chain.checkpoints.push(Checkpoint { seq, clock });
             }
         }
-        let heads: Vec<Pos> = r.u32s()?.into_iter().map(Pos::new).collect();
+        let heads: Vec<Pos> = r.u32s_in_place()?.map(Pos::new).collect();
         let heads_ok = heads.iter().all(|h| h.index() < n)
             && heads.windows(2).all(|w| matches!(w, [a, b] if a < b));
         heads_ok.then_some(DagIndex {
