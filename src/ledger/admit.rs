@@ -127,6 +127,15 @@ impl<'s> Decider<'s> {
         }
     }
 
+    /// Room for a batch of `events` decisions, so that the batch's lookup table and staged
+    /// lists do not grow (and rehash or copy) as it is decided.
+    pub fn expecting(mut self, events: usize) -> Self {
+        self.new_pos.reserve(events);
+        self.staged.admitted.reserve(events);
+        self.staged.entries.reserve(events);
+        self
+    }
+
     /// Refuses new events that would make more than `events` pending events, or more than
     /// `bytes` bytes of them, with `pending_limit_exceeded`.
     pub fn limit_pending(mut self, events: usize, bytes: usize) -> Self {
@@ -273,24 +282,26 @@ impl<'s> Decider<'s> {
                 missing: self.missing(&event),
             };
         }
-        let missing = self.missing(&event);
-        if !missing.is_empty() {
-            if let Some(rejection) = self.over_pending_limit(&event, source) {
-                return Appended::Rejected {
-                    id: Some(id),
-                    rejection,
-                };
+        let parents = match self.resolve(&event) {
+            Ok(parents) => parents,
+            Err(missing) => {
+                if let Some(rejection) = self.over_pending_limit(&event, source) {
+                    return Appended::Rejected {
+                        id: Some(id),
+                        rejection,
+                    };
+                }
+                let size = event.bytes().len();
+                self.pending_bytes += size;
+                let at = self.place(&event, source);
+                if let Some(first) = missing.first() {
+                    self.file(id, at, size, *first);
+                }
+                self.pending.insert(id, (event, at));
+                return Appended::Pending { id, missing };
             }
-            let size = event.bytes().len();
-            self.pending_bytes += size;
-            let at = self.place(&event, source);
-            if let Some(first) = missing.first() {
-                self.file(id, at, size, *first);
-            }
-            self.pending.insert(id, (event, at));
-            return Appended::Pending { id, missing };
-        }
-        match self.check(&event) {
+        };
+        match self.check(&event, parents) {
             Err(rejection) => Appended::Rejected {
                 id: Some(id),
                 rejection,
@@ -316,14 +327,31 @@ impl<'s> Decider<'s> {
     }
 
     fn missing(&self, event: &Event) -> Vec<EventId> {
-        let mut missing: Vec<EventId> = event
-            .dependencies()
-            .iter()
-            .filter(|d| self.pos(d).is_none())
-            .copied()
-            .collect();
-        missing.sort_unstable();
-        missing
+        self.resolve(event).err().unwrap_or_default()
+    }
+
+    /// The positions of `event`'s dependencies, in order, when all are admitted (committed
+    /// or staged); otherwise the ones that are not, in canonical order. Each is looked up
+    /// once.
+    fn resolve(&self, event: &Event) -> Result<Vec<Pos>, Vec<EventId>> {
+        let dependencies = event.dependencies();
+        let mut parents = Vec::with_capacity(dependencies.len());
+        for (i, dependency) in dependencies.iter().enumerate() {
+            match self.pos(dependency) {
+                Some(pos) => parents.push(pos),
+                None => {
+                    let rest = dependencies.get(i..).unwrap_or_default();
+                    let mut missing: Vec<EventId> = rest
+                        .iter()
+                        .filter(|d| self.pos(d).is_none())
+                        .copied()
+                        .collect();
+                    missing.sort_unstable();
+                    return Err(missing);
+                }
+            }
+        }
+        Ok(parents)
     }
 
     /// Stages an admission and its registry effects.
@@ -379,6 +407,10 @@ impl<'s> Decider<'s> {
     /// on transitively, taking waiters in canonical id order. A waiter that still misses
     /// something is filed under its smallest missing dependency.
     fn release_waiters(&mut self, admitted: EventId) {
+        if self.waiting.is_empty() && self.state.pending.is_empty() {
+            // Nothing waits on anything.
+            return;
+        }
         let mut work = vec![admitted];
         while let Some(done) = work.pop() {
             let mut waiters = self.waiting.remove(&done).unwrap_or_default();
@@ -388,12 +420,17 @@ impl<'s> Decider<'s> {
                 let Some((event, at)) = self.pending_event(&waiter) else {
                     continue;
                 };
-                if let Some(next) = self.missing(&event).first() {
-                    self.file(waiter, at, event.bytes().len(), *next);
-                    continue;
-                }
+                let parents = match self.resolve(&event) {
+                    Ok(parents) => parents,
+                    Err(missing) => {
+                        if let Some(next) = missing.first() {
+                            self.file(waiter, at, event.bytes().len(), *next);
+                        }
+                        continue;
+                    }
+                };
                 self.staged.released.insert(waiter);
-                match self.check(&event) {
+                match self.check(&event, parents) {
                     Ok(parents) => {
                         self.record(event, parents, at);
                         freed.push(waiter);
@@ -566,13 +603,9 @@ impl<'s> Decider<'s> {
         })
     }
 
-    /// The stateful rules, with every dependency admitted. Returns the DAG parents.
-    fn check(&self, event: &Event) -> Result<Vec<Pos>, Rejection> {
-        let parents: Vec<Pos> = event
-            .dependencies()
-            .iter()
-            .filter_map(|d| self.pos(d))
-            .collect();
+    /// The stateful rules, with every dependency admitted at `parents` (in dependency
+    /// order). Returns the DAG parents.
+    fn check(&self, event: &Event, parents: Vec<Pos>) -> Result<Vec<Pos>, Rejection> {
         let created = event.created_at().millis();
         if parents.iter().any(|p| self.stamp(*p) > created) {
             return Err(Rejection::new(

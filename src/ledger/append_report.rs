@@ -19,11 +19,16 @@ pub struct AppendReport {
     /// Pending events whose dependencies arrived in this batch but which then failed
     /// their admission checks; they are no longer pending.
     pub rejected_on_release: Vec<(EventId, Rejection)>,
+    /// The admission positions (from 0, in admission order) this batch's admissions took:
+    /// one per [`Appended::Admitted`] outcome and one per released event, interleaved in
+    /// the order they were admitted. Empty when the batch admitted nothing.
+    pub positions: std::ops::Range<u64>,
 }
 
 impl AppendReport {
-    /// The report of a decided batch, read off its staged changes.
-    pub(super) fn of(outcomes: Vec<Appended>, staged: &Staged) -> Self {
+    /// The report of a decided batch, read off its staged changes; `first` is the position
+    /// its first admission takes (the committed length it was decided against).
+    pub(super) fn of(outcomes: Vec<Appended>, staged: &Staged, first: u64) -> Self {
         let released = staged
             .admitted
             .iter()
@@ -34,6 +39,7 @@ impl AppendReport {
             outcomes,
             released,
             rejected_on_release: staged.rejected_on_release.clone(),
+            positions: first..first + staged.admitted.len() as u64,
         }
     }
 }

@@ -358,12 +358,14 @@ impl Ledger {
         if writer.poisoned {
             return Err(Error::Poisoned);
         }
-        let (outcomes, staged) = {
+        let (outcomes, staged, first) = {
             let state = self.state.read().map_err(|_| Error::Poisoned)?;
-            let mut decider = Decider::new(&state, &self.reader).limit_pending(
-                self.config.max_pending_events,
-                self.config.max_pending_bytes,
-            );
+            let mut decider = Decider::new(&state, &self.reader)
+                .expecting(verdicts.len())
+                .limit_pending(
+                    self.config.max_pending_events,
+                    self.config.max_pending_bytes,
+                );
             let outcomes: Vec<Appended> = verdicts
                 .into_iter()
                 .enumerate()
@@ -388,9 +390,11 @@ impl Ledger {
                     },
                 })
                 .collect();
-            (outcomes, decider.finish()?)
+            (outcomes, decider.finish()?, state.len() as u64)
         };
-        let report = AppendReport::of(outcomes, &staged);
+        // The writer lock held since before deciding: the batch's admissions are the next
+        // positions.
+        let report = AppendReport::of(outcomes, &staged, first);
         let from = origins.as_ref().map(|o| ReadFrom {
             source: &o.source,
             offsets: entry_offsets.as_slice(),
@@ -436,7 +440,16 @@ impl Ledger {
         let mut state = self.state.write().map_err(|_| Error::Poisoned)?;
         let changes = index::Changes::of(&staged, &entry_at);
         let first = state.len();
-        let admitted: Vec<Event> = staged.admitted.iter().map(|a| a.event.clone()).collect();
+        // What the exchanges and the event feeds are handed: the events of a sidecar's scope
+        // (the only ones the exchanges read), or all of them when a feed is open (decided
+        // under the state lock, which a new feed takes to subscribe).
+        let watched = self.has_event_watchers();
+        let admitted: Vec<Event> = staged
+            .admitted
+            .iter()
+            .filter(|a| watched || a.event.scope().sidecar_id().is_some())
+            .map(|a| a.event.clone())
+            .collect();
         let records = state.apply(staged, &entry_at).map_err(Error::Misuse)?;
         if let Ok(mut exchanges) = self.exchanges.lock() {
             exchanges.on_admitted(
@@ -448,7 +461,9 @@ impl Ledger {
             );
             self.build_watched(&state, &mut exchanges);
         }
-        self.announce_admitted(first, &admitted);
+        if watched {
+            self.announce_admitted(first, &admitted);
+        }
         let mut tree = self.tree.write().map_err(|_| Error::Poisoned)?;
         // A lazy tree (an in-memory ledger's) is built when read (`Ledger::tree_now`).
         if !tree.is_lazy() {

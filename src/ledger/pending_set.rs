@@ -53,6 +53,11 @@ impl PendingSet {
         self.by_id.len()
     }
 
+    /// Whether no event is pending.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
     /// Bytes of the pending events.
     pub fn bytes(&self) -> usize {
         self.bytes

@@ -189,7 +189,7 @@ fn apply(
 ) -> Result<Vec<Event>, Error> {
     done.entries += batch.entries;
     let staged = {
-        let mut decider = Decider::new(state, reader);
+        let mut decider = Decider::new(state, reader).expecting(batch.events.len());
         for (pos, event) in batch.events {
             match event {
                 Ok(event) => {

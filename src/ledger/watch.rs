@@ -121,6 +121,14 @@ impl Ledger {
         at.into_iter().map(move |at| self.read_event(at))
     }
 
+    /// Whether any event feed is open (asked under the state write lock, it holds until the
+    /// lock is released: subscribing takes the state lock).
+    pub(super) fn has_event_watchers(&self) -> bool {
+        self.event_watchers
+            .lock()
+            .map_or(true, |watchers| !watchers.is_empty())
+    }
+
     /// Hands the events a commit admitted (positions from `first`) to every event feed,
     /// forgetting feeds whose subscriber is gone. Called under the state write lock.
     pub(super) fn announce_admitted(&self, first: usize, admitted: &[Event]) {

@@ -51,7 +51,7 @@ fn a_state_round_trips_and_any_damage_is_refused() {
     ledger.append_batch(&bytes).unwrap();
     assert_eq!(ledger.rejected_on_release().len(), 1);
     let state = akledger::internals::read_state(&ledger).unwrap();
-    assert!(state.pending.len() > 0 && !state.sidecars.is_empty());
+    assert!(!state.pending.is_empty() && !state.sidecars.is_empty());
     let high = HighWater::default();
     let encoded = state.encode_snapshot(high);
     // The file layout of docs/format.md: magic, the body's blake3, the body.

@@ -91,6 +91,10 @@ fn round_trip_varied_sizes_and_reopen() {
             (1, vec![]),
             (2, payload(3, MAX_PAYLOAD)),
         ],
+        // A batch of many frames, some of them empty.
+        (0..1500u64)
+            .map(|i| ((i % 256) as u8, payload(100 + i, (i as usize * 7) % 300)))
+            .collect(),
     ];
     let (mut log, report) = open(dir.path(), &LogOptions::default());
     assert!(report.created);
