@@ -4,7 +4,8 @@
 //! The IO shell's second network end (after [`akledger::sync`]); it owns the replication
 //! marker `DIR/replicate/<stream>.json` (`marker.rs`) and the client (`nats.rs`, the only
 //! async code of the crate, confined to its own tokio runtime with one worker thread);
-//! how events are packed into messages is [`message`], without IO. A [`Replicator`] does, in
+//! how events are packed into messages is [`message`], without IO, and the positions of
+//! consumed events that publishing passes over are kept as runs (`runs.rs`, without IO). A [`Replicator`] does, in
 //! rounds:
 //!
 //! * **publish** — the admitted events not yet in the stream, in admission order (a causal
@@ -35,6 +36,7 @@ mod marker;
 pub mod message;
 mod nats;
 mod replicator;
+mod runs;
 pub mod subject;
 
 pub use replicator::{FollowEvent, Replicator};

@@ -1,6 +1,6 @@
 //! [`Replicator`]: publish what is new, consume what the stream holds, in rounds.
 
-use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -16,6 +16,7 @@ use akledger::ledger::{AppendReport, Appended, Ledger, OutcomeCounts, Pipeline};
 use super::marker::{self, Marker};
 use super::message::{events_of, Packed};
 use super::nats::{Delivered, Outgoing, Runtime, Session};
+use super::runs::Runs;
 use super::subject::{check_stream_name, realm_of, realm_subject};
 use super::{ReplicateError, ReplicateOptions, ReplicateReport};
 
@@ -41,7 +42,7 @@ pub struct Replicator<'l> {
     echo: HashSet<EventId>,
     /// Admission positions of events consumed from the stream: publishing passes over them
     /// without reading them back from the log.
-    echo_at: BTreeSet<u64>,
+    echo_at: Runs,
     report: ReplicateReport,
 }
 
@@ -160,7 +161,7 @@ impl<'l> Replicator<'l> {
             marker,
             runtime,
             echo: HashSet::new(),
-            echo_at: BTreeSet::new(),
+            echo_at: Runs::default(),
             report: ReplicateReport {
                 consumer_renewed: renewed,
                 ..ReplicateReport::default()
@@ -280,18 +281,13 @@ impl<'l> Replicator<'l> {
         let mut position = self.marker.published;
         let mut batch = Batch::new(session.max_payload);
         while position < end {
-            // A consumed event: passed over without reading it back.
-            if self.echo_at.remove(&position) {
-                position += 1;
+            // Consumed events: passed over without reading them back.
+            if let Some(past) = self.echo_at.take_run_from(position) {
+                position = past.min(end);
                 continue;
             }
             // Read up to the next consumed one.
-            let run_end = self
-                .echo_at
-                .range(position..)
-                .next()
-                .copied()
-                .unwrap_or(end);
+            let run_end = self.echo_at.next_from(position).unwrap_or(end).min(end);
             let run = usize::try_from(run_end - position).unwrap_or(usize::MAX);
             for event in self.ledger.iter_from(position).take(run) {
                 let event = event?;
@@ -479,9 +475,20 @@ impl<'l> Replicator<'l> {
         self.report.duplicates += counts.duplicates;
         self.report.pending += counts.pending;
         self.report.rejected += counts.rejected;
-        if self.echo.len() + self.echo_at.len() >= MAX_REPLICATE_ECHO_IDS {
+        if self.echo.len() as u64 + self.echo_at.len() >= MAX_REPLICATE_ECHO_IDS as u64 {
             self.echo.clear();
             self.echo_at.clear();
+        }
+        if committed.released.is_empty() {
+            // Every position the batch took is one of its own admitted (consumed) events:
+            // publishing skips them unread, without looking each one up.
+            self.echo_at.insert_range(committed.positions);
+            for outcome in committed.outcomes {
+                if let Appended::Pending { id, .. } = outcome {
+                    self.echo.insert(id);
+                }
+            }
+            return;
         }
         for outcome in committed.outcomes {
             match outcome {
