@@ -27,10 +27,14 @@ use super::verify_batch::verify_part;
 
 type Verdicts = Vec<Result<Event, Rejection>>;
 
+/// A worker's answer: its number, one verdict per item, and its own references to the
+/// accepted events (taken while they were fresh in its cache), given back to be freed.
+type Answer = (usize, Verdicts, Vec<Event>);
+
 /// Parse and verify these items; send the verdicts, and who parsed them, to `reply`.
 struct Job {
     items: Vec<Arc<[u8]>>,
-    reply: Sender<(usize, Verdicts)>,
+    reply: Sender<Answer>,
 }
 
 /// Worker threads verifying batches for one ledger.
@@ -57,7 +61,7 @@ pub struct Ticket {
 /// One worker's part of a batch, and where its answer comes (`None`: it was not queued).
 struct Share {
     items: Vec<Arc<[u8]>>,
-    answer: Option<Receiver<(usize, Verdicts)>>,
+    answer: Option<Receiver<Answer>>,
 }
 
 /// A batch's verdicts, one per item in order, and the events each worker parsed: once the
@@ -171,7 +175,9 @@ fn work(n: usize, queue: &Receiver<Job>, to_free: &Receiver<Vec<Event>>, verifie
         crossbeam::channel::select! {
             recv(queue) -> job => match job {
                 Ok(Job { items, reply }) => {
-                    let _ = reply.send((n, verify_part(&items, verifier)));
+                    let verdicts = verify_part(&items, verifier);
+                    let keep = verdicts.iter().filter_map(|v| v.as_ref().ok().cloned()).collect();
+                    let _ = reply.send((n, verdicts, keep));
                 }
                 Err(_) => return,
             },
@@ -187,9 +193,8 @@ impl Ticket {
         let mut parsed = Vec::new();
         for Share { items, answer } in self.shares {
             match answer.and_then(|a| a.recv().ok()) {
-                Some((worker, share)) if share.len() == items.len() => {
-                    let events = share.iter().filter_map(|v| v.as_ref().ok().cloned());
-                    parsed.push((worker, events.collect()));
+                Some((worker, share, keep)) if share.len() == items.len() => {
+                    parsed.push((worker, keep));
                     verdicts.extend(share);
                 }
                 _ => verdicts.extend(verify_part(&items, &self.verifier)),
