@@ -340,12 +340,10 @@ impl<'s> Decider<'s> {
             match self.pos(dependency) {
                 Some(pos) => parents.push(pos),
                 None => {
-                    let rest = dependencies.get(i..).unwrap_or_default();
-                    let mut missing: Vec<EventId> = rest
-                        .iter()
-                        .filter(|d| self.pos(d).is_none())
-                        .copied()
-                        .collect();
+                    // This one is missing; the ones after it are looked up once each.
+                    let rest = dependencies.get(i + 1..).unwrap_or_default();
+                    let mut missing = vec![*dependency];
+                    missing.extend(rest.iter().filter(|d| self.pos(d).is_none()).copied());
                     missing.sort_unstable();
                     return Err(missing);
                 }

@@ -479,21 +479,16 @@ impl<'l> Replicator<'l> {
             self.echo.clear();
             self.echo_at.clear();
         }
-        if committed.released.is_empty() {
-            // Every position the batch took is one of its own admitted (consumed) events:
-            // publishing skips them unread, without looking each one up.
+        // A batch that released nothing took one position per event it admitted, all of
+        // them consumed: publishing skips them unread, without looking each one up.
+        let whole = committed.released.is_empty();
+        if whole {
             self.echo_at.insert_range(committed.positions);
-            for outcome in committed.outcomes {
-                if let Appended::Pending { id, .. } = outcome {
-                    self.echo.insert(id);
-                }
-            }
-            return;
         }
         for outcome in committed.outcomes {
             match outcome {
                 // Admitted now: its position is known, publishing skips it unread.
-                Appended::Admitted(id) => match self.ledger.position(&id) {
+                Appended::Admitted(id) if !whole => match self.ledger.position(&id) {
                     Some(at) => {
                         self.echo_at.insert(at);
                     }
