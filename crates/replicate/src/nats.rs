@@ -314,4 +314,12 @@ impl Runtime {
     pub fn ack_through(&self, last: &Delivered) -> Result<(), ReplicateError> {
         self.run("acknowledge", self.timeout, last.message.double_ack())
     }
+
+    /// Sends the acknowledgement of `last` (and, the policy being "all", of every message
+    /// before it) without waiting for the server's answer: a lost one only has the server
+    /// deliver those messages again (duplicates here), and the last acknowledgement of a
+    /// round is [`Runtime::ack_through`], which waits.
+    pub fn ack_unconfirmed(&self, last: &Delivered) -> Result<(), ReplicateError> {
+        self.run("acknowledge", self.timeout, last.message.ack())
+    }
 }

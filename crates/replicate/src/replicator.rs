@@ -66,8 +66,8 @@ pub enum FollowEvent<'a> {
 struct Committing<'l> {
     pipeline: Pipeline<'l>,
     /// One per batch the pipeline holds, oldest first: the message to acknowledge once that
-    /// batch is committed (the last message of a fetch, held by the batch of its last
-    /// events), or none.
+    /// batch is committed (the last message all of whose events it or the batches before
+    /// it carry), or none.
     holds: VecDeque<Option<Delivered>>,
 }
 
@@ -399,37 +399,32 @@ impl<'l> Replicator<'l> {
     ) -> Result<bool, ReplicateError> {
         let mut ahead = self.runtime.fetch_ahead(session, wait);
         loop {
-            let mut batch = self.runtime.fetched(ahead)?;
-            let Some(last) = batch.pop() else {
+            let fetched = self.runtime.fetched(ahead)?;
+            if fetched.is_empty() {
                 return Ok(true);
-            };
+            }
             // The next batch comes in while this one is verified and the one before commits.
             // (Stopped or failed before it is taken, its messages, unacknowledged, are
             // delivered again to the next run.)
             ahead = self.runtime.fetch_ahead(session, wait);
-            let items: Vec<Arc<[u8]>> = batch
-                .iter()
-                .chain(std::iter::once(&last))
-                .flat_map(|m| events_of(m.payload()).map(Arc::from))
-                .collect();
-            self.report.consumed += items.len() as u64;
-            // Admitted in batches of at most REPLICATE_BATCH_EVENTS; the fetch's last
-            // message is acknowledged once the batch of its last events is committed (a
-            // fetch with no events at all goes through as an empty batch, in its turn).
-            let mut items = items.into_iter().peekable();
-            let mut last = Some(last);
-            while last.is_some() {
-                let part: Vec<Arc<[u8]>> = items.by_ref().take(REPLICATE_BATCH_EVENTS).collect();
-                let acknowledges = match items.peek() {
-                    None => last.take(),
-                    Some(_) => None,
-                };
-                let committed = committing.pipeline.push_report(part)?;
-                committing.holds.push_back(acknowledges);
-                if let Some(committed) = committed {
-                    self.committed(committed, committing.holds.pop_front().flatten())?;
+            // Admitted in batches of at most REPLICATE_BATCH_EVENTS. Each batch holds the
+            // last message all of whose events it or the batches before it carry, which is
+            // acknowledged once that batch is committed (a message of several events may
+            // span two batches); the fetch's last batch holds its last message (a fetch
+            // with no events at all goes through as an empty batch, in its turn).
+            let mut part: Vec<Arc<[u8]>> = Vec::with_capacity(REPLICATE_BATCH_EVENTS);
+            let mut hold: Option<Delivered> = None;
+            for message in fetched {
+                for event in events_of(message.payload()) {
+                    if part.len() >= REPLICATE_BATCH_EVENTS {
+                        self.push_part(committing, &mut part, hold.take())?;
+                    }
+                    part.push(Arc::from(event));
+                    self.report.consumed += 1;
                 }
+                hold = Some(message);
             }
+            self.push_part(committing, &mut part, hold)?;
             if stop.load(Ordering::SeqCst) {
                 return Ok(false);
             }
@@ -438,6 +433,23 @@ impl<'l> Replicator<'l> {
                 self.publish_new(session)?;
             }
         }
+    }
+
+    /// Pushes `part` into the pipeline, holding `hold` for acknowledgement once it is
+    /// committed, and counts the batch this commits (acknowledging what that one held).
+    fn push_part(
+        &mut self,
+        committing: &mut Committing<'l>,
+        part: &mut Vec<Arc<[u8]>>,
+        hold: Option<Delivered>,
+    ) -> Result<(), ReplicateError> {
+        let batch = std::mem::replace(part, Vec::with_capacity(REPLICATE_BATCH_EVENTS));
+        let committed = committing.pipeline.push_report(batch)?;
+        committing.holds.push_back(hold);
+        if let Some(committed) = committed {
+            self.committed(committed, committing.holds.pop_front().flatten())?;
+        }
+        Ok(())
     }
 
     /// Commits the batches the pipeline holds, counts them, and acknowledges the last
@@ -453,7 +465,8 @@ impl<'l> Replicator<'l> {
         }
     }
 
-    /// Counts a committed batch and acknowledges the message it held, if any.
+    /// Counts a committed batch and acknowledges the message it held, if any (without
+    /// waiting for the server: [`Replicator::settle`] ends the round with one that waits).
     fn committed(
         &mut self,
         committed: AppendReport,
@@ -461,7 +474,7 @@ impl<'l> Replicator<'l> {
     ) -> Result<(), ReplicateError> {
         self.count(committed);
         match held {
-            Some(last) => self.runtime.ack_through(&last),
+            Some(last) => self.runtime.ack_unconfirmed(&last),
             None => Ok(()),
         }
     }
