@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
 use akledger::did::key_of_did_key;
+use akledger::limits::LOG_BATCHES_AHEAD_ON_DISK;
 use akledger::proof::{binding_bytes, verify_batch, SignatureCheck, JWS_HEADER_B64};
 use akledger::workload::realm_dag;
 use akledger::{Config, Durability, Event, Keyring, Ledger, Unverified, Verifier};
@@ -125,7 +126,7 @@ fn ingest(c: &mut Criterion) {
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(8));
     // `ahead`: 0 = `append_batch`, n = `Ledger::pipeline_ahead(n)` (1 is `Ledger::pipeline`,
-    // 2 what `append_log`, and so `akledger import`, uses).
+    // 3 what `append_log`, and so `akledger import`, uses on disk).
     for (batch, durability, ahead, label) in [
         (1usize, Durability::Sync, 0, "append_sync"),
         (100, Durability::Sync, 0, "append_sync"),
@@ -133,19 +134,33 @@ fn ingest(c: &mut Criterion) {
         (1000, Durability::Buffered, 0, "append_buffered"),
         (1000, Durability::Sync, 1, "pipeline_sync"),
         (1000, Durability::Sync, 2, "pipeline_ahead_2_sync"),
+        (
+            1000,
+            Durability::Sync,
+            LOG_BATCHES_AHEAD_ON_DISK,
+            "pipeline_ahead_3_sync",
+        ),
     ] {
         group.throughput(Throughput::Elements(batch as u64));
         group.bench_function(format!("{label}/batch_{batch}"), |b| {
             b.iter_custom(|iters| timed_appends(&events, batch, durability, ahead, iters))
         });
     }
-    let floor: &[Vec<u8>] = events.get(1..1001).expect("1000 events");
+    // The floor: a signature batch of 1000 on each thread, as each of the pipeline's
+    // workers verifies a whole batch.
+    let per_thread = 1000;
+    let floor: &[Vec<u8>] = events
+        .get(1..(1 + per_thread * threads).min(events.len()))
+        .expect("events");
     group.throughput(Throughput::Elements(floor.len() as u64));
-    group.bench_function(format!("batch_verify_floor/{threads}_threads_1000"), |b| {
-        b.iter(|| assert_eq!(verify_parallel(floor, &verifier, threads), floor.len()))
-    });
+    group.bench_function(
+        format!("batch_verify_floor/{threads}_threads_{}", floor.len()),
+        |b| b.iter(|| assert_eq!(verify_parallel(floor, &verifier, threads), floor.len())),
+    );
+    let one: &[Vec<u8>] = events.get(1..1 + per_thread).expect("1000 events");
+    group.throughput(Throughput::Elements(one.len() as u64));
     group.bench_function("batch_verify_floor/1_thread_1000", |b| {
-        b.iter(|| assert_eq!(verify_parallel(floor, &verifier, 1), floor.len()))
+        b.iter(|| assert_eq!(verify_parallel(one, &verifier, 1), one.len()))
     });
     group.finish();
 }
@@ -182,15 +197,15 @@ fn audit(c: &mut Criterion) {
         |b| b.iter(|| assert_eq!(verify_parallel(&events, &verifier, threads), events.len())),
     );
     // The floor: Ed25519 (ZIP-215) batch verification alone, on one thread, of the
-    // same signatures in batches of the size the ledger's workers verify (half of a
-    // 1000-event log batch each): from key, signature and signed message (the challenge
-    // hash included) to verdict. The goal: audit ≤ 2 × this ÷ cores.
+    // same signatures in batches of the size the ledger's workers verify (a whole log
+    // batch each, `LOG_BATCH_EVENTS`): from key, signature and signed message (the
+    // challenge hash included) to verdict. The goal: audit ≤ 2 × this ÷ cores.
     let signed: Vec<([u8; 32], [u8; 64], Vec<u8>)> = events.iter().map(|e| signed(e)).collect();
     group.bench_function(
         format!("signature_batch_floor/1_thread_{}", events.len()),
         |b| {
             b.iter(|| {
-                for share in signed.chunks(500) {
+                for share in signed.chunks(akledger::limits::LOG_BATCH_EVENTS) {
                     let checks: Vec<SignatureCheck> = share
                         .iter()
                         .map(|(key, sig, msg)| SignatureCheck::new(*key, *sig, msg))

@@ -87,6 +87,9 @@ pub mod stored {
 pub mod verify_batch {
     pub use crate::ledger::verify_batch::*;
 }
+pub mod pool {
+    pub use crate::ledger::pool::*;
+}
 
 /// Waits for the periodic snapshot the ledger is writing on its own thread, if any, so that
 /// a test may look at `DIR/snapshot` as of the last commit.

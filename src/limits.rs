@@ -16,16 +16,23 @@ pub const MAX_BATCH_BYTES: usize = 192 << 20;
 /// one fdatasync over many events, small enough that a batch's outcomes arrive steadily.
 pub const LOG_BATCH_EVENTS: usize = 1000;
 
-/// Batches [`crate::Ledger::append_log`] keeps verifying while one commits. With one, the
-/// workers finishing a batch wait while the committing thread reads and submits the next;
-/// with two they always have one queued. Memory: this many batches plus the one
+/// Batches [`crate::Ledger::append_log`] keeps verifying while one commits into an
+/// in-memory ledger (an audit). A worker verifies a whole batch as one signature batch when
+/// the batches in flight are enough to occupy every worker (`ledger/pool.rs`); with one
+/// ahead, the workers finishing a batch wait while the committing thread reads and submits
+/// the next; with two they always have one queued. Memory: this many batches plus the one
 /// committing, each within [`LOG_BATCH_BYTES`].
 pub const LOG_BATCHES_AHEAD: usize = 2;
+
+/// The same into a ledger on disk: one more, because each commit also waits for its
+/// fdatasync, during which two batches ahead left the workers idle (a durable import of
+/// 1 M events took 5 % longer with two than with three; `docs/performance.md`).
+pub const LOG_BATCHES_AHEAD_ON_DISK: usize = 3;
 
 /// Bytes of events after which [`crate::Ledger::append_log`] cuts a batch (whichever of this
 /// and [`LOG_BATCH_EVENTS`] comes first), so a log of large events (up to
 /// [`MAX_EVENT_BYTES`] each) stays far within [`MAX_BATCH_BYTES`] and its memory
-/// ([`LOG_BATCHES_AHEAD`] + 1 batches in flight) is bounded.
+/// ([`LOG_BATCHES_AHEAD_ON_DISK`] + 1 batches in flight at most) is bounded.
 pub const LOG_BATCH_BYTES: usize = 32 << 20;
 
 /// Most verification threads a ledger starts (`Config::verify_threads` is clamped to it). They

@@ -15,7 +15,9 @@ use std::sync::Arc;
 
 use crate::error::{Error, Rejection};
 use crate::id::EventId;
-use crate::limits::{LOG_BATCHES_AHEAD, LOG_BATCH_BYTES, LOG_BATCH_EVENTS};
+use crate::limits::{
+    LOG_BATCHES_AHEAD, LOG_BATCHES_AHEAD_ON_DISK, LOG_BATCH_BYTES, LOG_BATCH_EVENTS,
+};
 use crate::log_format::{LogFormat, LogReader};
 
 use super::{AppendReport, Appended, Ledger};
@@ -238,7 +240,11 @@ impl Ledger {
             .map_err(Error::Rejected)?;
         let format = reader.format();
         let mut summary = LogSummary::new(format);
-        let mut pipeline = self.pipeline_ahead(LOG_BATCHES_AHEAD);
+        let mut pipeline = self.pipeline_ahead(if self.config.in_memory {
+            LOG_BATCHES_AHEAD
+        } else {
+            LOG_BATCHES_AHEAD_ON_DISK
+        });
         // Batches pushed and not yet delivered, oldest first.
         let mut committing: VecDeque<Vec<Queued>> = VecDeque::new();
         let mut batch: Vec<Queued> = Vec::new();

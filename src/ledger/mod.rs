@@ -37,7 +37,7 @@ mod observers;
 mod open;
 pub(crate) mod pending_set;
 mod pipeline;
-mod pool;
+pub(crate) mod pool;
 pub(crate) mod positions;
 pub(crate) mod queries;
 pub(crate) mod record;
@@ -294,7 +294,7 @@ impl Ledger {
             pool::Verified::here(verify_batch::verify_part(items, &self.verifier))
         } else {
             let shared = items.iter().map(|b| Arc::from(b.as_ref())).collect();
-            self.pool.submit(shared).wait()
+            self.pool.submit(shared, 1).wait()
         };
         self.decide_and_commit(verified, None)
     }
@@ -336,8 +336,11 @@ impl Ledger {
     /// A pipeline that keeps `ahead` batches verifying while one commits (at least 1;
     /// [`Ledger::pipeline`] is `pipeline_ahead(1)`): a push returns the outcomes of the
     /// batch pushed `ahead` pushes before, and [`Pipeline::finish_all`] those of the rest.
-    /// Two keep the workers busy while the committing thread writes, syncs and reads the
-    /// next batch — what [`Ledger::append_log`] (and so `akledger import` and `audit`) uses.
+    /// With at least one batch ahead per verification thread, each batch is verified whole
+    /// by one worker (one signature batch, cheaper per signature than halves of it). Two
+    /// keep two workers busy while the committing thread reads the next batch, and three
+    /// while it also syncs — what [`Ledger::append_log`] (and so `akledger audit` and
+    /// `import`) uses.
     pub fn pipeline_ahead(&self, ahead: usize) -> Pipeline<'_> {
         Pipeline::ahead(self, ahead)
     }

@@ -97,7 +97,7 @@ impl<'l> Pipeline<'l> {
                 && o.hashes.as_ref().is_none_or(|h| h.len() == batch.len())
         });
         self.verifying
-            .push_back((self.ledger.pool.submit(batch), origins));
+            .push_back((self.ledger.pool.submit(batch, self.ahead), origins));
         if self.verifying.len() <= self.ahead {
             return Ok(None);
         }

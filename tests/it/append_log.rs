@@ -138,14 +138,16 @@ fn a_log_of_neither_format_is_refused_and_a_callback_can_stop_the_import() {
 
 #[test]
 fn batches_are_delivered_in_order_and_a_stop_keeps_only_whole_committed_batches() {
-    let events = events(3 * LOG_BATCH_EVENTS + 500, 10);
+    // Six batches: more than the pipeline keeps verifying ahead on disk, so the stop below
+    // falls while later batches are still being verified.
+    let events = events(5 * LOG_BATCH_EVENTS + 500, 10);
     let log = log_of(&events, LogFormat::JsonLines);
     let dir = tempfile::tempdir().unwrap();
     let ledger = open(dir.path());
     let LogReport {
         summary, outcomes, ..
     } = ledger.append_log(&log[..]).unwrap();
-    assert_eq!(summary.batches, 4);
+    assert_eq!(summary.batches, 6);
     let ids: Vec<Appended> = events.iter().map(|e| Appended::Admitted(e.id())).collect();
     let got: Vec<Appended> = outcomes.into_iter().map(|o| o.outcome).collect();
     assert_eq!(got, ids);

@@ -1,7 +1,8 @@
 //! `akledger audit` and `akledger import` of a log file, whole process, against their
 //! floor: the same file read, each event parsed and its signature batch-verified (ZIP-215,
-//! in batches of 500, by the function the ledger's verification workers run on their
-//! shares) on every core, in one process. The audit does that and admission, the causal
+//! in batches of [`LOG_BATCH_EVENTS`], by the function the ledger's verification workers
+//! run on their shares: an import's or audit's worker verifies a whole log batch as one
+//! signature batch) on every core, in one process. The audit does that and admission, the causal
 //! index, the exchange fold and the report besides; the import, admission into a new
 //! ledger on disk, durably. Also their peak resident
 //! memory (`/usr/bin/time`): an audit replays into an in-memory ledger that refers to the
@@ -26,6 +27,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use akledger::internals::verify_batch::verify_part;
+use akledger::limits::LOG_BATCH_EVENTS;
 use akledger::{Keyring, Verifier};
 use akledger_testkit::cpu;
 
@@ -46,7 +48,7 @@ fn floor(log: &Path, threads: usize) -> usize {
             .map(|part| {
                 let verifier = &verifier;
                 s.spawn(move || {
-                    part.chunks(500)
+                    part.chunks(LOG_BATCH_EVENTS)
                         .map(|batch| {
                             verify_part(batch, verifier)
                                 .iter()

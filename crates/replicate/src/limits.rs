@@ -29,12 +29,17 @@ pub const MESSAGE_BYTES: usize = 64 << 10;
 pub const REPLICATE_BATCH_BYTES: usize = 8 << 20;
 
 /// Consumed batches kept verifying while one commits ([`akledger::Ledger::pipeline_ahead`]),
-/// as `akledger import` keeps them: the verifying threads stay busy while the committing
-/// thread waits for a fetch or an acknowledgement. Each holds at most
-/// [`REPLICATE_BATCH_EVENTS`] events. With one, 20 k events took 1.19-1.24x the time of
-/// their import through a pipeline one batch ahead, against 1.13-1.15x with two (three
-/// calls of ten alternated pairs each).
-pub const CONSUME_AHEAD: usize = 2;
+/// as `akledger import` keeps them ([`LOG_BATCHES_AHEAD_ON_DISK`]): the verifying threads
+/// stay busy while the committing thread syncs, or waits for a fetch or an
+/// acknowledgement. Each holds at most [`REPLICATE_BATCH_EVENTS`] events. With one, 20 k
+/// events took 1.19-1.24x the time of their import through a pipeline one batch ahead,
+/// against 1.13-1.15x with two (three calls of ten alternated pairs each). Since a worker
+/// verifies a whole batch when there is a batch ahead for each, two left the workers idle
+/// through each sync: 1.24-1.28x the import's time against 1.21-1.22x with three (three
+/// alternated calls each).
+///
+/// [`LOG_BATCHES_AHEAD_ON_DISK`]: akledger::limits::LOG_BATCHES_AHEAD_ON_DISK
+pub const CONSUME_AHEAD: usize = 3;
 
 /// Largest message the `replicate` stream accepts (set as the stream's `max_msg_size` when
 /// it is created): one canonical event of the largest size and its headers (the

@@ -7,6 +7,7 @@ mod ledger_graph_file_view;
 mod ledger_id_table;
 mod ledger_index;
 mod ledger_pending_set;
+mod ledger_pool;
 mod ledger_positions;
 mod ledger_queries;
 mod ledger_record;
