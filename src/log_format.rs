@@ -119,10 +119,17 @@ impl<R: BufRead> LogReader<R> {
         self.offset
     }
 
-    /// The next item with its bytes shared (one allocation per item, sized to it): what
-    /// [`crate::Ledger::append_log`] hands to its verification workers.
-    pub fn next_shared(&mut self) -> Option<io::Result<LogItem<std::sync::Arc<[u8]>>>> {
-        self.next_with(|bytes| bytes.into())
+    /// The next item with its bytes appended to `buffer`, and where they are in it: what
+    /// [`crate::Ledger::append_log`] does, one buffer a batch (no allocation per item).
+    pub fn next_into(
+        &mut self,
+        buffer: &mut Vec<u8>,
+    ) -> Option<io::Result<LogItem<std::ops::Range<usize>>>> {
+        self.next_with(|bytes| {
+            let start = buffer.len();
+            buffer.extend_from_slice(bytes);
+            start..buffer.len()
+        })
     }
 
     /// Frames the next item into `self.item` and hands it out through `keep`.

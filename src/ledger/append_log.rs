@@ -11,6 +11,7 @@
 
 use std::collections::VecDeque;
 use std::io::{BufRead, Seek};
+use std::ops::Range;
 use std::sync::Arc;
 
 use crate::error::{Error, Rejection};
@@ -20,6 +21,7 @@ use crate::limits::{
 };
 use crate::log_format::{LogFormat, LogReader};
 
+use super::pool::Items;
 use super::{AppendReport, Appended, Ledger};
 
 /// Where an item is in a log.
@@ -143,7 +145,8 @@ struct Queued {
     offset: u64,
     /// Where its bytes start in the log (after a CBOR item's header).
     payload_at: u64,
-    bytes: Result<Arc<[u8]>, Rejection>,
+    /// Where its bytes are in its batch's buffer.
+    bytes: Result<Range<usize>, Rejection>,
     /// XXH3-64 of its bytes, taken as they were read (while they are in the cache), when
     /// the ledger refers to them in the file ([`super::Origins::hashes`]).
     hash: Option<u64>,
@@ -245,52 +248,65 @@ impl Ledger {
         } else {
             LOG_BATCHES_AHEAD_ON_DISK
         });
-        // Batches pushed and not yet delivered, oldest first.
-        let mut committing: VecDeque<Vec<Queued>> = VecDeque::new();
+        // Batches pushed and not yet delivered, oldest first, with their buffers.
+        let mut committing: VecDeque<(Arc<Vec<u8>>, Vec<Queued>)> = VecDeque::new();
         let mut batch: Vec<Queued> = Vec::new();
-        let mut bytes = 0usize;
-        let mut push = |batch: Vec<Queued>, summary: &mut LogSummary| -> Result<(), E> {
-            let good = batch.iter().filter_map(|q| q.bytes.clone().ok()).collect();
-            let origins = source.as_ref().map(|(start, source)| super::Origins {
-                source: Arc::clone(source),
-                offsets: batch
-                    .iter()
-                    .filter(|q| q.bytes.is_ok())
-                    .map(|q| q.payload_at.checked_add(*start))
-                    .collect(),
-                hashes: batch
-                    .iter()
-                    .filter(|q| q.bytes.is_ok())
-                    .map(|q| q.hash)
-                    .collect(),
-            });
-            let report = pipeline.push_from(good, origins)?;
-            summary.batches += 1;
-            committing.push_back(batch);
-            match report {
-                Some(report) => {
-                    let decided = committing.pop_front().unwrap_or_default();
-                    deliver(&decided, report, summary, &mut on)
+        // The batch's items, one after another: one allocation a batch, sized after the
+        // batch before.
+        let mut buffer: Vec<u8> = Vec::new();
+        let mut push =
+            |batch: Vec<Queued>, buffer: Vec<u8>, summary: &mut LogSummary| -> Result<(), E> {
+                let buffer = Arc::new(buffer);
+                let spans = batch.iter().filter_map(|q| q.bytes.clone().ok()).collect();
+                let origins = source.as_ref().map(|(start, source)| super::Origins {
+                    source: Arc::clone(source),
+                    offsets: batch
+                        .iter()
+                        .filter(|q| q.bytes.is_ok())
+                        .map(|q| q.payload_at.checked_add(*start))
+                        .collect(),
+                    hashes: batch
+                        .iter()
+                        .filter(|q| q.bytes.is_ok())
+                        .map(|q| q.hash)
+                        .collect(),
+                });
+                let items = Items::Spans {
+                    buffer: Arc::clone(&buffer),
+                    spans,
+                };
+                let report = pipeline.push_items(items, origins)?;
+                summary.batches += 1;
+                committing.push_back((buffer, batch));
+                match report {
+                    Some(report) => {
+                        let (buffer, decided) = committing.pop_front().unwrap_or_default();
+                        deliver(&buffer, &decided, report, summary, &mut on)
+                    }
+                    None => Ok(()),
                 }
-                None => Ok(()),
-            }
-        };
+            };
         loop {
+            if batch.len() == LOG_BATCH_EVENTS {
+                let room = buffer.len().saturating_add(buffer.len() / 8);
+                let full = std::mem::replace(&mut buffer, Vec::with_capacity(room));
+                push(std::mem::take(&mut batch), full, &mut summary)?;
+            }
             let offset = reader.offset();
-            let Some(item) = reader.next_shared() else {
+            let Some(item) = reader.next_into(&mut buffer) else {
                 break;
             };
-            let item = item.map_err(|source| Error::ReadLog { offset, source })?;
-            let size = item.bytes.as_ref().map_or(0, |b| b.len());
-            let cut = |batch: &Vec<Queued>, bytes: usize| {
-                batch.len() == LOG_BATCH_EVENTS
-                    || (!batch.is_empty() && bytes.saturating_add(size) > LOG_BATCH_BYTES)
-            };
-            if cut(&batch, bytes) {
-                push(std::mem::take(&mut batch), &mut summary)?;
-                bytes = 0;
+            let mut item = item.map_err(|source| Error::ReadLog { offset, source })?;
+            if let Ok(span) = &mut item.bytes {
+                if !batch.is_empty() && span.end > LOG_BATCH_BYTES {
+                    // Over the batch's bytes with this item: the batch goes without it.
+                    let next = buffer.split_off(span.start);
+                    let full = std::mem::replace(&mut buffer, next);
+                    push(std::mem::take(&mut batch), full, &mut summary)?;
+                    *span = 0..buffer.len();
+                }
             }
-            bytes = bytes.saturating_add(size);
+            let size = item.bytes.as_ref().map_or(0, ExactSizeIterator::len);
             batch.push(Queued {
                 index: item.index,
                 offset: item.offset,
@@ -300,18 +316,20 @@ impl Ledger {
                     LogFormat::CborSeq => reader.offset().saturating_sub(size as u64),
                 },
                 hash: match (&source, &item.bytes) {
-                    (Some(_), Ok(bytes)) => Some(xxhash_rust::xxh3::xxh3_64(bytes)),
+                    (Some(_), Ok(span)) => Some(xxhash_rust::xxh3::xxh3_64(
+                        buffer.get(span.clone()).unwrap_or_default(),
+                    )),
                     _ => None,
                 },
                 bytes: item.bytes,
             });
         }
         if !batch.is_empty() {
-            push(batch, &mut summary)?;
+            push(batch, buffer, &mut summary)?;
         }
         for report in pipeline.finish_all()? {
-            let decided = committing.pop_front().unwrap_or_default();
-            deliver(&decided, report, &mut summary, &mut on)?;
+            let (buffer, decided) = committing.pop_front().unwrap_or_default();
+            deliver(&buffer, &decided, report, &mut summary, &mut on)?;
         }
         Ok(summary)
     }
@@ -320,6 +338,7 @@ impl Ledger {
 /// Hands each item of a committed batch to `on` with its outcome (items that could not be
 /// framed get their framing rejection) and counts it.
 fn deliver<E: From<Error>>(
+    buffer: &[u8],
     batch: &[Queued],
     mut report: AppendReport,
     summary: &mut LogSummary,
@@ -329,11 +348,11 @@ fn deliver<E: From<Error>>(
     summary.merge(report);
     for item in batch {
         let (bytes, outcome) = match &item.bytes {
-            Ok(bytes) => {
+            Ok(span) => {
                 let outcome = outcomes
                     .next()
                     .ok_or_else(|| Error::Misuse("the ledger returned too few outcomes".into()))?;
-                (&bytes[..], outcome)
+                (buffer.get(span.clone()).unwrap_or_default(), outcome)
             }
             Err(rejection) => (
                 &[][..],

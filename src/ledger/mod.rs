@@ -294,7 +294,7 @@ impl Ledger {
             pool::Verified::here(verify_batch::verify_part(items, &self.verifier))
         } else {
             let shared = items.iter().map(|b| Arc::from(b.as_ref())).collect();
-            self.pool.submit(shared, 1).wait()
+            self.pool.submit(pool::Items::Each(shared), 1).wait()
         };
         self.decide_and_commit(verified, None)
     }

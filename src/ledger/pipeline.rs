@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::error::Error;
 
-use super::pool::Ticket;
+use super::pool::{Items, Ticket};
 use super::{check_batch_bounds, AppendReport, Appended, Ledger};
 
 /// Where a batch's items were read from: a file, and each item's offset in it (`None` for
@@ -89,7 +89,16 @@ impl<'l> Pipeline<'l> {
         batch: Vec<Arc<[u8]>>,
         origins: Option<Origins>,
     ) -> Result<Option<AppendReport>, Error> {
-        check_batch_bounds(batch.len(), batch.iter().map(|b| b.len()).sum())?;
+        self.push_items(Items::Each(batch), origins)
+    }
+
+    /// [`Pipeline::push_from`] of items in one buffer ([`Items::Spans`]).
+    pub(super) fn push_items(
+        &mut self,
+        batch: Items,
+        origins: Option<Origins>,
+    ) -> Result<Option<AppendReport>, Error> {
+        check_batch_bounds(batch.len(), batch.bytes())?;
         self.ledger.check_writable()?;
         let origins = origins.filter(|o| {
             self.ledger.config.in_memory

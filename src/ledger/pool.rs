@@ -16,6 +16,7 @@
 //! A share whose worker is gone (it cannot panic on any input; this keeps the contract) is
 //! verified on the waiting thread instead, so a ticket always yields one result per item.
 
+use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
@@ -30,13 +31,76 @@ use super::verify_batch::verify_part;
 
 type Verdicts = Vec<Result<Event, Rejection>>;
 
+/// A batch's items: each in an allocation of its own, or spans of one buffer (how
+/// [`Ledger::append_log`](crate::Ledger::append_log) reads them, so that its reading
+/// thread makes one allocation a batch instead of one an item, and frees one too).
+#[derive(Clone)]
+pub enum Items {
+    /// One allocation per item.
+    Each(Vec<Arc<[u8]>>),
+    /// Item `i` is `buffer[spans[i]]`.
+    Spans {
+        /// The items' bytes, one after another.
+        buffer: Arc<Vec<u8>>,
+        /// Where each item is in `buffer`.
+        spans: Vec<Range<usize>>,
+    },
+}
+
+impl Items {
+    /// How many items.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Items::Each(items) => items.len(),
+            Items::Spans { spans, .. } => spans.len(),
+        }
+    }
+
+    /// Bytes of all the items.
+    pub(crate) fn bytes(&self) -> usize {
+        match self {
+            Items::Each(items) => items.iter().map(|b| b.len()).sum(),
+            Items::Spans { spans, .. } => spans.iter().map(ExactSizeIterator::len).sum(),
+        }
+    }
+
+    /// Items `range` of these (clamped to them), sharing their bytes.
+    fn part(&self, range: Range<usize>) -> Items {
+        let end = range.end.min(self.len());
+        let range = range.start.min(end)..end;
+        match self {
+            Items::Each(items) => Items::Each(items.get(range).unwrap_or_default().to_vec()),
+            Items::Spans { buffer, spans } => Items::Spans {
+                buffer: Arc::clone(buffer),
+                spans: spans.get(range).unwrap_or_default().to_vec(),
+            },
+        }
+    }
+
+    /// Parses and verifies every item as one signature batch.
+    fn verify(&self, verifier: &Verifier) -> Verdicts {
+        match self {
+            Items::Each(items) => verify_part(items, verifier),
+            Items::Spans { buffer, spans } => {
+                // A span outside the buffer (none is: `append_log` cuts them) reads as an
+                // empty item, which is rejected.
+                let items: Vec<&[u8]> = spans
+                    .iter()
+                    .map(|s| buffer.get(s.clone()).unwrap_or_default())
+                    .collect();
+                verify_part(&items, verifier)
+            }
+        }
+    }
+}
+
 /// A worker's answer: its number, one verdict per item, and its own references to the
 /// accepted events (taken while they were fresh in its cache), given back to be freed.
 type Answer = (usize, Verdicts, Vec<Event>);
 
 /// Parse and verify these items; send the verdicts, and who parsed them, to `reply`.
 struct Job {
-    items: Vec<Arc<[u8]>>,
+    items: Items,
     reply: Sender<Answer>,
 }
 
@@ -63,7 +127,7 @@ pub struct Ticket {
 
 /// One worker's part of a batch, and where its answer comes (`None`: it was not queued).
 struct Share {
-    items: Vec<Arc<[u8]>>,
+    items: Items,
     answer: Option<Receiver<Answer>>,
 }
 
@@ -134,14 +198,14 @@ impl VerifyPool {
     /// is cut into just enough shares for that many batches to occupy every worker. Cut
     /// further, each signature batch is smaller and costs more per signature
     /// (`docs/performance.md`).
-    pub fn submit(&self, items: Vec<Arc<[u8]>>, in_flight: usize) -> Ticket {
+    pub fn submit(&self, items: Items, in_flight: usize) -> Ticket {
         let workers = self.workers();
         let shares = workers.threads.len().max(1).div_ceil(in_flight.max(1));
         let share = items.len().div_ceil(shares).max(1);
-        let shares = items
-            .chunks(share)
-            .map(|part| {
-                let part = part.to_vec();
+        let shares = (0..items.len())
+            .step_by(share)
+            .map(|start| {
+                let part = items.part(start..start.saturating_add(share));
                 let (reply, answer) = bounded(1);
                 let job = Job {
                     items: part.clone(),
@@ -183,7 +247,7 @@ fn work(n: usize, queue: &Receiver<Job>, to_free: &Receiver<Vec<Event>>, verifie
         crossbeam::channel::select! {
             recv(queue) -> job => match job {
                 Ok(Job { items, reply }) => {
-                    let verdicts = verify_part(&items, verifier);
+                    let verdicts = items.verify(verifier);
                     let keep = verdicts.iter().filter_map(|v| v.as_ref().ok().cloned()).collect();
                     let _ = reply.send((n, verdicts, keep));
                 }
@@ -205,7 +269,7 @@ impl Ticket {
                     parsed.push((worker, keep));
                     verdicts.extend(share);
                 }
-                _ => verdicts.extend(verify_part(&items, &self.verifier)),
+                _ => verdicts.extend(items.verify(&self.verifier)),
             }
         }
         Verified { verdicts, parsed }

@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use akledger::internals::pool::VerifyPool;
+use akledger::internals::pool::{Items, VerifyPool};
 use akledger::{Keyring, Verifier};
 
 /// Six notes and a copy of the first with a flipped byte in its signature's text (a
@@ -23,7 +23,7 @@ fn a_batch_is_cut_into_only_as_many_shares_as_idle_workers_need() {
     // A lone batch on two workers: two shares, one each. Two batches in flight (or more):
     // each batch whole, on one worker.
     for (in_flight, shares) in [(0, 2), (1, 2), (2, 1), (3, 1)] {
-        let verified = pool.submit(items.clone(), in_flight).wait();
+        let verified = pool.submit(Items::Each(items.clone()), in_flight).wait();
         assert_eq!(verified.parsed.len(), shares, "{in_flight} in flight");
         let accepted: usize = verified.parsed.iter().map(|(_, events)| events.len()).sum();
         assert_eq!(accepted, items.len() - 1);
@@ -40,4 +40,43 @@ fn a_batch_is_cut_into_only_as_many_shares_as_idle_workers_need() {
     assert!(answers.windows(2).all(|w| w[0] == w[1]));
     assert!(answers[0][..items.len() - 1].iter().all(Result::is_ok));
     assert!(answers[0][items.len() - 1].is_err());
+}
+
+#[test]
+fn items_in_one_buffer_verify_as_items_each_in_their_own() {
+    let pool = VerifyPool::new(Arc::new(Verifier::new(Keyring::new())), 2);
+    let items = items();
+    let mut buffer = Vec::new();
+    let mut spans = Vec::new();
+    for item in &items {
+        let start = buffer.len();
+        buffer.extend_from_slice(item);
+        spans.push(start..buffer.len());
+    }
+    // A span past the buffer's end reads as an empty item: rejected, never a panic.
+    spans.push(buffer.len()..buffer.len() + 10);
+    let codes = |items: Items, in_flight| {
+        let verified = pool.submit(items, in_flight).wait();
+        let codes: Vec<_> = verified
+            .verdicts
+            .iter()
+            .map(|v| v.as_ref().map(|e| e.id()).map_err(|r| r.code()))
+            .collect();
+        pool.free(verified.parsed);
+        codes
+    };
+    let each = codes(Items::Each(items.clone()), 1);
+    let buffer = Arc::new(buffer);
+    for in_flight in [1, 2] {
+        let spanned = codes(
+            Items::Spans {
+                buffer: Arc::clone(&buffer),
+                spans: spans.clone(),
+            },
+            in_flight,
+        );
+        assert_eq!(spanned.len(), items.len() + 1);
+        assert_eq!(spanned[..items.len()], each[..]);
+        assert!(spanned[items.len()].is_err());
+    }
 }
