@@ -60,7 +60,11 @@ impl Items {
     pub(crate) fn bytes(&self) -> usize {
         match self {
             Items::Each(items) => items.iter().map(|b| b.len()).sum(),
-            Items::Spans { spans, .. } => spans.iter().map(ExactSizeIterator::len).sum(),
+            // Only the bytes there are: a span outside the buffer is an empty item.
+            Items::Spans { buffer, spans } => spans
+                .iter()
+                .map(|s| buffer.get(s.clone()).map_or(0, <[u8]>::len))
+                .fold(0, usize::saturating_add),
         }
     }
 
