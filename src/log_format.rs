@@ -63,8 +63,8 @@ impl LogFormat {
     }
 }
 
-/// One framed item of a log; its bytes are a `Vec<u8>` from the iterator, shared bytes
-/// from [`LogReader::next_shared`].
+/// One framed item of a log; its bytes are a `Vec<u8>` from the iterator, where they are
+/// in the caller's buffer from [`LogReader::next_into`].
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct LogItem<B = Vec<u8>> {
     /// 0-based position of the item in the log.

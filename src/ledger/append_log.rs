@@ -251,46 +251,55 @@ impl Ledger {
         // Batches pushed and not yet delivered, oldest first, with their buffers.
         let mut committing: VecDeque<(Arc<Vec<u8>>, Vec<Queued>)> = VecDeque::new();
         let mut batch: Vec<Queued> = Vec::new();
-        // The batch's items, one after another: one allocation a batch, sized after the
-        // batch before.
+        // The batch's items, one after another: one buffer a batch, the buffer of a
+        // delivered batch used again (returned by `push`) once nothing else holds it.
         let mut buffer: Vec<u8> = Vec::new();
-        let mut push =
-            |batch: Vec<Queued>, buffer: Vec<u8>, summary: &mut LogSummary| -> Result<(), E> {
-                let buffer = Arc::new(buffer);
-                let spans = batch.iter().filter_map(|q| q.bytes.clone().ok()).collect();
-                let origins = source.as_ref().map(|(start, source)| super::Origins {
-                    source: Arc::clone(source),
-                    offsets: batch
-                        .iter()
-                        .filter(|q| q.bytes.is_ok())
-                        .map(|q| q.payload_at.checked_add(*start))
-                        .collect(),
-                    hashes: batch
-                        .iter()
-                        .filter(|q| q.bytes.is_ok())
-                        .map(|q| q.hash)
-                        .collect(),
-                });
-                let items = Items::Spans {
-                    buffer: Arc::clone(&buffer),
-                    spans,
-                };
-                let report = pipeline.push_items(items, origins)?;
-                summary.batches += 1;
-                committing.push_back((buffer, batch));
-                match report {
-                    Some(report) => {
-                        let (buffer, decided) = committing.pop_front().unwrap_or_default();
-                        deliver(&buffer, &decided, report, summary, &mut on)
-                    }
-                    None => Ok(()),
-                }
+        let mut push = |batch: Vec<Queued>,
+                        buffer: Vec<u8>,
+                        summary: &mut LogSummary|
+         -> Result<Option<Vec<u8>>, E> {
+            let buffer = Arc::new(buffer);
+            let spans = batch.iter().filter_map(|q| q.bytes.clone().ok()).collect();
+            let origins = source.as_ref().map(|(start, source)| super::Origins {
+                source: Arc::clone(source),
+                offsets: batch
+                    .iter()
+                    .filter(|q| q.bytes.is_ok())
+                    .map(|q| q.payload_at.checked_add(*start))
+                    .collect(),
+                hashes: batch
+                    .iter()
+                    .filter(|q| q.bytes.is_ok())
+                    .map(|q| q.hash)
+                    .collect(),
+            });
+            let items = Items::Spans {
+                buffer: Arc::clone(&buffer),
+                spans,
             };
+            let report = pipeline.push_items(items, origins)?;
+            summary.batches += 1;
+            committing.push_back((buffer, batch));
+            match report {
+                Some(report) => {
+                    let (buffer, decided) = committing.pop_front().unwrap_or_default();
+                    deliver(&buffer, &decided, report, summary, &mut on)?;
+                    Ok(Arc::try_unwrap(buffer).ok())
+                }
+                None => Ok(None),
+            }
+        };
         loop {
             if batch.len() == LOG_BATCH_EVENTS {
                 let room = buffer.len().saturating_add(buffer.len() / 8);
-                let full = std::mem::replace(&mut buffer, Vec::with_capacity(room));
-                push(std::mem::take(&mut batch), full, &mut summary)?;
+                let full = std::mem::take(&mut buffer);
+                buffer = match push(std::mem::take(&mut batch), full, &mut summary)? {
+                    Some(mut again) => {
+                        again.clear();
+                        again
+                    }
+                    None => Vec::with_capacity(room),
+                };
             }
             let offset = reader.offset();
             let Some(item) = reader.next_into(&mut buffer) else {

@@ -169,4 +169,18 @@ fn batches_are_delivered_in_order_and_a_stop_keeps_only_whole_committed_batches(
     assert_eq!(ledger.len(), 2 * LOG_BATCH_EVENTS);
     drop(ledger);
     assert_eq!(open(dir.path()).len(), 2 * LOG_BATCH_EVENTS);
+
+    // Every item is handed over with its own bytes, though each batch's buffer is used
+    // again for a later batch once delivered.
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = open(dir.path());
+    let mut checked = 0;
+    ledger
+        .append_log_with(&log[..], |item| {
+            assert_eq!(item.bytes, events[item.position.index].bytes());
+            checked += 1;
+            Ok::<(), Error>(())
+        })
+        .unwrap();
+    assert_eq!(checked, events.len());
 }
