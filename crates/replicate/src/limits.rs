@@ -39,7 +39,7 @@ pub const REPLICATE_BATCH_BYTES: usize = 8 << 20;
 /// alternated calls each).
 ///
 /// [`LOG_BATCHES_AHEAD_ON_DISK`]: akledger::limits::LOG_BATCHES_AHEAD_ON_DISK
-pub const CONSUME_AHEAD: usize = 3;
+pub const CONSUME_AHEAD: usize = akledger::limits::LOG_BATCHES_AHEAD_ON_DISK;
 
 /// Largest message the `replicate` stream accepts (set as the stream's `max_msg_size` when
 /// it is created): one canonical event of the largest size and its headers (the

@@ -15,6 +15,23 @@ fn items() -> Vec<Arc<[u8]>> {
     items
 }
 
+/// What became of each item (its id, or the code it was rejected with), how many workers'
+/// shares the batch was cut into, and how many events they kept; the events go back to the
+/// pool.
+type Outcome = Result<akledger::EventId, akledger::Code>;
+fn verify(pool: &VerifyPool, items: Items, in_flight: usize) -> (Vec<Outcome>, usize, usize) {
+    let verified = pool.submit(items, in_flight).wait();
+    let outcomes = verified
+        .verdicts
+        .iter()
+        .map(|v| v.as_ref().map(|e| e.id()).map_err(|r| r.code()))
+        .collect();
+    let shares = verified.parsed.len();
+    let kept = verified.parsed.iter().map(|(_, events)| events.len()).sum();
+    pool.free(verified.parsed);
+    (outcomes, shares, kept)
+}
+
 #[test]
 fn a_batch_is_cut_into_only_as_many_shares_as_idle_workers_need() {
     let pool = VerifyPool::new(Arc::new(Verifier::new(Keyring::new())), 2);
@@ -23,18 +40,10 @@ fn a_batch_is_cut_into_only_as_many_shares_as_idle_workers_need() {
     // A lone batch on two workers: two shares, one each. Two batches in flight (or more):
     // each batch whole, on one worker.
     for (in_flight, shares) in [(0, 2), (1, 2), (2, 1), (3, 1)] {
-        let verified = pool.submit(Items::Each(items.clone()), in_flight).wait();
-        assert_eq!(verified.parsed.len(), shares, "{in_flight} in flight");
-        let accepted: usize = verified.parsed.iter().map(|(_, events)| events.len()).sum();
-        assert_eq!(accepted, items.len() - 1);
-        answers.push(
-            verified
-                .verdicts
-                .iter()
-                .map(|v| v.as_ref().map(|e| e.id()).map_err(|r| r.code()))
-                .collect::<Vec<_>>(),
-        );
-        pool.free(verified.parsed);
+        let (outcomes, cut, kept) = verify(&pool, Items::Each(items.clone()), in_flight);
+        assert_eq!(cut, shares, "{in_flight} in flight");
+        assert_eq!(kept, items.len() - 1);
+        answers.push(outcomes);
     }
     // The same verdicts, in input order, however the batch was cut.
     assert!(answers.windows(2).all(|w| w[0] == w[1]));
@@ -55,20 +64,11 @@ fn items_in_one_buffer_verify_as_items_each_in_their_own() {
     }
     // A span past the buffer's end reads as an empty item: rejected, never a panic.
     spans.push(buffer.len()..buffer.len() + 10);
-    let codes = |items: Items, in_flight| {
-        let verified = pool.submit(items, in_flight).wait();
-        let codes: Vec<_> = verified
-            .verdicts
-            .iter()
-            .map(|v| v.as_ref().map(|e| e.id()).map_err(|r| r.code()))
-            .collect();
-        pool.free(verified.parsed);
-        codes
-    };
-    let each = codes(Items::Each(items.clone()), 1);
+    let (each, ..) = verify(&pool, Items::Each(items.clone()), 1);
     let buffer = Arc::new(buffer);
     for in_flight in [1, 2] {
-        let spanned = codes(
+        let (spanned, ..) = verify(
+            &pool,
             Items::Spans {
                 buffer: Arc::clone(&buffer),
                 spans: spans.clone(),
