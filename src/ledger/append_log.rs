@@ -251,13 +251,17 @@ impl Ledger {
         // Batches pushed and not yet delivered, oldest first, with their buffers.
         let mut committing: VecDeque<(Arc<Vec<u8>>, Vec<Queued>)> = VecDeque::new();
         let mut batch: Vec<Queued> = Vec::new();
-        // The batch's items, one after another: one buffer a batch, the buffer of a
-        // delivered batch used again (returned by `push`) once nothing else holds it.
+        // The batch's items, one after another: one buffer a batch. The events read from
+        // it share it (`Event::parse_span`) until their worker frees them, a little after
+        // the batch is delivered; the buffers of delivered batches wait in `spares` to be
+        // used again once nothing else holds them.
         let mut buffer: Vec<u8> = Vec::new();
+        let mut spares = Spares::default();
         let mut push = |batch: Vec<Queued>,
                         buffer: Vec<u8>,
-                        summary: &mut LogSummary|
-         -> Result<Option<Vec<u8>>, E> {
+                        summary: &mut LogSummary,
+                        spares: &mut Spares|
+         -> Result<(), E> {
             let buffer = Arc::new(buffer);
             let spans = batch.iter().filter_map(|q| q.bytes.clone().ok()).collect();
             let origins = source.as_ref().map(|(start, source)| super::Origins {
@@ -280,26 +284,19 @@ impl Ledger {
             let report = pipeline.push_items(items, origins)?;
             summary.batches += 1;
             committing.push_back((buffer, batch));
-            match report {
-                Some(report) => {
-                    let (buffer, decided) = committing.pop_front().unwrap_or_default();
-                    deliver(&buffer, &decided, report, summary, &mut on)?;
-                    Ok(Arc::try_unwrap(buffer).ok())
-                }
-                None => Ok(None),
+            if let Some(report) = report {
+                let (buffer, decided) = committing.pop_front().unwrap_or_default();
+                deliver(&buffer, &decided, report, summary, &mut on)?;
+                spares.keep(buffer);
             }
+            Ok(())
         };
         loop {
             if batch.len() == LOG_BATCH_EVENTS {
                 let room = buffer.len().saturating_add(buffer.len() / 8);
                 let full = std::mem::take(&mut buffer);
-                buffer = match push(std::mem::take(&mut batch), full, &mut summary)? {
-                    Some(mut again) => {
-                        again.clear();
-                        again
-                    }
-                    None => Vec::with_capacity(room),
-                };
+                push(std::mem::take(&mut batch), full, &mut summary, &mut spares)?;
+                buffer = spares.take().unwrap_or_else(|| Vec::with_capacity(room));
             }
             let offset = reader.offset();
             let Some(item) = reader.next_into(&mut buffer) else {
@@ -311,7 +308,7 @@ impl Ledger {
                     // Over the batch's bytes with this item: the batch goes without it.
                     let next = buffer.split_off(span.start);
                     let full = std::mem::replace(&mut buffer, next);
-                    push(std::mem::take(&mut batch), full, &mut summary)?;
+                    push(std::mem::take(&mut batch), full, &mut summary, &mut spares)?;
                     *span = 0..buffer.len();
                 }
             }
@@ -334,7 +331,7 @@ impl Ledger {
             });
         }
         if !batch.is_empty() {
-            push(batch, buffer, &mut summary)?;
+            push(batch, buffer, &mut summary, &mut spares)?;
         }
         for report in pipeline.finish_all()? {
             let (buffer, decided) = committing.pop_front().unwrap_or_default();
@@ -379,4 +376,29 @@ fn deliver<E: From<Error>>(
         })?;
     }
     Ok(())
+}
+
+/// The buffers of delivered batches, newest last, kept to be used again: one is free once
+/// the workers have freed the events read from it.
+#[derive(Default)]
+struct Spares(VecDeque<Arc<Vec<u8>>>);
+
+impl Spares {
+    /// At most this many wait; an older one is let go.
+    const KEPT: usize = LOG_BATCHES_AHEAD_ON_DISK + 1;
+
+    fn keep(&mut self, buffer: Arc<Vec<u8>>) {
+        if self.0.len() == Self::KEPT {
+            self.0.pop_front();
+        }
+        self.0.push_back(buffer);
+    }
+
+    /// The oldest buffer nothing else holds, emptied.
+    fn take(&mut self) -> Option<Vec<u8>> {
+        let free = self.0.iter().position(|b| Arc::strong_count(b) == 1)?;
+        let mut buffer = Arc::try_unwrap(self.0.remove(free)?).ok()?;
+        buffer.clear();
+        Some(buffer)
+    }
 }

@@ -8,10 +8,13 @@
 //! batches of 1000 cost about 9 % less per signature than two of 500.
 //!
 //! Memory stays with the thread that allocated it: a worker parses its share into events
-//! of its own (the submitted bytes are copied, not shared), and once the batch is committed
-//! those events go back to that same worker to be freed ([`VerifyPool::free`]). Freeing on
-//! another thread would take the allocating thread's allocator lock for every event, which
-//! left the workers waiting on each other's arenas.
+//! of its own, and once the batch is committed those events go back to that same worker to
+//! be freed ([`VerifyPool::free`]). Freeing on another thread would take the allocating
+//! thread's allocator lock for every event, which left the workers waiting on each other's
+//! arenas. Items given one allocation each are copied into their events; items given as
+//! spans of one buffer ([`Items::Spans`]) are not: each event keeps a share of the buffer,
+//! which saves a worker an allocation per event too large for the allocator's thread cache
+//! (and the consolidation of its free lists that each such request sets off).
 //!
 //! A share whose worker is gone (it cannot panic on any input; this keeps the contract) is
 //! verified on the waiting thread instead, so a ticket always yields one result per item.
@@ -27,7 +30,7 @@ use crate::event::Event;
 use crate::limits::MAX_VERIFY_THREADS;
 use crate::proof::Verifier;
 
-use super::verify_batch::verify_part;
+use super::verify_batch::{verify_part, verify_spans};
 
 type Verdicts = Vec<Result<Event, Rejection>>;
 
@@ -85,15 +88,7 @@ impl Items {
     fn verify(&self, verifier: &Verifier) -> Verdicts {
         match self {
             Items::Each(items) => verify_part(items, verifier),
-            Items::Spans { buffer, spans } => {
-                // A span outside the buffer (none is: `append_log` cuts them) reads as an
-                // empty item, which is rejected.
-                let items: Vec<&[u8]> = spans
-                    .iter()
-                    .map(|s| buffer.get(s.clone()).unwrap_or_default())
-                    .collect();
-                verify_part(&items, verifier)
-            }
+            Items::Spans { buffer, spans } => verify_spans(buffer, spans, verifier),
         }
     }
 }

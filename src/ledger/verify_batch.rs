@@ -5,6 +5,9 @@
 //! generator seeded from the OS RNG once per batch (the OS RNG directly would cost a system
 //! call per signature).
 
+use std::ops::Range;
+use std::sync::Arc;
+
 use rand_chacha::ChaCha20Rng;
 use rand_core::{OsRng, SeedableRng};
 
@@ -50,6 +53,19 @@ pub fn verify_part<B: AsRef<[u8]>>(
     verifier: &Verifier,
 ) -> Vec<Result<Event, Rejection>> {
     verify_parsed(items.iter().map(|b| Event::parse(b.as_ref())), verifier)
+}
+
+/// [`verify_part`] of the items `buffer[spans[i]]`: each event keeps a share of `buffer`
+/// instead of a copy of its bytes ([`Event::parse_span`]).
+pub fn verify_spans(
+    buffer: &Arc<Vec<u8>>,
+    spans: &[Range<usize>],
+    verifier: &Verifier,
+) -> Vec<Result<Event, Rejection>> {
+    verify_parsed(
+        spans.iter().map(|s| Event::parse_span(buffer, s.clone())),
+        verifier,
+    )
 }
 
 /// Verifies parsed events as one batch, its coefficients drawn from a generator seeded

@@ -138,6 +138,9 @@ impl Ledger {
         if watchers.is_empty() {
             return;
         }
+        // A subscriber may keep an event long after its batch: not the batch's whole read
+        // buffer with it.
+        let admitted: Vec<Event> = admitted.iter().map(Event::detached).collect();
         watchers.retain(|tx| {
             admitted.iter().enumerate().all(|(i, event)| {
                 let position = (first + i) as u64;

@@ -22,35 +22,59 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use std::io::BufRead;
+use std::ops::Range;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::Instant;
 
-use akledger::internals::verify_batch::verify_part;
+use akledger::internals::verify_batch::verify_spans;
 use akledger::limits::LOG_BATCH_EVENTS;
 use akledger::{Keyring, Verifier};
 use akledger_testkit::cpu;
 
-/// Reads `log` (JSON Lines), then parses and batch-verifies every event on `threads`
-/// threads; returns how many verified.
+/// A batch's buffer and where each of its items is in it.
+type Batch = (Arc<Vec<u8>>, Vec<Range<usize>>);
+
+/// Reads `log` (JSON Lines), each batch of [`LOG_BATCH_EVENTS`] lines into a buffer of its
+/// own as `append_log` reads them, then parses and batch-verifies every event on `threads`
+/// threads, each event keeping a share of its batch's buffer as the workers' do
+/// (`verify_spans`); returns how many verified.
 fn floor(log: &Path, threads: usize) -> usize {
-    let lines: Vec<Vec<u8>> =
-        std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(log).unwrap())
-            .split(b'\n')
-            .map(|l| l.unwrap())
-            .filter(|l| !l.is_empty())
-            .collect();
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(log).unwrap());
+    let mut batches: Vec<Batch> = Vec::new();
+    loop {
+        let (mut buffer, mut spans) = (Vec::new(), Vec::with_capacity(LOG_BATCH_EVENTS));
+        while spans.len() < LOG_BATCH_EVENTS {
+            let start = buffer.len();
+            if reader.read_until(b'\n', &mut buffer).unwrap() == 0 {
+                break;
+            }
+            let end = if buffer.last() == Some(&b'\n') {
+                buffer.len() - 1
+            } else {
+                buffer.len()
+            };
+            if end > start {
+                spans.push(start..end);
+            }
+        }
+        if spans.is_empty() {
+            break;
+        }
+        batches.push((Arc::new(buffer), spans));
+    }
     let verifier = Verifier::new(Keyring::new());
-    let share = lines.len().div_ceil(threads.max(1)).max(1);
+    let share = batches.len().div_ceil(threads.max(1)).max(1);
     std::thread::scope(|s| {
-        let workers: Vec<_> = lines
+        let workers: Vec<_> = batches
             .chunks(share)
             .map(|part| {
                 let verifier = &verifier;
                 s.spawn(move || {
-                    part.chunks(LOG_BATCH_EVENTS)
-                        .map(|batch| {
-                            verify_part(batch, verifier)
+                    part.iter()
+                        .map(|(buffer, spans)| {
+                            verify_spans(buffer, spans, verifier)
                                 .iter()
                                 .filter(|v| v.is_ok())
                                 .count()

@@ -29,10 +29,32 @@ pub enum Unverified {}
 #[derive(Debug)]
 pub enum Verified {}
 
+/// An event's canonical bytes: an allocation of their own, or a span of a buffer the
+/// event shares with others read in the same batch ([`Event::parse_span`]), which saves
+/// each a copy and an allocation too large for the allocator's per-thread caches.
+#[derive(Debug)]
+enum Kept {
+    Own(Arc<[u8]>),
+    /// `buffer[span]`, in bounds (checked when the event was read).
+    Span {
+        buffer: Arc<Vec<u8>>,
+        span: Range<usize>,
+    },
+}
+
+impl Kept {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Kept::Own(bytes) => bytes,
+            Kept::Span { buffer, span } => buffer.get(span.clone()).unwrap_or_default(),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Inner {
     id: EventId,
-    bytes: Arc<[u8]>,
+    bytes: Kept,
     /// [`Event::dependencies`].
     dependencies: Vec<EventId>,
     envelope: Envelope,
@@ -86,12 +108,38 @@ impl<S> Event<S> {
 
     /// The canonical bytes.
     pub fn bytes(&self) -> &[u8] {
-        &self.inner.bytes
+        self.inner.bytes.bytes()
     }
 
-    /// The canonical bytes, shared.
+    /// The canonical bytes, shared: without a copy unless the event was read as a span of
+    /// a larger buffer ([`Event::parse_span`]).
     pub fn shared_bytes(&self) -> Arc<[u8]> {
-        Arc::clone(&self.inner.bytes)
+        match &self.inner.bytes {
+            Kept::Own(bytes) => Arc::clone(bytes),
+            Kept::Span { .. } => self.bytes().into(),
+        }
+    }
+
+    /// This event with bytes of its own: the same event (a shared clone) unless it was read
+    /// as a span of a larger buffer ([`Event::parse_span`]), which would otherwise stay in
+    /// memory as long as the event does. For events kept long after their batch.
+    pub fn detached(&self) -> Self {
+        let Kept::Span { .. } = self.inner.bytes else {
+            return self.clone();
+        };
+        let inner = &self.inner;
+        Event {
+            inner: Arc::new(Inner {
+                id: inner.id,
+                bytes: Kept::Own(self.bytes().into()),
+                dependencies: inner.dependencies.clone(),
+                envelope: inner.envelope.clone(),
+                proof: inner.proof.clone(),
+                body: inner.body.clone(),
+                sealing: inner.sealing.clone(),
+            }),
+            state: PhantomData,
+        }
     }
 
     /// The signed envelope.
@@ -169,15 +217,27 @@ fn edges(envelope: &Envelope, body: &Body, mut deps: Vec<EventId>) -> Vec<EventI
 impl Event<Unverified> {
     /// Parses untrusted bytes: canonical form, envelope, id and kind-specific payload.
     pub fn parse(bytes: &[u8]) -> Result<Self, Rejection> {
-        Event::parse_keeping(bytes, || bytes.into())
+        Event::parse_keeping(bytes, || Kept::Own(bytes.into()))
     }
 
     /// [`Event::parse`] of bytes already shared: the event keeps them without a copy.
     pub fn parse_shared(bytes: Arc<[u8]>) -> Result<Self, Rejection> {
-        Event::parse_keeping(&bytes, || Arc::clone(&bytes))
+        Event::parse_keeping(&bytes, || Kept::Own(Arc::clone(&bytes)))
     }
 
-    fn parse_keeping(bytes: &[u8], keep: impl FnOnce() -> Arc<[u8]>) -> Result<Self, Rejection> {
+    /// [`Event::parse`] of `buffer[span]`: the event keeps a share of `buffer` instead of a
+    /// copy of its bytes, so the whole buffer lives as long as any event read from it. For
+    /// a batch read from a log, whose events are all dropped once it is committed. A span
+    /// outside the buffer is an empty item, rejected as such.
+    pub fn parse_span(buffer: &Arc<Vec<u8>>, span: Range<usize>) -> Result<Self, Rejection> {
+        let bytes = buffer.get(span.clone()).unwrap_or_default();
+        Event::parse_keeping(bytes, || Kept::Span {
+            buffer: Arc::clone(buffer),
+            span,
+        })
+    }
+
+    fn parse_keeping(bytes: &[u8], keep: impl FnOnce() -> Kept) -> Result<Self, Rejection> {
         // The envelope is read straight from the bytes when it can be; any event that way
         // does not take (a rejection above all) is read the general way, which gives the
         // answer.
@@ -188,7 +248,7 @@ impl Event<Unverified> {
     /// them.
     fn read(
         bytes: &[u8],
-        keep: impl FnOnce() -> Arc<[u8]>,
+        keep: impl FnOnce() -> Kept,
         id_check: IdCheck,
     ) -> Result<Self, Rejection> {
         match read_direct(bytes) {
@@ -209,7 +269,7 @@ impl Event<Unverified> {
     fn assemble<Runs: AsRef<[Range<usize>]>>(
         bytes: &[u8],
         direct: Direct<Runs>,
-        keep: impl FnOnce() -> Arc<[u8]>,
+        keep: impl FnOnce() -> Kept,
         id_check: IdCheck,
     ) -> Result<Self, Rejection> {
         let Direct {
@@ -316,7 +376,8 @@ impl Event<Unverified> {
     /// on: anything else must go through [`Event::verify`].
     #[cfg(feature = "reread-unchecked")]
     pub fn reread_unchecked(bytes: &[u8]) -> Result<Event<Verified>, Rejection> {
-        Event::read(bytes, || bytes.into(), IdCheck::TrustStored).map(Event::into_verified)
+        Event::read(bytes, || Kept::Own(bytes.into()), IdCheck::TrustStored)
+            .map(Event::into_verified)
     }
 }
 
@@ -412,7 +473,11 @@ pub fn same_as_general(bytes: &[u8], direct: &Direct) {
 /// built from the parts of an envelope made here must be what reading its bytes gives.
 #[cfg(any(debug_assertions, feature = "cross-check"))]
 fn same_as_read_back(event: &Event<Unverified>) {
-    let read = match Event::read(event.bytes(), || event.shared_bytes(), IdCheck::Recompute) {
+    let read = match Event::read(
+        event.bytes(),
+        || Kept::Own(event.shared_bytes()),
+        IdCheck::Recompute,
+    ) {
         Ok(read) => read,
         Err(refused) => panic!("built from its parts, but reading its bytes refuses it: {refused}"),
     };
@@ -596,7 +661,7 @@ impl EventBuilder {
         let body = Body::read(&envelope.kind, &envelope.scope, &envelope.payload)?;
         let inner = Inner {
             id,
-            bytes: bytes.into(),
+            bytes: Kept::Own(bytes.into()),
             dependencies: edges(&envelope, &body, envelope.causal_refs()),
             envelope,
             proof,
@@ -721,7 +786,7 @@ impl Unsigned {
             true => IdCheck::Recompute,
             false => id_check,
         };
-        let mut event = Event::read(&bytes, || bytes.as_slice().into(), id_check)?;
+        let mut event = Event::read(&bytes, || Kept::Own(bytes.as_slice().into()), id_check)?;
         // Read just now, so not shared yet.
         if let (Some(sealing), Some(inner)) = (builder.sealing, Arc::get_mut(&mut event.inner)) {
             inner.sealing = Some(Box::new(sealing));

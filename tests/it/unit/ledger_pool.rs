@@ -80,3 +80,51 @@ fn items_in_one_buffer_verify_as_items_each_in_their_own() {
         assert!(spanned[items.len()].is_err());
     }
 }
+
+#[test]
+fn events_read_from_spans_share_the_buffer_until_they_are_freed() {
+    let pool = VerifyPool::new(Arc::new(Verifier::new(Keyring::new())), 2);
+    let items = items();
+    let mut buffer = Vec::new();
+    let mut spans = Vec::new();
+    for item in &items {
+        let start = buffer.len();
+        buffer.extend_from_slice(item);
+        buffer.push(b'\n');
+        spans.push(start..buffer.len() - 1);
+    }
+    let buffer = Arc::new(buffer);
+    let verified = pool
+        .submit(
+            Items::Spans {
+                buffer: Arc::clone(&buffer),
+                spans,
+            },
+            1,
+        )
+        .wait();
+    // Each accepted event holds its own bytes, not its neighbours' or the separator.
+    for (verdict, item) in verified.verdicts.iter().zip(&items) {
+        if let Ok(event) = verdict {
+            assert_eq!(event.bytes(), &item[..]);
+            assert_eq!(&event.shared_bytes()[..], &item[..]);
+        }
+    }
+    assert!(
+        Arc::strong_count(&buffer) > 1,
+        "the events share the buffer"
+    );
+    // A detached copy, kept past the batch, holds bytes of its own.
+    let kept = verified.verdicts[0].as_ref().unwrap().detached();
+    drop(verified.verdicts);
+    pool.free(verified.parsed);
+    // Dropping the pool joins its workers, which free what they were handed back.
+    drop(pool);
+    assert_eq!(
+        Arc::strong_count(&buffer),
+        1,
+        "nothing holds the buffer after"
+    );
+    assert_eq!(kept.bytes(), &items[0][..]);
+    assert_eq!(kept.id(), akledger::Event::parse(&items[0]).unwrap().id());
+}
