@@ -179,11 +179,13 @@ impl<'s> Decider<'s> {
         Ok(self.staged)
     }
 
+    /// The batch's own admissions first: most dependencies are recent, and the batch's
+    /// small table is in cache where a miss in the ledger's large one costs a probe there.
     fn pos(&self, id: &EventId) -> Option<Pos> {
-        self.state
-            .ids
+        self.new_pos
             .get(id)
-            .or_else(|| self.new_pos.get(id).copied())
+            .copied()
+            .or_else(|| self.state.ids.get(id))
     }
 
     fn stamp(&self, pos: Pos) -> u64 {

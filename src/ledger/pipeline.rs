@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
+use std::ops::Range;
 use std::sync::Arc;
 
 use crate::error::Error;
@@ -90,6 +91,19 @@ impl<'l> Pipeline<'l> {
         origins: Option<Origins>,
     ) -> Result<Option<AppendReport>, Error> {
         self.push_items(Items::Each(batch), origins)
+    }
+
+    /// [`Pipeline::push_report`] of items laid out in one buffer: item `i` is
+    /// `buffer[spans[i]]`. Each event read from it keeps a share of the buffer instead of a
+    /// copy of its bytes ([`crate::Event::parse_span`]), so the buffer lives until the
+    /// batch's events are freed, a little after it commits. A span outside the buffer is
+    /// an empty item, rejected as such.
+    pub fn push_spans(
+        &mut self,
+        buffer: Arc<Vec<u8>>,
+        spans: Vec<Range<usize>>,
+    ) -> Result<Option<AppendReport>, Error> {
+        self.push_items(Items::Spans { buffer, spans }, None)
     }
 
     /// [`Pipeline::push_from`] of items in one buffer ([`Items::Spans`]).

@@ -266,7 +266,12 @@ impl Ticket {
             match answer.and_then(|a| a.recv().ok()) {
                 Some((worker, share, keep)) if share.len() == items.len() => {
                     parsed.push((worker, keep));
-                    verdicts.extend(share);
+                    // A batch verified whole keeps its worker's vector rather than a copy.
+                    if verdicts.is_empty() {
+                        verdicts = share;
+                    } else {
+                        verdicts.extend(share);
+                    }
                 }
                 _ => verdicts.extend(items.verify(&self.verifier)),
             }

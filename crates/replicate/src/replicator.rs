@@ -1,6 +1,7 @@
 //! [`Replicator`]: publish what is new, consume what the stream holds, in rounds.
 
 use std::collections::{HashSet, VecDeque};
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -60,6 +61,31 @@ pub enum FollowEvent<'a> {
         /// The back-off before the next attempt.
         retry_in: Duration,
     },
+}
+
+/// A batch being consumed: its events' bytes one after another in one buffer (the workers
+/// verify spans of it, the events keeping shares of it rather than copies), and where each
+/// one is.
+#[derive(Default)]
+struct Part {
+    buffer: Vec<u8>,
+    spans: Vec<Range<usize>>,
+}
+
+impl Part {
+    /// An empty batch with room for `bytes` of events.
+    fn with_room(bytes: usize) -> Part {
+        Part {
+            buffer: Vec::with_capacity(bytes),
+            spans: Vec::with_capacity(REPLICATE_BATCH_EVENTS),
+        }
+    }
+
+    fn add(&mut self, event: &[u8]) {
+        let start = self.buffer.len();
+        self.buffer.extend_from_slice(event);
+        self.spans.push(start..self.buffer.len());
+    }
 }
 
 /// Consumed batches waiting in the pipeline: acknowledged once committed.
@@ -412,14 +438,14 @@ impl<'l> Replicator<'l> {
             // acknowledged once that batch is committed (a message of several events may
             // span two batches); the fetch's last batch holds its last message (a fetch
             // with no events at all goes through as an empty batch, in its turn).
-            let mut part: Vec<Arc<[u8]>> = Vec::with_capacity(REPLICATE_BATCH_EVENTS);
+            let mut part = Part::default();
             let mut hold: Option<Delivered> = None;
             for message in fetched {
                 for event in events_of(message.payload()) {
-                    if part.len() >= REPLICATE_BATCH_EVENTS {
+                    if part.spans.len() >= REPLICATE_BATCH_EVENTS {
                         self.push_part(committing, &mut part, hold.take())?;
                     }
-                    part.push(Arc::from(event));
+                    part.add(event);
                     self.report.consumed += 1;
                 }
                 hold = Some(message);
@@ -440,11 +466,12 @@ impl<'l> Replicator<'l> {
     fn push_part(
         &mut self,
         committing: &mut Committing<'l>,
-        part: &mut Vec<Arc<[u8]>>,
+        part: &mut Part,
         hold: Option<Delivered>,
     ) -> Result<(), ReplicateError> {
-        let batch = std::mem::replace(part, Vec::with_capacity(REPLICATE_BATCH_EVENTS));
-        let committed = committing.pipeline.push_report(batch)?;
+        let room = part.buffer.len();
+        let Part { buffer, spans } = std::mem::replace(part, Part::with_room(room));
+        let committed = committing.pipeline.push_spans(Arc::new(buffer), spans)?;
         committing.holds.push_back(hold);
         if let Some(committed) = committed {
             self.committed(committed, committing.holds.pop_front().flatten())?;
