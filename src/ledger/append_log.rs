@@ -18,6 +18,7 @@ use crate::error::{Error, Rejection};
 use crate::id::EventId;
 use crate::limits::{
     LOG_BATCHES_AHEAD, LOG_BATCHES_AHEAD_ON_DISK, LOG_BATCH_BYTES, LOG_BATCH_EVENTS,
+    LOG_SPARE_BUFFERS,
 };
 use crate::log_format::{LogFormat, LogReader};
 
@@ -384,11 +385,9 @@ fn deliver<E: From<Error>>(
 struct Spares(VecDeque<Arc<Vec<u8>>>);
 
 impl Spares {
-    /// At most this many wait; an older one is let go.
-    const KEPT: usize = LOG_BATCHES_AHEAD_ON_DISK + 1;
-
+    /// Keeps `buffer`; past [`LOG_SPARE_BUFFERS`], the oldest is let go.
     fn keep(&mut self, buffer: Arc<Vec<u8>>) {
-        if self.0.len() == Self::KEPT {
+        if self.0.len() >= LOG_SPARE_BUFFERS {
             self.0.pop_front();
         }
         self.0.push_back(buffer);
