@@ -10,7 +10,7 @@ use akledger::{Config, Ledger};
 /// A tmpfs of `size` mounted on a fresh directory; unmounted on drop.
 struct Tmpfs {
     dir: PathBuf,
-    _parent: tempfile::TempDir,
+    parent: tempfile::TempDir,
 }
 
 impl Tmpfs {
@@ -23,10 +23,7 @@ impl Tmpfs {
             .arg(&dir)
             .output();
         match out {
-            Ok(o) if o.status.success() => Some(Tmpfs {
-                dir,
-                _parent: parent,
-            }),
+            Ok(o) if o.status.success() => Some(Tmpfs { dir, parent }),
             Ok(o) => {
                 eprintln!(
                     "skipped: cannot mount a tmpfs (needs root): {}",
@@ -132,11 +129,23 @@ fn a_ledger_on_read_only_media_can_be_read() {
     };
     let dir = fs.dir.join("ledger");
     let events = realm_dag(22, 200, 4, 8).unwrap();
-    {
-        let ledger = Ledger::open(&dir).unwrap();
-        let bytes: Vec<&[u8]> = events.iter().map(|e| e.bytes()).collect();
-        ledger.append_batch(&bytes).unwrap();
-    }
+    // Written by a child process, which has closed every file of the ledger once it has
+    // exited: a writer opened in this process would leave its files open for a moment in
+    // any child that another test forks meanwhile, and remounting read-only is refused
+    // while a file is open for writing.
+    let log = fs.parent.path().join("events.jsonl");
+    let lines: Vec<u8> = events
+        .iter()
+        .flat_map(|e| e.bytes().iter().copied().chain([b'\n']))
+        .collect();
+    std::fs::write(&log, lines).unwrap();
+    let out = cli(&dir, &["import", log.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     fs.remount("ro");
     heads_ok(&dir);
     let reader = Ledger::open_with(Config::new(&dir).read_only(true)).unwrap();
