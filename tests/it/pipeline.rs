@@ -23,19 +23,6 @@ fn shared(events: &[Vec<u8>]) -> Vec<Arc<[u8]>> {
     events.iter().map(|b| Arc::from(b.as_slice())).collect()
 }
 
-/// The items one after another in one buffer, with a byte between them that is in no item,
-/// and where each one is.
-fn one_buffer(items: &[Vec<u8>]) -> (Vec<u8>, Vec<std::ops::Range<usize>>) {
-    let mut buffer = Vec::new();
-    let mut spans = Vec::new();
-    for item in items {
-        buffer.push(b'\n');
-        spans.push(buffer.len()..buffer.len() + item.len());
-        buffer.extend_from_slice(item);
-    }
-    (buffer, spans)
-}
-
 fn admitted(ledger: &Ledger) -> Vec<EventId> {
     ledger.iter().map(|e| e.unwrap().id()).collect()
 }
@@ -96,7 +83,7 @@ fn a_pipeline_gives_append_batch_outcomes_and_state() {
         let mut pipeline = spanned.pipeline_ahead(3);
         let mut got: Vec<Appended> = Vec::new();
         for chunk in stream.chunks(batch) {
-            let (buffer, spans) = one_buffer(chunk);
+            let (buffer, spans) = common::one_buffer(chunk, b"\n");
             let report = pipeline.push_spans(Arc::new(buffer), spans).unwrap();
             got.extend(report.into_iter().flat_map(|r| r.outcomes));
         }

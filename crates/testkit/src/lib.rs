@@ -90,6 +90,23 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     }
 }
 
+/// The items laid out one after another in one buffer, each after `gap` (bytes in no
+/// item), and where each one is: a batch as `Pipeline::push_spans` takes it.
+pub fn one_buffer<B: AsRef<[u8]>>(
+    items: &[B],
+    gap: &[u8],
+) -> (Vec<u8>, Vec<std::ops::Range<usize>>) {
+    let mut buffer = Vec::new();
+    let mut spans = Vec::new();
+    for item in items {
+        buffer.extend_from_slice(gap);
+        let start = buffer.len();
+        buffer.extend_from_slice(item.as_ref());
+        spans.push(start..buffer.len());
+    }
+    (buffer, spans)
+}
+
 /// A realm and `n` realm notes whose texts are about `size` bytes each, all by one key.
 pub fn notes(n: usize, size: usize) -> Vec<Event<Unverified>> {
     let key = akledger::ed25519_dalek::SigningKey::from_bytes(&[5; 32]);

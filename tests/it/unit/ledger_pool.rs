@@ -15,19 +15,6 @@ fn items() -> Vec<Arc<[u8]>> {
     items
 }
 
-/// The items one after another in one buffer, each followed by `gap`, and where each is.
-fn one_buffer(items: &[Arc<[u8]>], gap: &[u8]) -> (Vec<u8>, Vec<std::ops::Range<usize>>) {
-    let mut buffer = Vec::new();
-    let mut spans = Vec::new();
-    for item in items {
-        let start = buffer.len();
-        buffer.extend_from_slice(item);
-        spans.push(start..buffer.len());
-        buffer.extend_from_slice(gap);
-    }
-    (buffer, spans)
-}
-
 /// What became of each item (its id, or the code it was rejected with), how many workers'
 /// shares the batch was cut into, and how many events they kept; the events go back to the
 /// pool.
@@ -68,7 +55,7 @@ fn a_batch_is_cut_into_only_as_many_shares_as_idle_workers_need() {
 fn items_in_one_buffer_verify_as_items_each_in_their_own() {
     let pool = VerifyPool::new(Arc::new(Verifier::new(Keyring::new())), 2);
     let items = items();
-    let (buffer, mut spans) = one_buffer(&items, b"");
+    let (buffer, mut spans) = akledger_testkit::one_buffer(&items, b"");
     // A span past the buffer's end reads as an empty item: rejected, never a panic.
     spans.push(buffer.len()..buffer.len() + 10);
     let (each, ..) = verify(&pool, Items::Each(items.clone()), 1);
@@ -92,7 +79,7 @@ fn items_in_one_buffer_verify_as_items_each_in_their_own() {
 fn events_read_from_spans_share_the_buffer_until_they_are_freed() {
     let pool = VerifyPool::new(Arc::new(Verifier::new(Keyring::new())), 2);
     let items = items();
-    let (buffer, spans) = one_buffer(&items, b"\n");
+    let (buffer, spans) = akledger_testkit::one_buffer(&items, b"\n");
     let buffer = Arc::new(buffer);
     let verified = pool
         .submit(
