@@ -14,7 +14,9 @@
 //! arenas. Items given one allocation each are copied into their events; items given as
 //! spans of one buffer ([`Items::Spans`]) are not: each event keeps a share of the buffer,
 //! which saves a worker an allocation per event too large for the allocator's thread cache
-//! (and the consolidation of its free lists that each such request sets off).
+//! (and the consolidation of its free lists that each such request sets off). The buffer,
+//! one allocation a batch, is the one exception to the rule above: whichever of its holders
+//! is last lets it go (`append_log` keeps it to use again when that is its reader).
 //!
 //! A share whose worker is gone (it cannot panic on any input; this keeps the contract) is
 //! verified on the waiting thread instead, so a ticket always yields one result per item.
