@@ -204,15 +204,18 @@ impl State {
     /// Records one admitted event (registry, maps, DAG).
     pub fn admit(&mut self, record: &Record) -> Result<Pos, String> {
         let id = record.id;
-        if self.ids.contains(&id) {
-            return Err(format!("{id} is admitted twice"));
-        }
         let at = PackedPos::new(record.at)?;
-        let pos = self
+        // One probe of the id table both refuses a repeat and places the id.
+        let Some(pos) = self.ids.push(&id) else {
+            return Err(format!(
+                "{id} is admitted twice, or positions are exhausted"
+            ));
+        };
+        let inserted = self
             .dag
             .insert(&record.parents, record.stamp)
             .map_err(|e| e.to_string())?;
-        if self.ids.push(&id) != Some(pos) {
+        if inserted != pos {
             return Err("the id table and the DAG disagree on positions".into());
         }
         self.at.push(at);
