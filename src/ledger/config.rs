@@ -137,8 +137,9 @@ impl Config {
     }
 
     /// Threads that verify batches (at least 1; at most
-    /// [`MAX_VERIFY_THREADS`](crate::limits::MAX_VERIFY_THREADS)): the ledger's persistent
-    /// verification pool, started when the ledger first verifies a batch.
+    /// [`MAX_VERIFY_THREADS`](crate::limits::MAX_VERIFY_THREADS)), counting the thread that
+    /// appends: it verifies while it waits for a batch, beside the ledger's persistent
+    /// verification pool of one thread fewer, started when the ledger first verifies a batch.
     pub fn verify_threads(mut self, threads: usize) -> Self {
         self.verify_threads = threads.max(1);
         self

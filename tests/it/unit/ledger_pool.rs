@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use akledger::internals::pool::{Items, VerifyPool};
+use akledger::internals::pool::{Items, VerifyPool, WAITER};
 use akledger::{Keyring, Verifier};
 
 /// Six notes and a copy of the first with a flipped byte in its signature's text (a
@@ -37,8 +37,8 @@ fn a_batch_is_cut_into_only_as_many_shares_as_idle_workers_need() {
     let pool = VerifyPool::new(Arc::new(Verifier::new(Keyring::new())), 2);
     let items = items();
     let mut answers = Vec::new();
-    // A lone batch on two workers: two shares, one each. Two batches in flight (or more):
-    // each batch whole, on one worker.
+    // A lone batch on two threads (a worker and the waiting one): two shares, one each.
+    // Two batches in flight (or more): each batch whole, on one thread.
     for (in_flight, shares) in [(0, 2), (1, 2), (2, 1), (3, 1)] {
         let (outcomes, cut, kept) = verify(&pool, Items::Each(items.clone()), in_flight);
         assert_eq!(cut, shares, "{in_flight} in flight");
@@ -114,4 +114,32 @@ fn events_read_from_spans_share_the_buffer_until_they_are_freed() {
     );
     assert_eq!(kept.bytes(), &items[0][..]);
     assert_eq!(kept.id(), akledger::Event::parse(&items[0]).unwrap().id());
+}
+
+#[test]
+fn the_waiting_thread_verifies_what_no_worker_took() {
+    // A pool for one thread starts no worker: whoever waits verifies the queued shares, its
+    // own and those of batches submitted before or after it, in any order of waiting.
+    let pool = VerifyPool::new(Arc::new(Verifier::new(Keyring::new())), 1);
+    let items = items();
+    let (each, ..) = verify(
+        &VerifyPool::new(Arc::new(Verifier::new(Keyring::new())), 2),
+        Items::Each(items.clone()),
+        1,
+    );
+    let tickets: Vec<_> = (0..3)
+        .map(|_| pool.submit(Items::Each(items.clone()), 3))
+        .collect();
+    for ticket in tickets.into_iter().rev() {
+        let verified = ticket.wait();
+        let outcomes: Vec<Outcome> = verified
+            .verdicts
+            .iter()
+            .map(|v| v.as_ref().map(|e| e.id()).map_err(|r| r.code()))
+            .collect();
+        assert_eq!(outcomes, each);
+        assert_eq!(verified.parsed.len(), 1);
+        assert!(verified.parsed.iter().all(|(worker, _)| *worker == WAITER));
+        pool.free(verified.parsed);
+    }
 }
