@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use akledger::internals::pool::{Items, VerifyPool, WAITER};
+use akledger::internals::pool::{Items, Verified, VerifyPool, WAITER};
 use akledger::{Keyring, Verifier};
 
 /// Six notes and a copy of the first with a flipped byte in its signature's text (a
@@ -21,15 +21,20 @@ fn items() -> Vec<Arc<[u8]>> {
 type Outcome = Result<akledger::EventId, akledger::Code>;
 fn verify(pool: &VerifyPool, items: Items, in_flight: usize) -> (Vec<Outcome>, usize, usize) {
     let verified = pool.submit(items, in_flight).wait();
-    let outcomes = verified
-        .verdicts
-        .iter()
-        .map(|v| v.as_ref().map(|e| e.id()).map_err(|r| r.code()))
-        .collect();
+    let outcomes = outcomes(&verified);
     let shares = verified.parsed.len();
     let kept = verified.parsed.iter().map(|(_, events)| events.len()).sum();
     pool.free(verified.parsed);
     (outcomes, shares, kept)
+}
+
+/// What became of each item of a verified batch.
+fn outcomes(verified: &Verified) -> Vec<Outcome> {
+    verified
+        .verdicts
+        .iter()
+        .map(|v| v.as_ref().map(|e| e.id()).map_err(|r| r.code()))
+        .collect()
 }
 
 #[test]
@@ -132,12 +137,7 @@ fn the_waiting_thread_verifies_what_no_worker_took() {
         .collect();
     for ticket in tickets.into_iter().rev() {
         let verified = ticket.wait();
-        let outcomes: Vec<Outcome> = verified
-            .verdicts
-            .iter()
-            .map(|v| v.as_ref().map(|e| e.id()).map_err(|r| r.code()))
-            .collect();
-        assert_eq!(outcomes, each);
+        assert_eq!(outcomes(&verified), each);
         assert_eq!(verified.parsed.len(), 1);
         assert!(verified.parsed.iter().all(|(worker, _)| *worker == WAITER));
         pool.free(verified.parsed);
