@@ -10,6 +10,9 @@ use std::cell::Cell;
 thread_local! {
     /// When set, this thread's segment-log writes fail as if the disk returned EIO.
     pub static FAIL_LOG_WRITES: Cell<bool> = const { Cell::new(false) };
+    /// When set, this thread's syncs of appended segment-log batches fail as if the disk
+    /// returned EIO (the bytes are written; whether they are durable is then unknown).
+    pub static FAIL_LOG_SYNCS: Cell<bool> = const { Cell::new(false) };
 }
 
 /// The ledger's live state, read-locked.

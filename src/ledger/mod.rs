@@ -9,9 +9,12 @@
 //!
 //! Concurrency: any number of threads append and read. A batch is verified in parallel
 //! without locks (on the ledger's persistent `pool`, one signature batch per worker), then
-//! one writer at a time decides it against the committed state, writes it to the log (one
-//! fdatasync), updates sled, and swaps the state changes in under a brief write lock — so a
-//! reader sees a batch entirely or not at all. A [`Pipeline`] overlaps the two stages for
+//! one writer at a time decides it against the committed state, writes it to the log, and
+//! applies it to the state under the state's write lock while the log's fdatasync finishes
+//! (the batch's writeback starts as soon as it is written; the lock is let go only once
+//! the sync succeeded, and a state holding a batch whose sync failed is never read again),
+//! then updates the exchanges, the tree and sled — so a reader sees a batch entirely or
+//! not at all, and only once it is durable. A [`Pipeline`] overlaps the two stages for
 //! one caller: batch n+1 is verified while batch n is committed.
 
 // Modules the tests reach through `internals` (the feature); each holds itself to no
@@ -70,6 +73,7 @@ pub use tiles::TilesReport;
 pub use tree::DEFAULT_ORIGIN_PREFIX;
 pub use watch::{EventFeed, WatchedEvent};
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 
@@ -134,6 +138,10 @@ pub struct Ledger {
     writer: Mutex<Writer>,
     reader: SegmentReader,
     state: RwLock<State>,
+    /// Set when the state holds a batch whose log sync failed (`Ledger::commit` applies a
+    /// batch while the log is synced): the state may then say more than the disk, and is
+    /// read no more (reads fail as `Poisoned`, like writes after any failed commit).
+    broken: AtomicBool,
     /// The ledger tree (PROFILE §13). Lock order: `state` before `tree`; a commit takes the
     /// tree's write lock before it lets go of the state's, so whoever saw an event admitted
     /// finds it in the tree.
@@ -411,16 +419,18 @@ impl Ledger {
         result.map(|()| report)
     }
 
-    /// Writes a decided batch: log (durable), then sled, then the in-memory state. `from`:
-    /// the file the entries were read from, and each one's offset there.
+    /// Writes a decided batch: the log, then the in-memory state while the log's sync is
+    /// under way (unseen until it succeeds: the state stays locked through the sync), then
+    /// the exchanges, the tree and sled. `from`: the file the entries were read from, and
+    /// each one's offset there.
     fn commit(
         &self,
         writer: &mut Writer,
-        staged: state::Staged,
+        mut staged: state::Staged,
         from: Option<ReadFrom<'_>>,
     ) -> Result<(), Error> {
-        let entries: Vec<(u8, &[u8])> = staged
-            .entries
+        let new_events = std::mem::take(&mut staged.entries);
+        let entries: Vec<(u8, &[u8])> = new_events
             .iter()
             .map(|e| (ENTRY_EVENT, e.bytes()))
             .collect();
@@ -428,20 +438,7 @@ impl Ledger {
             from.offsets.len() == entries.len()
                 && from.hashes.is_none_or(|h| h.len() == entries.len())
         });
-        let entry_at = writer
-            .log
-            .append_batch_from(&entries, from)
-            .map_err(log_error)?;
-        let high_water = writer.log.high_water();
-        if !entries.is_empty() {
-            writer.entries += entries.len() as u64;
-            if self.config.durability == Durability::Sync {
-                writer.mark_acknowledged()?;
-            }
-        }
-        drop(entries);
         let mut state = self.state.write().map_err(|_| Error::Poisoned)?;
-        let changes = index::Changes::of(&staged, &entry_at);
         let first = state.len();
         // What the exchanges and the event feeds are handed: the events of a sidecar's scope
         // (the only ones the exchanges read), or all of them when a feed is open (decided
@@ -453,7 +450,35 @@ impl Ledger {
             .filter(|a| watched || a.event.scope().sidecar_id().is_some())
             .map(|a| a.event.clone())
             .collect();
-        let records = state.apply(staged, &entry_at).map_err(Error::Misuse)?;
+        // Applied while the disk writes the batch back (see `SegmentLog::append_batch_from`).
+        let mut applied = false;
+        let appended = writer.log.append_batch_from(&entries, from, |entry_at| {
+            applied = true;
+            let changes = index::Changes::of(&staged, entry_at);
+            state
+                .apply(staged, entry_at)
+                .map(|records| (records, changes))
+        });
+        let (records, changes) = match appended {
+            Ok((_, Ok(done))) => done,
+            Ok((_, Err(misuse))) => return Err(Error::Misuse(misuse)),
+            Err(e) => {
+                // The state holds a batch that may not be on disk: nothing reads it again.
+                if applied {
+                    self.broken.store(true, Ordering::SeqCst);
+                }
+                return Err(log_error(e));
+            }
+        };
+        let high_water = writer.log.high_water();
+        if !entries.is_empty() {
+            writer.entries += entries.len() as u64;
+            if self.config.durability == Durability::Sync {
+                writer.mark_acknowledged()?;
+            }
+        }
+        drop(entries);
+        drop(new_events);
         if let Ok(mut exchanges) = self.exchanges.lock() {
             exchanges.on_admitted(
                 &admitted,
@@ -613,7 +638,7 @@ impl Ledger {
 
     /// Number of admitted events.
     pub fn len(&self) -> usize {
-        self.state.read().map_or(0, |s| s.len())
+        self.read_state().map_or(0, |s| s.len())
     }
 
     /// True when nothing is admitted.
@@ -646,7 +671,11 @@ impl Ledger {
     }
 
     pub(crate) fn read_state(&self) -> Result<std::sync::RwLockReadGuard<'_, State>, Error> {
-        self.state.read().map_err(|_| Error::Poisoned)
+        let state = self.state.read().map_err(|_| Error::Poisoned)?;
+        match self.broken.load(Ordering::SeqCst) {
+            true => Err(Error::Poisoned),
+            false => Ok(state),
+        }
     }
 }
 

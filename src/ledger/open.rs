@@ -331,6 +331,7 @@ fn assemble(
         reader: writer.log.reader(),
         writer: Mutex::new(writer),
         state: RwLock::new(state),
+        broken: std::sync::atomic::AtomicBool::new(false),
         tree: RwLock::new(tree),
         index,
         exchanges: Mutex::default(),

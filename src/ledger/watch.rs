@@ -98,7 +98,7 @@ impl Ledger {
     /// ```
     pub fn watch_events(&self) -> EventFeed {
         // Under the state lock, so no commit falls between the count and the subscription.
-        let state = self.state.read();
+        let state = self.read_state();
         let start = state.as_ref().map_or(0, |s| s.len()) as u64;
         let (tx, rx) = bounded(EVENT_FEED_CAPACITY, EVENT_FEED_BYTES, start);
         if let Ok(mut watchers) = self.event_watchers.lock() {

@@ -153,8 +153,10 @@ fn a_payload_whose_offset_is_wrong_stays_in_memory() {
                 offsets: &offsets,
                 hashes: None,
             }),
+            |_| (),
         )
-        .unwrap();
+        .unwrap()
+        .0;
     let reader = log.reader();
     for (pos, p) in at.iter().zip(&payloads) {
         assert_eq!(reader.read(*pos).unwrap(), (7, p.clone()));

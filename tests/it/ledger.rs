@@ -555,6 +555,36 @@ fn concurrent_appenders_and_readers_match_a_serial_replay() {
 }
 
 #[test]
+fn a_batch_whose_sync_failed_is_never_read_and_reopening_recovers_the_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = realm_dag(2, 40, 4, 64).unwrap();
+    let bytes: Vec<&[u8]> = events.iter().map(|e| e.bytes()).collect();
+    let (first, second) = bytes.split_at(20);
+    {
+        // Synced batches: each is applied to the state while its sync is under way.
+        let ledger = Ledger::open(dir.path()).unwrap();
+        ledger.append_batch(first).unwrap();
+        assert_eq!(ledger.len(), 20);
+        akledger::internals::FAIL_LOG_SYNCS.with(|f| f.set(true));
+        let failed = ledger.append_batch(second);
+        akledger::internals::FAIL_LOG_SYNCS.with(|f| f.set(false));
+        assert!(failed.is_err(), "{failed:?}");
+        // The state holds the second batch, which the disk may not: nothing reads it.
+        assert!(matches!(
+            ledger.get(&events[0].id()),
+            Err(akledger::Error::Poisoned)
+        ));
+        assert_eq!(ledger.len(), 0);
+        assert!(ledger.append_batch(&second[..1]).is_err());
+    }
+    // The bytes were written (only the sync was made to fail): reopening finds both
+    // batches, and the ledger is whole.
+    let ledger = Ledger::open(dir.path()).unwrap();
+    assert_eq!(admitted_set(&ledger), ids(&events));
+    assert!(ledger.check().unwrap().is_clean());
+}
+
+#[test]
 fn the_ledger_is_send_and_sync() {
     fn shared<T: Send + Sync>() {}
     shared::<Ledger>();

@@ -99,6 +99,22 @@ impl Backing {
         let _ = (from, to);
     }
 
+    /// Starts writing bytes `[from, to)` of a segment file back to the disk without waiting
+    /// for them (Linux's `POSIX_FADV_DONTNEED` starts the writeback of the range's dirty
+    /// pages, and drops only pages already clean, which these are not): the
+    /// [`Backing::sync_data`] that follows then mostly waits for what is left. Advice: a
+    /// failure, or a system where it starts nothing, only leaves all the writing to the sync.
+    pub(crate) fn start_writeback(&self, from: u64, to: u64) {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        if let (Backing::File(file, _), Some(len)) =
+            (self, std::num::NonZeroU64::new(to.saturating_sub(from)))
+        {
+            let _ = rustix::fs::fadvise(file, from, Some(len), rustix::fs::Advice::DontNeed);
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let _ = (from, to);
+    }
+
     /// Makes written bytes durable; memory has nothing to make durable.
     pub(crate) fn sync_data(&self) -> io::Result<()> {
         match self {

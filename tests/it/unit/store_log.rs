@@ -566,6 +566,56 @@ fn failed_write_poisons_the_log() {
 }
 
 #[test]
+fn meanwhile_runs_once_the_batch_is_written_and_before_readers_see_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut log, _) = open(dir.path(), &LogOptions::default());
+    let first: Batch = vec![(1, b"first".to_vec())];
+    append(&mut log, &first);
+    let reader = log.reader();
+    let (positions, (given, seen)) = log
+        .append_batch_from(&[(1, b"second"), (2, b"third")], None, |at| {
+            (at.to_vec(), reader.iter().count())
+        })
+        .expect("append");
+    assert_eq!(given, positions);
+    assert_eq!(seen, 1, "the batch was visible before its sync");
+    assert_eq!(reader.iter().count(), 3);
+    // An empty batch takes no seq, and still runs `meanwhile`.
+    let (none, ran) = log
+        .append_batch_from(&[], None, |at| at.is_empty())
+        .expect("empty");
+    assert!(none.is_empty() && ran);
+    check_contents(
+        &log,
+        &[first, vec![(1, b"second".to_vec()), (2, b"third".to_vec())]],
+    );
+}
+
+#[test]
+fn a_failed_sync_poisons_the_log_and_hides_the_batch_a_failed_write_runs_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut log, _) = open(dir.path(), &LogOptions::default());
+    let first: Batch = vec![(1, b"kept".to_vec())];
+    append(&mut log, &first);
+    akledger::internals::FAIL_LOG_SYNCS.with(|f| f.set(true));
+    let mut ran = false;
+    let res = log.append_batch_from(&[(1, b"unsure")], None, |_| ran = true);
+    akledger::internals::FAIL_LOG_SYNCS.with(|f| f.set(false));
+    assert!(ran, "meanwhile runs before the sync");
+    assert!(matches!(res, Err(LogError::Io { .. })), "{res:?}");
+    assert!(log.is_poisoned());
+    check_contents(&log, std::slice::from_ref(&first));
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut log, _) = open(dir.path(), &LogOptions::default());
+    akledger::internals::FAIL_LOG_WRITES.with(|f| f.set(true));
+    let mut ran = false;
+    let res = log.append_batch_from(&[(1, b"lost")], None, |_| ran = true);
+    akledger::internals::FAIL_LOG_WRITES.with(|f| f.set(false));
+    assert!(res.is_err() && !ran, "meanwhile ran after a failed write");
+}
+
+#[test]
 fn real_write_failure_poisons_the_log() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (mut log, _) = open(dir.path(), &LogOptions::default());
