@@ -21,8 +21,10 @@ use super::output::{counts, json_text, print_lines, typed, CliError, LedgerArgs,
 /// consumer, which reads the stream in batches through normal admission and acknowledges
 /// each batch once it is durable here. `--once` publishes what is new, consumes to the
 /// end of the stream and exits; `--follow` keeps going, reconnecting with back-off while
-/// the server is away, until SIGINT or SIGTERM. Exits 0, or 1 when consumed events were
-/// rejected (forged or malformed), 2 on usage, server or IO errors.
+/// the server is away, until SIGINT or SIGTERM. Messages go LZ4-compressed (see
+/// docs/format.md). Exits 0, or 1 when consumed events were rejected (forged or
+/// malformed), messages could not be read, or events were skipped; 2 on usage, server or
+/// IO errors.
 ///
 /// Example: akledger replicate --dir ./books --nats nats://127.0.0.1:4222 --once --json
 #[derive(Args, Debug)]
@@ -44,7 +46,7 @@ pub struct ReplicateArgs {
     /// Seconds one request to the server may take.
     #[arg(long, value_name = "SECS", default_value_t = akledger_replicate::limits::REPLICATE_TIMEOUT_SECS)]
     pub timeout: u64,
-    /// Print {"published","consumed","admitted","duplicates","rejected","skipped","squatted"}.
+    /// Print {"published","consumed","admitted","duplicates","rejected","unreadable","skipped","squatted"}.
     #[arg(long)]
     pub json: bool,
 }
@@ -95,11 +97,13 @@ fn replicate(
         eprintln!("akledger: replicate: skipped {}: {}", s.id, s.reason);
     }
     print_report(&report, json)?;
-    Ok(if report.rejected > 0 || !report.skipped.is_empty() {
-        Outcome::Findings
-    } else {
-        Outcome::Clean
-    })
+    Ok(
+        if report.rejected > 0 || report.unreadable > 0 || !report.skipped.is_empty() {
+            Outcome::Findings
+        } else {
+            Outcome::Clean
+        },
+    )
 }
 
 /// Runs the replicator once or until SIGINT/SIGTERM.
@@ -146,6 +150,7 @@ fn print_report(r: &ReplicateReport, json: bool) -> Result<(), CliError> {
             ("admitted", r.admitted),
             ("duplicates", r.duplicates),
             ("rejected", r.rejected),
+            ("unreadable", r.unreadable),
             ("skipped", r.skipped.len() as u64),
             ("squatted", r.squatted),
         ]);
@@ -162,6 +167,13 @@ fn print_report(r: &ReplicateReport, json: bool) -> Result<(), CliError> {
             r.consumed, r.admitted, r.duplicates, r.pending, r.rejected
         ),
     ];
+    if r.unreadable > 0 {
+        lines.push(format!(
+            "{} messages could not be read (schema_violation), acknowledged and passed over: {}",
+            r.unreadable,
+            r.unreadable_first.as_deref().unwrap_or("")
+        ));
+    }
     if r.squatted > 0 {
         lines.push(format!(
             "{} events found junk under their ids in the stream and were published again under fresh ids",

@@ -1,5 +1,7 @@
 //! Replication through one local `nats-server` into one ledger, against `import` of the same
-//! events: 20 k realm events are published once into a JetStream stream; each timed run
+//! events: 20 k realm events, each with 256 random characters of payload text (as little
+//! compressible as ciphertext: only the events' structure compresses; it printed how much,
+//! packed as replication packs them), are published once into a JetStream stream; each timed run
 //! consumes the whole stream into a fresh ledger (a new durable consumer,
 //! `Replicator::once`), and the control imports the same events, as a JSON Lines log in
 //! memory, into a fresh ledger through `Ledger::append_log` (what `akledger import` runs:
@@ -21,9 +23,11 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 
+use akledger::id::EventId;
 use akledger::log_format::{write_item, LogFormat};
 use akledger::workload::{sign_all, RealmDag};
 use akledger::{Config, Ledger};
+use akledger_replicate::message::Packed;
 use akledger_replicate::{ReplicateOptions, Replicator};
 use akledger_testkit::{cpu, nats};
 
@@ -93,10 +97,29 @@ fn bench(c: &mut Criterion) {
         return;
     };
     let url = server.url();
-    let (mut dag, realm) = RealmDag::new(7, WRITERS, PAYLOAD).expect("workload");
+    let (dag, realm) = RealmDag::new(7, WRITERS, PAYLOAD).expect("workload");
+    let mut dag = dag.with_random_text();
     let mut events = vec![realm];
     events.extend(sign_all(&dag.plan(EVENTS - 1).expect("plan"), threads()).expect("events"));
+    let ids: Vec<EventId> = events.iter().map(|e| e.id()).collect();
     let events: Vec<Arc<[u8]>> = events.iter().map(|e| Arc::from(e.bytes())).collect();
+    // What compression makes of them, packed as replication packs them (64 to a message).
+    let (mut plain, mut sent) = (0usize, 0usize);
+    let every = akledger_replicate::limits::MESSAGE_EVENTS;
+    for (chunk, ids) in events.chunks(every).zip(ids.chunks(every)) {
+        let mut packed = Packed::default();
+        for (event, id) in chunk.iter().zip(ids) {
+            packed.push(*id, event);
+        }
+        plain += packed.payload.len();
+        sent += packed.encoded().0.len();
+    }
+    eprintln!(
+        "replicate: {EVENTS} events of {:.0} bytes on average; packed 64 to a message, they \
+         are sent in {:.3} of their bytes",
+        plain as f64 / EVENTS as f64,
+        sent as f64 / plain as f64
+    );
     let mut log = Vec::new();
     for event in &events {
         write_item(&mut log, LogFormat::JsonLines, event).expect("log");

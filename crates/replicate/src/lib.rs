@@ -90,6 +90,12 @@ pub struct ReplicateReport {
     pub pending: u64,
     /// Consumed events admission refused (forged, malformed): acknowledged, not kept.
     pub rejected: u64,
+    /// Consumed messages that could not be read ([`message::Unreadable`]: an unknown
+    /// encoding, or compressed bytes that do not decompress within the bound): acknowledged,
+    /// their events (if any) not read.
+    pub unreadable: u64,
+    /// The first of them: its stream sequence and why it could not be read.
+    pub unreadable_first: Option<String>,
     /// Times `follow` lost the server and connected again.
     pub reconnects: u64,
     /// Admitted events not published because the server takes no message that large (its

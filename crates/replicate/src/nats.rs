@@ -48,7 +48,9 @@ pub(super) struct Outgoing {
     pub id: String,
     /// Events packed into it.
     pub events: u64,
+    /// Its payload as sent, encoded as `encoding` says ([`crate::message::ENCODING_HEADER`]).
     pub payload: Vec<u8>,
+    pub encoding: Option<&'static str>,
 }
 
 /// A fetch running ahead on the runtime's worker ([`Runtime::fetch_ahead`]).
@@ -66,6 +68,28 @@ impl Delivered {
     /// The message's bytes.
     pub fn payload(&self) -> &[u8] {
         &self.message.payload
+    }
+
+    /// Its sequence in the stream (`?` when the server's reply subject does not say).
+    pub fn sequence(&self) -> String {
+        self.message
+            .info()
+            .map_or_else(|_| "?".into(), |info| info.stream_sequence.to_string())
+    }
+
+    /// How its bytes are encoded ([`crate::message::ENCODING_HEADER`]; `None`: as they are).
+    pub fn encoding(&self) -> Option<&str> {
+        let headers = self.message.headers.as_ref()?;
+        Some(headers.get(crate::message::ENCODING_HEADER)?.as_str())
+    }
+}
+
+/// `publish` with `message`'s payload and its encoding's header.
+fn encoded(message: &Outgoing, publish: PublishMessage) -> PublishMessage {
+    let publish = publish.payload(bytes::Bytes::from(message.payload.clone()));
+    match message.encoding {
+        Some(encoding) => publish.header(crate::message::ENCODING_HEADER, encoding),
+        None => publish,
     }
 }
 
@@ -215,9 +239,7 @@ impl Runtime {
         self.run("publish", limit, async move {
             let mut acks = Vec::with_capacity(batch.len());
             for message in &batch {
-                let publish = PublishMessage::build()
-                    .message_id(message.id.clone())
-                    .payload(bytes::Bytes::from(message.payload.clone()));
+                let publish = encoded(message, PublishMessage::build().message_id(&message.id));
                 acks.push(js.send_publish(message.subject.clone(), publish).await?);
             }
             let (mut stored, mut squatted) = (0u64, 0u64);
@@ -234,9 +256,8 @@ impl Runtime {
                 let mut nonce = [0u8; 8];
                 rand_core::RngCore::fill_bytes(&mut rand_core::OsRng, &mut nonce);
                 let suffix: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
-                let publish = PublishMessage::build()
-                    .message_id(format!("{}+{suffix}", message.id))
-                    .payload(bytes::Bytes::from(message.payload.clone()));
+                let id = format!("{}+{suffix}", message.id);
+                let publish = encoded(message, PublishMessage::build().message_id(id));
                 js.send_publish(message.subject.clone(), publish)
                     .await?
                     .await?;

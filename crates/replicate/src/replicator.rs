@@ -15,7 +15,7 @@ use akledger::id::{EventId, RealmId};
 use akledger::ledger::{AppendReport, Appended, Ledger, OutcomeCounts, Pipeline};
 
 use super::marker::{self, Marker};
-use super::message::{events_of, Packed};
+use super::message::{decoded, events_of, Packed};
 use super::nats::{Delivered, Outgoing, Runtime, Session};
 use super::runs::Runs;
 use super::subject::{check_stream_name, realm_of, realm_subject};
@@ -142,11 +142,13 @@ impl Batch {
     /// Closes the message being packed.
     fn close(&mut self) {
         if let Some((realm, packed)) = self.packing.take() {
+            let (payload, encoding) = packed.encoded();
             self.messages.push(Outgoing {
                 subject: realm_subject(&realm),
                 id: packed.message_id(),
                 events: packed.ids.len() as u64,
-                payload: packed.payload,
+                payload: payload.into_owned(),
+                encoding,
             });
         }
     }
@@ -424,6 +426,8 @@ impl<'l> Replicator<'l> {
         committing: &mut Committing<'l>,
     ) -> Result<bool, ReplicateError> {
         let mut ahead = self.runtime.fetch_ahead(session, wait);
+        // Where a compressed message is decompressed, reused.
+        let mut scratch = Vec::new();
         loop {
             let fetched = self.runtime.fetched(ahead)?;
             if fetched.is_empty() {
@@ -441,7 +445,19 @@ impl<'l> Replicator<'l> {
             let mut part = Part::default();
             let mut hold: Option<Delivered> = None;
             for message in fetched {
-                for event in events_of(message.payload()) {
+                let payload = decoded(message.payload(), message.encoding(), &mut scratch);
+                let payload = match payload {
+                    Ok(payload) => payload,
+                    Err(why) => {
+                        self.report.unreadable += 1;
+                        if self.report.unreadable_first.is_none() {
+                            self.report.unreadable_first =
+                                Some(format!("message {}: {why}", message.sequence()));
+                        }
+                        &[][..]
+                    }
+                };
+                for event in events_of(payload) {
                     if part.spans.len() >= REPLICATE_BATCH_EVENTS {
                         self.push_part(committing, &mut part, hold.take())?;
                     }

@@ -17,7 +17,9 @@ use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 use akledger::{Event, Unverified};
-use akledger_replicate::limits::{MESSAGE_BYTES, REPLICATE_BATCH_BYTES, REPLICATE_BATCH_EVENTS};
+use akledger_replicate::limits::{
+    MESSAGE_BYTES, MESSAGE_EVENTS, REPLICATE_BATCH_BYTES, REPLICATE_BATCH_EVENTS,
+};
 use akledger_replicate::message::Packed;
 use akledger_replicate::subject::subject_of;
 
@@ -465,7 +467,21 @@ fn a_stream_deleted_and_made_again_is_refilled_from_the_ledger() {
 /// Publishes `payload` on `subject` under the message id `id` (a header) and waits until
 /// the server read it.
 fn stranger_publishes_under(server: &NatsServer, subject: &str, id: &str, payload: &[u8]) {
-    let headers = format!("NATS/1.0\r\nNats-Msg-Id: {id}\r\n\r\n");
+    stranger_publishes_headed(server, subject, &[("Nats-Msg-Id", id)], payload);
+}
+
+/// Publishes `payload` on `subject` with `headers` and waits until the server read it.
+fn stranger_publishes_headed(
+    server: &NatsServer,
+    subject: &str,
+    headers: &[(&str, &str)],
+    payload: &[u8],
+) {
+    let fields: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
+    let headers = format!("NATS/1.0\r\n{fields}\r\n");
     let mut wire = format!(
         "HPUB {subject} {} {}\r\n{headers}",
         headers.len(),
@@ -475,6 +491,40 @@ fn stranger_publishes_under(server: &NatsServer, subject: &str, id: &str, payloa
     wire.extend_from_slice(payload);
     wire.extend_from_slice(b"\r\nPING\r\n");
     plain_nats(server, &wire, |l| l.starts_with("PONG"));
+}
+
+#[test]
+fn messages_that_do_not_decompress_are_unreadable_acknowledged_and_stop_nothing() {
+    let Some(w) = World::new("unreadable", 40) else {
+        return;
+    };
+    let total = w.lines.len();
+    let subject = subject_of(&Event::<Unverified>::parse(w.lines[1].as_bytes()).unwrap());
+    let c = w.path("c");
+    // A first run makes the stream; a stranger's messages come first in it.
+    assert_eq!(n(&w.once(&c, 0), "consumed"), 0);
+    let lz4 = [("Ak-Encoding", "lz4")];
+    // Bytes that are no LZ4 block of the 1000 bytes they state; a block stating 2 GiB (no
+    // reader allocates that); an encoding nobody reads.
+    stranger_publishes_headed(&w.server, &subject, &lz4, b"\xe8\x03\0\0not lz4 at all");
+    stranger_publishes_headed(&w.server, &subject, &lz4, b"\0\0\0\x80\x10x");
+    stranger_publishes_headed(&w.server, &subject, &[("Ak-Encoding", "zstd")], b"x");
+    let a = w.ledger("a", 0..total);
+    for dir in [&a, &c] {
+        let report = w.once(dir, 1);
+        assert_eq!(n(&report, "unreadable"), 3, "{report}");
+        assert_eq!(n(&report, "rejected"), 0);
+        assert_eq!(
+            n(&report, "admitted") as usize,
+            if dir == &a { 0 } else { total }
+        );
+    }
+    // Acknowledged with the rest: never delivered again.
+    for dir in [&a, &c] {
+        let again = w.once(dir, 0);
+        assert_eq!((n(&again, "consumed"), n(&again, "unreadable")), (0, 0));
+    }
+    assert_eq!(heads(&a), heads(&c));
 }
 
 #[test]
@@ -529,12 +579,21 @@ fn junk_published_first_under_a_message_s_id_does_not_keep_its_events_out() {
 fn a_stream_of_more_bytes_than_one_fetch_asks_for_is_consumed_whole() {
     // Packed messages reach a fetch's byte bound before its message bound: the server ends
     // such a fetch with a status, and what came before it must be taken, not lost or failed.
-    let events = 12_000;
+    let events = 40_000;
     let Some(w) = World::new("more than one fetch", events) else {
         return;
     };
     let a = w.ledger("a", 0..w.lines.len());
-    let bytes: usize = w.lines.iter().map(|line| line.len() + 1).sum();
+    // The bytes the stream holds: the events packed 64 to a message, compressed.
+    let mut bytes = 0;
+    for lines in w.lines.chunks(MESSAGE_EVENTS) {
+        let mut packed = Packed::default();
+        for line in lines {
+            let event = Event::<Unverified>::parse(line.as_bytes()).unwrap();
+            packed.push(event.id(), line.as_bytes());
+        }
+        bytes += packed.encoded().0.len();
+    }
     assert!(
         bytes > REPLICATE_BATCH_BYTES,
         "{bytes} bytes: not over one fetch"

@@ -67,6 +67,8 @@ pub struct RealmDag {
     realm_id: RealmId,
     latest: Vec<Option<EventId>>,
     text: String,
+    /// Each payload's text drawn at random instead of `text` (of its length).
+    random_text: bool,
     next: usize,
 }
 
@@ -93,6 +95,7 @@ impl RealmDag {
             realm_id: realm.id().retype(),
             latest: vec![None; writers],
             text: "x".repeat(payload_bytes),
+            random_text: false,
             next: 0,
         };
         Ok((dag, realm))
@@ -109,8 +112,17 @@ impl RealmDag {
             realm_id: self.realm_id,
             latest: self.latest.clone(),
             text: format!("{branch}:{}", self.text),
+            random_text: self.random_text,
             next: self.next,
         }
+    }
+
+    /// This generator with each payload's text drawn at random (base64url characters, as
+    /// much as before) instead of repeating one character: payloads that do not compress,
+    /// like the ciphertext of encrypted ones, for measuring what compresses the events.
+    pub fn with_random_text(mut self) -> RealmDag {
+        self.random_text = true;
+        self
     }
 
     /// The realm all events live in.
@@ -139,9 +151,13 @@ impl RealmDag {
                 let other = (w + 1 + self.rng.below(writers - 1)) % writers;
                 refs.extend(self.latest.get(other).copied().flatten());
             }
+            let text = match self.random_text {
+                true => random_text(&mut self.rng, self.text.len()),
+                false => self.text.clone(),
+            };
             let payload = Object::new()
                 .with("n", Json::Int(i as i64))
-                .with("text", self.text.as_str().into());
+                .with("text", text.as_str().into());
             let key = self.keys.get(w).unwrap_or(&self.owner);
             let builder = EventBuilder::new(
                 "ak.note.create",
@@ -183,4 +199,12 @@ impl Unsigned {
     pub fn sign(&self) -> Result<Event<Unverified>, Rejection> {
         self.builder.clone().sign(&self.key)
     }
+}
+
+/// `len` base64url characters drawn from `rng`.
+fn random_text(rng: &mut SplitMix, len: usize) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    (0..len)
+        .map(|_| char::from(ALPHABET.get(rng.below(64)).copied().unwrap_or(b'A')))
+        .collect()
 }
