@@ -540,15 +540,32 @@ fn empty_last_segment_is_a_torn_creation() {
     check_contents(&log, &want);
 }
 
-#[test]
-fn failed_write_poisons_the_log() {
+/// A log in a new directory, holding one batch (returned too).
+fn log_of_one_batch() -> (tempfile::TempDir, SegmentLog, Batch) {
     let dir = tempfile::tempdir().expect("tempdir");
     let (mut log, _) = open(dir.path(), &LogOptions::default());
     let first: Batch = vec![(1, b"kept".to_vec())];
     append(&mut log, &first);
-    akledger::internals::FAIL_LOG_WRITES.with(|f| f.set(true));
-    let res = log.append_batch(&[(1, b"lost")]);
-    akledger::internals::FAIL_LOG_WRITES.with(|f| f.set(false));
+    (dir, log, first)
+}
+
+/// `work` run while `fault` (one of the failures `internals` injects) is set on this thread.
+fn injected<T>(
+    fault: &'static std::thread::LocalKey<std::cell::Cell<bool>>,
+    work: impl FnOnce() -> T,
+) -> T {
+    fault.with(|f| f.set(true));
+    let out = work();
+    fault.with(|f| f.set(false));
+    out
+}
+
+#[test]
+fn failed_write_poisons_the_log() {
+    let (dir, mut log, first) = log_of_one_batch();
+    let res = injected(&akledger::internals::FAIL_LOG_WRITES, || {
+        log.append_batch(&[(1, b"lost")])
+    });
     assert!(matches!(res, Err(LogError::Io { .. })), "{res:?}");
     assert!(log.is_poisoned());
     assert!(matches!(
@@ -593,25 +610,21 @@ fn meanwhile_runs_once_the_batch_is_written_and_before_readers_see_it() {
 
 #[test]
 fn a_failed_sync_poisons_the_log_and_hides_the_batch_a_failed_write_runs_nothing() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (mut log, _) = open(dir.path(), &LogOptions::default());
-    let first: Batch = vec![(1, b"kept".to_vec())];
-    append(&mut log, &first);
-    akledger::internals::FAIL_LOG_SYNCS.with(|f| f.set(true));
+    let (_dir, mut log, first) = log_of_one_batch();
     let mut ran = false;
-    let res = log.append_batch_from(&[(1, b"unsure")], None, |_| ran = true);
-    akledger::internals::FAIL_LOG_SYNCS.with(|f| f.set(false));
+    let res = injected(&akledger::internals::FAIL_LOG_SYNCS, || {
+        log.append_batch_from(&[(1, b"unsure")], None, |_| ran = true)
+    });
     assert!(ran, "meanwhile runs before the sync");
     assert!(matches!(res, Err(LogError::Io { .. })), "{res:?}");
     assert!(log.is_poisoned());
     check_contents(&log, std::slice::from_ref(&first));
 
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (mut log, _) = open(dir.path(), &LogOptions::default());
-    akledger::internals::FAIL_LOG_WRITES.with(|f| f.set(true));
+    let (_dir, mut log, _) = log_of_one_batch();
     let mut ran = false;
-    let res = log.append_batch_from(&[(1, b"lost")], None, |_| ran = true);
-    akledger::internals::FAIL_LOG_WRITES.with(|f| f.set(false));
+    let res = injected(&akledger::internals::FAIL_LOG_WRITES, || {
+        log.append_batch_from(&[(1, b"lost")], None, |_| ran = true)
+    });
     assert!(res.is_err() && !ran, "meanwhile ran after a failed write");
 }
 
