@@ -593,9 +593,6 @@ impl SegmentLog {
                 self.poisoned = true;
                 LogError::io(&self.active.path, e)
             })?;
-        }
-
-        if self.opts.durability == Durability::Sync {
             self.cached.synced(&self.active, base, base + total);
         }
         self.end = base + total;
