@@ -89,14 +89,7 @@ impl Backing {
     /// read from the disk when next asked for). Advice: a failure, or a system without it,
     /// changes nothing. Memory has no cache to drop.
     pub(crate) fn drop_cached(&self, from: u64, to: u64) {
-        #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
-        if let (Backing::File(file, _), Some(len)) =
-            (self, std::num::NonZeroU64::new(to.saturating_sub(from)))
-        {
-            let _ = rustix::fs::fadvise(file, from, Some(len), rustix::fs::Advice::DontNeed);
-        }
-        #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
-        let _ = (from, to);
+        self.advise_dont_need(from, to);
     }
 
     /// Starts writing bytes `[from, to)` of a segment file back to the disk without waiting
@@ -106,12 +99,21 @@ impl Backing {
     /// failure, or a system where it starts nothing, only leaves all the writing to the sync.
     pub(crate) fn start_writeback(&self, from: u64, to: u64) {
         #[cfg(any(target_os = "linux", target_os = "android"))]
+        self.advise_dont_need(from, to);
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let _ = (from, to);
+    }
+
+    /// `posix_fadvise(POSIX_FADV_DONTNEED)` of bytes `[from, to)` of a segment file, where
+    /// the system has it; its result is ignored (advice).
+    fn advise_dont_need(&self, from: u64, to: u64) {
+        #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
         if let (Backing::File(file, _), Some(len)) =
             (self, std::num::NonZeroU64::new(to.saturating_sub(from)))
         {
             let _ = rustix::fs::fadvise(file, from, Some(len), rustix::fs::Advice::DontNeed);
         }
-        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
         let _ = (from, to);
     }
 
