@@ -201,15 +201,10 @@ mod tests {
     /// and a payload of text that does not.
     fn packed_like_events(n: u8) -> Packed {
         let mut packed = Packed::default();
-        let mut noise = 0x9E37_79B9_7F4A_7C15u64;
+        let mut noise = akledger::workload::SplitMix::new(7);
         for i in 0..n {
             let text: String = (0..200)
-                .map(|_| {
-                    noise ^= noise << 13;
-                    noise ^= noise >> 7;
-                    noise ^= noise << 17;
-                    char::from(b'A' + (noise % 26) as u8)
-                })
+                .map(|_| char::from(b'A' + noise.below(26) as u8))
                 .collect();
             let event = format!(
                 "{{\"actor_id\":{{\"kind\":\"service\",\"service_id\":\"ak:did_core:key:z6MkvK4Mw3SZwbGonn14urTjcm78D1tXCcNhePLADYf4hgUZ\"}},\"kind\":\"ak.note.create\",\"payload\":{{\"n\":{i},\"text\":\"{text}\"}},\"realm_id\":\"ak:realm:Aht_XI48qQDmkcbZ9MqRLWc4JNOURcFpY24PrpSR1e7u\"}}"
