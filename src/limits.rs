@@ -165,6 +165,21 @@ pub const SNAPSHOT_SHARE: u64 = 4;
 /// whole pages, so a lookup or a step of a walk costs one small read and ~1 µs of hashing.
 pub const GRAPH_PAGE_BYTES: u64 = 4096;
 
+/// Bytes of the buffer through which the state snapshot and the graph file are written as
+/// they are encoded: large enough that a write call per chunk costs nothing beside the
+/// copy, small enough to stay in the cache instead of fresh memory as large as the file
+/// (100 MB at a million events). A multiple of [`GRAPH_PAGE_BYTES`], so each chunk of the
+/// graph file's body holds whole pages to checksum.
+pub const DERIVED_WRITE_CHUNK: usize = 1 << 20;
+const _: () = assert!(DERIVED_WRITE_CHUNK as u64 % GRAPH_PAGE_BYTES == 0);
+
+/// Chunks of a derived file being written that stay in the page cache: the older ones are
+/// dropped once written back, so the file's writes reuse pages instead of taking fresh ones
+/// (`store::page_cache`). The writeback of each starts when it is written; at ~1 GB/s a
+/// chunk is written back in about a millisecond, while encoding the next four takes
+/// several, so the older ones are clean by the time they are dropped.
+pub const DERIVED_CACHED_CHUNKS: usize = 4;
+
 /// Bits of an id's digest that pick its fanout bucket in the graph file: 4096 buckets
 /// (16 KiB), so at a million events a lookup binary-searches ~250 entries (~9 KiB, a few
 /// pages) instead of the whole table.

@@ -26,6 +26,7 @@ mod append_report;
 pub(crate) mod check;
 mod clock;
 mod config;
+pub(crate) mod derived;
 mod disclosure_store;
 mod drop_pending;
 mod exchanges;
@@ -173,8 +174,8 @@ struct Writer {
     graph_entries: u64,
     /// The tree size of the latest recorded checkpoint (`DIR/checkpoint`), 0 when none.
     checkpointed: u64,
-    /// The periodic snapshot being written on a thread of its own, so that the commit that
-    /// took it does not wait for the disk, with `snapshot_entries` before it. The next
+    /// The periodic snapshot being synced and renamed on a thread of its own, so that the
+    /// commit that wrote it does not wait for the disk, with `snapshot_entries` before it. The next
     /// snapshot, the close and the drop wait for it first; a write that failed is reported
     /// there, and the snapshot is due again.
     snapshot_writing: Option<(JoinHandle<Result<(), Error>>, u64)>,
@@ -540,9 +541,10 @@ impl Ledger {
     /// a closed ledger (a writer's lock keeps them out while it is open), and one taken
     /// before a crash is always older than the log after it, so checkpoints skip it.
     ///
-    /// A snapshot taken while open is encoded here and written to disk on a thread of its
-    /// own, so the commit that takes it waits for its encoding only; the one taken on
-    /// `closing`, and the graph file, are written before this returns.
+    /// Both are written as they are encoded, a chunk at a time (`derived`). A snapshot
+    /// taken while open is written here and synced and renamed on a thread of its own, so
+    /// the commit that takes it does not wait for the disk; the one taken on `closing`, and
+    /// the graph file, are in place before this returns.
     fn snapshot_if_due(
         &self,
         writer: &mut Writer,
@@ -568,16 +570,29 @@ impl Ledger {
         let high = writer.log.high_water();
         let dir = self.config.dir.as_path();
         if !closing && snapshot_due {
-            let snapshot = Arc::new(self.read_state()?.encode_snapshot(high));
-            let (to, bytes) = (dir.to_path_buf(), Arc::clone(&snapshot));
+            let snapshot = self
+                .read_state()?
+                .write_snapshot(dir, high)
+                .map_err(derived_error(dir, layout::SNAPSHOT))?;
+            // Synced and renamed on a thread of its own: the commit does not wait for the disk.
+            let to = dir.to_path_buf();
             let writing = std::thread::Builder::new()
                 .name("akledger-snapshot".into())
-                .spawn(move || write_derived(&to, layout::SNAPSHOT, &bytes, true));
+                .spawn(move || {
+                    snapshot
+                        .persist(true)
+                        .map_err(derived_error(&to, layout::SNAPSHOT))
+                });
             let before = writer.snapshot_entries;
             match writing {
                 Ok(writing) => writer.snapshot_writing = Some((writing, before)),
-                // The OS would start no thread: written here instead.
-                Err(_) => write_derived(dir, layout::SNAPSHOT, &snapshot, true)?,
+                // The OS would start no thread (and dropped the file with the closure):
+                // written again, and synced, here.
+                Err(_) => self
+                    .read_state()?
+                    .write_snapshot(dir, high)
+                    .and_then(|file| file.persist(true))
+                    .map_err(derived_error(dir, layout::SNAPSHOT))?,
             }
             writer.snapshot_entries = writer.entries;
             return Ok(());
@@ -593,13 +608,17 @@ impl Ledger {
             std::thread::scope(|scope| {
                 let graph = graph_due.then(|| {
                     scope.spawn(|| {
-                        write_derived(dir, layout::GRAPH, &state.encode_graph(high), false)
+                        state
+                            .write_graph(dir, high)
+                            .and_then(|file| file.persist(false))
+                            .map_err(derived_error(dir, layout::GRAPH))
                     })
                 });
                 let snapshot = match snapshot_due {
-                    true => {
-                        write_derived(dir, layout::SNAPSHOT, &state.encode_snapshot(high), true)
-                    }
+                    true => state
+                        .write_snapshot(dir, high)
+                        .and_then(|file| file.persist(true))
+                        .map_err(derived_error(dir, layout::SNAPSHOT)),
                     false => Ok(()),
                 };
                 let graph = graph.map_or(Ok(()), |writing| {
@@ -695,12 +714,10 @@ fn check_batch_bounds(events: usize, bytes: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// Writes the derived file `dir/name` atomically ([`snapshot::write_atomically`]).
-fn write_derived(dir: &std::path::Path, name: &str, bytes: &[u8], sync: bool) -> Result<(), Error> {
-    snapshot::write_atomically(dir, name, bytes, sync).map_err(|source| Error::Io {
-        path: dir.join(name),
-        source,
-    })
+/// The error of writing the derived file `dir/name`.
+fn derived_error(dir: &std::path::Path, name: &str) -> impl FnOnce(std::io::Error) -> Error {
+    let path = dir.join(name);
+    move |source| Error::Io { path, source }
 }
 
 /// Maps a log failure to the engine error.

@@ -199,7 +199,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             (state, None, entries)
         } else {
             let index = open_index(&dir, &mut report)?;
-            snapshot::remove_temporaries(&dir);
+            super::derived::remove_temporaries(&dir);
             let log_high = log.high_water();
             let mut persist =
                 |first: usize, records: &[Record], changes: &Changes, high: HighWater| {

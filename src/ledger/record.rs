@@ -18,7 +18,7 @@
 )]
 
 use crate::canonical::parse_canonical;
-use crate::codec::Reader;
+use crate::codec::{Out, Reader};
 use crate::dag::Pos;
 use crate::did::{ActorId, DidCoreId};
 use crate::envelope::Body;
@@ -109,41 +109,41 @@ impl Role {
     }
 
     /// Appends the role's encoding (kind byte, then its data; see `docs/format.md`).
-    pub fn encode_into(&self, out: &mut Vec<u8>) {
+    pub fn encode_into(&self, out: &mut (impl Out + ?Sized)) {
         match self {
-            Role::Plain => out.push(0),
-            Role::RealmCreate => out.push(1),
+            Role::Plain => out.put(&[0]),
+            Role::RealmCreate => out.put(&[1]),
             Role::SidecarCreate { realm, controller } => {
-                out.push(2);
-                out.extend_from_slice(realm.bytes());
+                out.put(&[2]);
+                out.put(realm.bytes());
                 let text = controller.to_json().to_bytes();
-                out.extend_from_slice(&u16::try_from(text.len()).unwrap_or(u16::MAX).to_le_bytes());
-                out.extend_from_slice(&text);
+                out.put(&u16::try_from(text.len()).unwrap_or(u16::MAX).to_le_bytes());
+                out.put(&text);
             }
             Role::InSidecar(sidecar) => {
-                out.push(3);
-                out.extend_from_slice(sidecar.bytes());
+                out.put(&[3]);
+                out.put(sidecar.bytes());
             }
             Role::StrandCreate { realm } => {
-                out.push(4);
-                out.extend_from_slice(realm.bytes());
+                out.put(&[4]);
+                out.put(realm.bytes());
             }
             Role::Attach {
                 sidecar,
                 strand,
                 version,
             } => {
-                out.push(5);
-                out.extend_from_slice(sidecar.bytes());
-                out.extend_from_slice(strand.bytes());
-                out.extend_from_slice(&version.to_le_bytes());
+                out.put(&[5]);
+                out.put(sidecar.bytes());
+                out.put(strand.bytes());
+                out.put(&version.to_le_bytes());
             }
             Role::ActorModel { did, version } => {
-                out.push(6);
+                out.put(&[6]);
                 let text = did.as_str().as_bytes();
-                out.extend_from_slice(&u16::try_from(text.len()).unwrap_or(u16::MAX).to_le_bytes());
-                out.extend_from_slice(text);
-                out.extend_from_slice(&version.to_le_bytes());
+                out.put(&u16::try_from(text.len()).unwrap_or(u16::MAX).to_le_bytes());
+                out.put(text);
+                out.put(&version.to_le_bytes());
             }
         }
     }

@@ -4,7 +4,8 @@
 //! re-parsing the log. Byte layout in `docs/format.md`.
 //!
 //! It is derived and optional. It is written on a clean close and every
-//! [`SNAPSHOT_INTERVAL`] admitted events, atomically (temporary file, rename). Before use it
+//! [`SNAPSHOT_INTERVAL`] admitted events, atomically (temporary file, rename), as it is
+//! encoded, a chunk at a time ([`super::derived`]). Before use it
 //! must pass its checksum and fit the log it claims to describe (see [`Snapshot::fits`]);
 //! a snapshot that fails is ignored, never trusted over the log, and the open says so.
 //!
@@ -14,16 +15,16 @@
     allow(missing_docs, clippy::len_without_is_empty)
 )]
 
-use std::io::Write;
 use std::path::Path;
 
-use crate::codec::{put_u32, put_u64, put_u64s, Reader};
+use crate::codec::{put_u32, put_u64, put_u64s, Out, Reader};
 use crate::dag::{DagIndex, Pos};
 use crate::event::Event;
 use crate::layout;
 use crate::store::log::{HighWater, LogPos, SegmentReader};
 use crate::store::tables::Value;
 
+use super::derived::Derived;
 use super::id_table::IdTable;
 use super::index::{decode_rejection, encode_rejection};
 use super::positions::{LogPositions, PackedPos};
@@ -47,56 +48,83 @@ pub struct Snapshot {
 impl State {
     /// The snapshot file's bytes for this state, taken after log batch `high`.
     pub fn encode_snapshot(&self, high: HighWater) -> Vec<u8> {
-        // The body is written after room for the magic and its checksum, which go in last:
-        // the file's bytes are made in one buffer, not copied into a second one.
-        let mut body = Vec::with_capacity(self.len() * 110 + 1024);
-        body.extend_from_slice(&[0; HEADER_LEN]);
-        put_u64(&mut body, high.seq);
-        put_u32(&mut body, high.end.segment);
-        put_u64(&mut body, high.end.offset);
-        put_u64(&mut body, self.ids.len() as u64);
-        for raw in self.ids.raw() {
-            body.extend_from_slice(raw);
+        // The body is written after room for the header, which goes in last: the file's
+        // bytes are made in one buffer, not copied into a second one.
+        let mut file = Vec::with_capacity(self.len() * 110 + 1024);
+        file.extend_from_slice(&[0; HEADER_LEN]);
+        self.encode_snapshot_body(high, &mut file);
+        let sum = blake3::hash(file.get(HEADER_LEN..).unwrap_or_default());
+        if let Some(head) = file.get_mut(..HEADER_LEN) {
+            head.copy_from_slice(&header(&sum));
         }
-        put_u64(&mut body, self.at.len() as u64);
+        file
+    }
+
+    /// Writes this state's snapshot, taken after log batch `high`, to a new temporary file
+    /// in `dir` as it is encoded, a chunk at a time ([`Derived::stream`]): the same bytes
+    /// as [`State::encode_snapshot`], without holding them. The caller persists it.
+    pub fn write_snapshot(&self, dir: &Path, high: HighWater) -> std::io::Result<Derived> {
+        let file = Derived::create(dir, layout::SNAPSHOT)?;
+        let mut sum = blake3::Hasher::new();
+        file.stream(
+            HEADER_LEN as u64,
+            |chunk| {
+                sum.update(chunk);
+            },
+            |out| self.encode_snapshot_body(high, out),
+        )?;
+        file.write_at(&header(&sum.finalize()), 0)?;
+        Ok(file)
+    }
+
+    /// Appends the snapshot's body: everything after the header (see `docs/format.md`).
+    fn encode_snapshot_body(&self, high: HighWater, body: &mut impl Out) {
+        put_u64(body, high.seq);
+        put_u32(body, high.end.segment);
+        put_u64(body, high.end.offset);
+        put_u64(body, self.ids.len() as u64);
+        for raw in self.ids.raw() {
+            body.put(raw);
+        }
+        put_u64(body, self.at.len() as u64);
         for at in self.at.iter() {
-            put_u32(&mut body, at.segment);
-            put_u64(&mut body, at.offset);
+            put_u32(body, at.segment);
+            put_u64(body, at.offset);
         }
         let stamps = (0..self.len()).map(|i| {
             let pos = Pos::new(u32::try_from(i).unwrap_or(u32::MAX));
             self.stamp(pos).unwrap_or(0)
         });
-        put_u64s(&mut body, stamps);
-        self.dag.encode_into(&mut body);
+        put_u64s(body, stamps);
+        self.dag.encode_into(body);
         let roles = self.roles();
-        put_u64(&mut body, roles.len() as u64);
+        put_u64(body, roles.len() as u64);
         for (pos, role) in roles {
-            put_u32(&mut body, pos.get());
-            role.encode_into(&mut body);
+            put_u32(body, pos.get());
+            role.encode_into(body);
         }
-        put_u64(&mut body, self.pending.len() as u64);
+        put_u64(body, self.pending.len() as u64);
         for (id, entry) in self.pending.sorted() {
-            body.extend_from_slice(id.bytes());
-            body.extend_from_slice(&entry.encode());
+            body.put(id.bytes());
+            body.put(&entry.encode());
         }
-        put_u64(&mut body, self.released_rejections.len() as u64);
+        put_u64(body, self.released_rejections.len() as u64);
         for (id, why) in &self.released_rejections {
-            body.extend_from_slice(id.bytes());
+            body.put(id.bytes());
             let text = encode_rejection(why);
-            put_u32(&mut body, u32::try_from(text.len()).unwrap_or(u32::MAX));
-            body.extend_from_slice(&text);
+            put_u32(body, u32::try_from(text.len()).unwrap_or(u32::MAX));
+            body.put(&text);
         }
-        let sum = blake3::hash(body.get(HEADER_LEN..).unwrap_or_default());
-        if let Some((magic, checksum)) = body
-            .get_mut(..HEADER_LEN)
-            .map(|header| header.split_at_mut(MAGIC.len()))
-        {
-            magic.copy_from_slice(&MAGIC);
-            checksum.copy_from_slice(sum.as_bytes());
-        }
-        body
     }
+}
+
+/// The file's header for a body whose blake3 checksum is `sum`.
+fn header(sum: &blake3::Hash) -> [u8; HEADER_LEN] {
+    let mut head = [0; HEADER_LEN];
+    let (magic, checksum) = head.split_at_mut(MAGIC.len());
+    magic.copy_from_slice(&MAGIC);
+    checksum.copy_from_slice(sum.as_bytes());
+    head
 }
 
 impl Snapshot {
@@ -260,36 +288,4 @@ pub fn read(dir: &Path) -> Result<Option<Snapshot>, String> {
         Err(e) => return Err(e.to_string()),
     };
     Snapshot::decode(&bytes).map(Some).map_err(str::to_owned)
-}
-
-/// Writes `DIR/name` atomically: a temporary `.name.*` file in `dir`, synced when `sync`,
-/// renamed over it. Used for the derived files at the ledger root (this snapshot, the graph
-/// file); one left unsynced may be old or damaged after a machine crash, which its checks
-/// detect.
-pub fn write_atomically(dir: &Path, name: &str, bytes: &[u8], sync: bool) -> std::io::Result<()> {
-    let mut file = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .tempfile_in(dir)?;
-    file.write_all(bytes)?;
-    if sync {
-        file.as_file().sync_data()?;
-    }
-    file.persist(dir.join(name)).map_err(|e| e.error)?;
-    Ok(())
-}
-
-/// Removes temporary files a writer killed while writing a derived file (the snapshot,
-/// the graph file) left in `dir`.
-pub fn remove_temporaries(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let prefixes = [layout::SNAPSHOT, layout::GRAPH].map(|name| format!(".{name}."));
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if prefixes.iter().any(|p| name.starts_with(p.as_str())) {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
 }

@@ -8,10 +8,12 @@
 //!   from the log at any time; a high-water mark in the `meta` table tells how far they go.
 //! * [`root`]: the ledger root's lock file and its acknowledged-up-to marker.
 //! * [`atomic`]: small files (keyring, replication marker) replaced atomically.
+//! * `page_cache`: advice to the kernel on the cached pages of files written in bulk.
 //!
 //! All are deliberately ignorant of what an event is: they store opaque bytes and positions.
 
 pub mod atomic;
 pub mod log;
+pub(crate) mod page_cache;
 pub mod root;
 pub mod tables;

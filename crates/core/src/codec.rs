@@ -1,19 +1,114 @@
 //! Fixed-width little-endian encoding of the engine's own derived data (index records, the
-//! state snapshot): a writer that appends to a `Vec<u8>` and a reader that never panics
-//! and never allocates more than the bytes it was given can hold.
+//! state snapshot, the graph file): writers that append to an [`Out`] — a `Vec<u8>`, or
+//! [`Chunks`], which hands a large encoding on a bounded chunk at a time instead of holding
+//! it — and a reader that never panics and never allocates more than the bytes it was
+//! given can hold.
 
-/// Appends `v` little-endian.
-pub fn put_u32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(&v.to_le_bytes());
+/// Where the `put_*` functions write.
+pub trait Out {
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]);
+
+    /// Says that about `additional` more bytes are coming (a vector makes room at once).
+    fn reserve(&mut self, _additional: usize) {}
+}
+
+impl Out for Vec<u8> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+
+    fn reserve(&mut self, additional: usize) {
+        Vec::reserve(self, additional);
+    }
+}
+
+/// A bounded buffer for an encoding too large to hold at once: each time it holds `chunk`
+/// bytes it hands them to `flush` and starts again, so every chunk handed on but the last
+/// is exactly `chunk` bytes (a caller that checksums pages of a size dividing `chunk` sees
+/// whole pages). The encoding then costs `chunk` bytes of memory, touched again and again,
+/// instead of fresh memory as large as the encoding.
+///
+/// The first error `flush` returns is kept and returned by [`Chunks::finish`]; nothing is
+/// handed on after it.
+pub struct Chunks<F, E> {
+    buf: Vec<u8>,
+    chunk: usize,
+    flush: F,
+    failed: Option<E>,
+    total: u64,
+}
+
+impl<F: FnMut(&[u8]) -> Result<(), E>, E> Chunks<F, E> {
+    /// A buffer of `chunk` bytes (at least 1) that hands each full one to `flush`.
+    pub fn new(chunk: usize, flush: F) -> Self {
+        let chunk = chunk.max(1);
+        Chunks {
+            buf: Vec::with_capacity(chunk),
+            chunk,
+            flush,
+            failed: None,
+            total: 0,
+        }
+    }
+
+    /// Hands on what is left and returns how many bytes were put in all, or the first
+    /// error `flush` returned.
+    pub fn finish(mut self) -> Result<u64, E> {
+        self.hand_on();
+        match self.failed {
+            Some(e) => Err(e),
+            None => Ok(self.total),
+        }
+    }
+
+    fn hand_on(&mut self) {
+        if self.buf.is_empty() {
+            return;
+        }
+        if self.failed.is_none() {
+            if let Err(e) = (self.flush)(&self.buf) {
+                self.failed = Some(e);
+            }
+        }
+        self.total += self.buf.len() as u64;
+        self.buf.clear();
+    }
+}
+
+impl<F: FnMut(&[u8]) -> Result<(), E>, E> Out for Chunks<F, E> {
+    #[inline]
+    fn put(&mut self, mut bytes: &[u8]) {
+        loop {
+            let room = self.chunk.saturating_sub(self.buf.len());
+            if bytes.len() < room {
+                self.buf.extend_from_slice(bytes);
+                return;
+            }
+            let (now, rest) = bytes.split_at_checked(room).unwrap_or((bytes, &[]));
+            self.buf.extend_from_slice(now);
+            self.hand_on();
+            bytes = rest;
+            if bytes.is_empty() {
+                return;
+            }
+        }
+    }
 }
 
 /// Appends `v` little-endian.
-pub fn put_u64(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(&v.to_le_bytes());
+pub fn put_u32(out: &mut (impl Out + ?Sized), v: u32) {
+    out.put(&v.to_le_bytes());
+}
+
+/// Appends `v` little-endian.
+pub fn put_u64(out: &mut (impl Out + ?Sized), v: u64) {
+    out.put(&v.to_le_bytes());
 }
 
 /// Appends a count (`u64`) then every value.
-pub fn put_u32s(out: &mut Vec<u8>, values: impl ExactSizeIterator<Item = u32>) {
+pub fn put_u32s(out: &mut (impl Out + ?Sized), values: impl ExactSizeIterator<Item = u32>) {
     put_u64(out, values.len() as u64);
     out.reserve(values.len() * 4);
     for v in values {
@@ -22,7 +117,7 @@ pub fn put_u32s(out: &mut Vec<u8>, values: impl ExactSizeIterator<Item = u32>) {
 }
 
 /// Appends a count (`u64`) then every value.
-pub fn put_u64s(out: &mut Vec<u8>, values: impl ExactSizeIterator<Item = u64>) {
+pub fn put_u64s(out: &mut (impl Out + ?Sized), values: impl ExactSizeIterator<Item = u64>) {
     put_u64(out, values.len() as u64);
     out.reserve(values.len() * 8);
     for v in values {

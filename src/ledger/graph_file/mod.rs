@@ -18,11 +18,14 @@
 
 pub mod view;
 
-use crate::codec::{put_u32, put_u64};
+use std::path::Path;
+
+use crate::codec::{put_u32, put_u64, Out};
 use crate::dag::{ChainSource, DagIndex, Pos};
 use crate::limits::{GRAPH_FANOUT_BITS, GRAPH_PAGE_BYTES};
 use crate::store::log::{HighWater, LogPos};
 
+use super::derived::Derived;
 use super::state::State;
 
 /// File magic and format version.
@@ -143,10 +146,69 @@ pub fn page_sum(page: &[u8]) -> [u8; PAGE_SUM_BYTES as usize] {
 
 impl State {
     /// The graph file's bytes for this state, taken after log batch `high`.
-    pub(crate) fn encode_graph(&self, high: HighWater) -> Vec<u8> {
+    pub fn encode_graph(&self, high: HighWater) -> Vec<u8> {
+        let mut body = Vec::with_capacity(self.len() * 70 + FANOUT as usize * 4);
+        let layout = self.encode_graph_body(&mut body);
+        let sums: Vec<u8> = body
+            .chunks(GRAPH_PAGE_BYTES as usize)
+            .flat_map(page_sum)
+            .collect();
+        let mut file = self.graph_head(high, layout, &sums);
+        file.extend_from_slice(&body);
+        file
+    }
+
+    /// Writes this state's graph file, taken after log batch `high`, to a new temporary
+    /// file in `dir` as it is encoded, a chunk at a time ([`Derived::stream`]): the body
+    /// first, at the offset its layout gives, checksummed page by page as it goes; then
+    /// the header and page table before it. The same bytes as [`State::encode_graph`],
+    /// without holding them. The caller persists it.
+    pub fn write_graph(&self, dir: &Path, high: HighWater) -> std::io::Result<Derived> {
+        let layout = self.graph_layout();
+        let file = Derived::create(dir, crate::layout::GRAPH)?;
+        let mut sums = Vec::with_capacity((layout.pages() * PAGE_SUM_BYTES) as usize);
+        let written = file.stream(
+            body_at(layout.pages()),
+            |chunk| sums.extend(chunk.chunks(GRAPH_PAGE_BYTES as usize).flat_map(page_sum)),
+            |out| {
+                self.encode_graph_body(out);
+            },
+        )?;
+        if written != layout.body_len() {
+            return Err(std::io::Error::other(format!(
+                "the graph file's body took {written} bytes where its layout says {}",
+                layout.body_len()
+            )));
+        }
+        file.write_at(&self.graph_head(high, layout, &sums), 0)?;
+        Ok(file)
+    }
+
+    /// The counts the graph file's layout follows from, without encoding anything.
+    fn graph_layout(&self) -> Layout {
+        let chains = self.dag.chain_count() as u32;
+        let (mut checkpoints, mut clock_entries) = (0u64, 0u64);
+        for c in 0..chains {
+            for (_, clock) in self.dag.checkpoint_clocks(c) {
+                checkpoints += 1;
+                clock_entries += clock.len() as u64;
+            }
+        }
+        Layout {
+            n: self.len() as u64,
+            m: self.dag.edge_count() as u64,
+            chains: u64::from(chains),
+            checkpoints,
+            clock_entries,
+        }
+    }
+
+    /// Appends the graph file's body (see `docs/format.md`) and returns its layout.
+    fn encode_graph_body(&self, body: &mut impl Out) -> Layout {
         let raw = self.ids.raw();
         let n = raw.len();
-        // Bucket by the fanout bits (a counting sort), then sort each small bucket: the
+        // The sorted table: the positions bucketed by the fanout bits (a counting sort),
+        // then each small bucket's entries gathered and sorted, one bucket at a time. The
         // entries hold their keys, so no comparison reaches back into the id table.
         let mut fanout = vec![0u32; FANOUT as usize];
         for id in raw {
@@ -162,54 +224,69 @@ impl State {
                 Some(here)
             })
             .collect();
-        let mut sorted = vec![([0u8; 32], 0u8, 0u32); n];
+        let mut order = vec![0u32; n];
         for (p, id) in raw.iter().enumerate() {
             let Some(at) = next.get_mut(bucket(id)) else {
                 continue;
             };
-            if let (Some(entry), Some((suite, digest))) = (sorted.get_mut(*at), id.split_first()) {
-                entry.0.copy_from_slice(digest);
-                entry.1 = *suite;
-                entry.2 = p as u32;
+            if let Some(slot) = order.get_mut(*at) {
+                *slot = p as u32;
             }
             *at += 1;
         }
-        let mut start = 0usize;
-        for &count in &fanout {
-            let end = start + count as usize;
-            if let Some(part) = sorted.get_mut(start..end) {
-                part.sort_unstable();
-            }
-            start = end;
-        }
-        let mut body = Vec::with_capacity(n * 70 + FANOUT as usize * 4);
         // Cumulative: bucket b's entries are sorted[fanout[b-1] .. fanout[b]].
         let mut total = 0u32;
         for count in &fanout {
             total += count;
-            put_u32(&mut body, total);
+            put_u32(body, total);
         }
-        for (digest, suite, p) in &sorted {
-            body.push(*suite);
-            body.extend_from_slice(digest);
-            put_u32(&mut body, *p);
+        let mut entries: Vec<([u8; 32], u8, u32)> = Vec::new();
+        let mut start = 0usize;
+        for &count in &fanout {
+            let end = start + count as usize;
+            entries.clear();
+            for &p in order.get(start..end).unwrap_or_default() {
+                if let Some((suite, digest)) = raw.get(p as usize).and_then(|id| id.split_first()) {
+                    let mut key = [0u8; 32];
+                    key.copy_from_slice(digest);
+                    entries.push((key, *suite, p));
+                }
+            }
+            entries.sort_unstable();
+            for (digest, suite, p) in &entries {
+                body.put(&[*suite]);
+                body.put(digest);
+                put_u32(body, *p);
+            }
+            start = end;
         }
+        drop(order);
         for p in 0..n as u32 {
-            put_u64(&mut body, self.dag.generation(Pos::new(p)).unwrap_or(0));
+            put_u64(body, self.dag.generation(Pos::new(p)).unwrap_or(0));
         }
         let mut edges = 0u32;
-        put_u32(&mut body, 0);
+        put_u32(body, 0);
         for p in 0..n as u32 {
             edges += self.dag.parents(Pos::new(p)).len() as u32;
-            put_u32(&mut body, edges);
+            put_u32(body, edges);
         }
         for p in 0..n as u32 {
             for parent in self.dag.parents(Pos::new(p)) {
-                put_u32(&mut body, parent.get());
+                put_u32(body, parent.get());
             }
         }
-        let chains = encode_chains(&self.dag, n, &mut body);
-        let last = n.checked_sub(1).map(|i| Pos::new(i as u32));
+        Layout {
+            n: n as u64,
+            m: u64::from(edges),
+            ..encode_chains(&self.dag, n, body)
+        }
+    }
+
+    /// The graph file's bytes before its body: the header, the page table's own checksums
+    /// and the page table, for a body of `layout` whose page checksums are `sums`.
+    fn graph_head(&self, high: HighWater, layout: Layout, sums: &[u8]) -> Vec<u8> {
+        let raw = self.ids.raw();
+        let last = raw.len().checked_sub(1).map(|i| Pos::new(i as u32));
         let last_at = last
             .and_then(|p| self.at.get(p.index()))
             .unwrap_or(LogPos::new(0, 0));
@@ -217,42 +294,34 @@ impl State {
             .and_then(|p| raw.get(p.index()))
             .copied()
             .unwrap_or([0; 33]);
-        let mut out = Vec::with_capacity(body.len() + body.len() / 200 + 256);
+        let mut out = Vec::with_capacity(body_at(layout.pages()) as usize);
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&[0; 32]);
         put_high_water(&mut out, high);
-        put_u64(&mut out, n as u64);
-        put_u64(&mut out, u64::from(edges));
-        put_u64(&mut out, chains.chains);
-        put_u64(&mut out, chains.checkpoints);
-        put_u64(&mut out, chains.clock_entries);
+        put_u64(&mut out, layout.n);
+        put_u64(&mut out, layout.m);
+        put_u64(&mut out, layout.chains);
+        put_u64(&mut out, layout.checkpoints);
+        put_u64(&mut out, layout.clock_entries);
         put_u32(&mut out, last_at.segment);
         put_u64(&mut out, last_at.offset);
         out.extend_from_slice(&last_id);
-        put_u64(
-            &mut out,
-            body.len().div_ceil(GRAPH_PAGE_BYTES as usize) as u64,
-        );
-        let table: Vec<u8> = body
-            .chunks(GRAPH_PAGE_BYTES as usize)
-            .flat_map(page_sum)
-            .collect();
-        for chunk in table.chunks(GRAPH_PAGE_BYTES as usize) {
+        put_u64(&mut out, layout.pages());
+        for chunk in sums.chunks(GRAPH_PAGE_BYTES as usize) {
             out.extend_from_slice(&page_sum(chunk));
         }
         let sum = blake3::hash(out.get(HEADER_FIELDS.start..).unwrap_or_default());
         if let Some(slot) = out.get_mut(8..40) {
             slot.copy_from_slice(sum.as_bytes());
         }
-        out.extend_from_slice(&table);
-        out.extend_from_slice(&body);
+        out.extend_from_slice(sums);
         out
     }
 }
 
 /// Appends the chain sections of the body (each event's chain and sequence number, each
 /// chain's members, its checkpoints, their clocks); returns their counts.
-fn encode_chains(dag: &DagIndex, n: usize, body: &mut Vec<u8>) -> Layout {
+fn encode_chains(dag: &DagIndex, n: usize, body: &mut impl Out) -> Layout {
     for p in 0..n as u32 {
         let (c, s) = dag.chain_seq(Pos::new(p)).unwrap_or((0, 0));
         put_u32(body, c);

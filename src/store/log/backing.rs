@@ -13,6 +13,7 @@ use std::sync::RwLock;
 
 use super::format::Sealing;
 use super::memory::{Lift, MemorySegment};
+use crate::store::page_cache;
 
 /// A segment's bytes.
 pub(crate) enum Backing {
@@ -86,35 +87,22 @@ impl Backing {
 
     /// Asks the kernel to drop the cached pages wholly inside bytes `[from, to)` of a
     /// segment file, which must be synced (clean pages only: nothing is lost, the bytes are
-    /// read from the disk when next asked for). Advice: a failure, or a system without it,
-    /// changes nothing. Memory has no cache to drop.
+    /// read from the disk when next asked for). Advice (`store::page_cache`). Memory has
+    /// no cache to drop.
     pub(crate) fn drop_cached(&self, from: u64, to: u64) {
-        self.advise_dont_need(from, to);
+        if let Backing::File(file, _) = self {
+            page_cache::drop_cached(file, from, to);
+        }
     }
 
     /// Starts writing bytes `[from, to)` of a segment file back to the disk without waiting
-    /// for them (Linux's `POSIX_FADV_DONTNEED` starts the writeback of the range's dirty
-    /// pages, and drops only pages already clean, which these are not): the
-    /// [`Backing::sync_data`] that follows then mostly waits for what is left. Advice: a
-    /// failure, or a system where it starts nothing, only leaves all the writing to the sync.
+    /// for them, so that the [`Backing::sync_data`] that follows mostly waits for what is
+    /// left. Advice (`store::page_cache`): where it starts nothing, the sync does all the
+    /// writing.
     pub(crate) fn start_writeback(&self, from: u64, to: u64) {
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        self.advise_dont_need(from, to);
-        #[cfg(not(any(target_os = "linux", target_os = "android")))]
-        let _ = (from, to);
-    }
-
-    /// `posix_fadvise(POSIX_FADV_DONTNEED)` of bytes `[from, to)` of a segment file, where
-    /// the system has it; its result is ignored (advice).
-    fn advise_dont_need(&self, from: u64, to: u64) {
-        #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
-        if let (Backing::File(file, _), Some(len)) =
-            (self, std::num::NonZeroU64::new(to.saturating_sub(from)))
-        {
-            let _ = rustix::fs::fadvise(file, from, Some(len), rustix::fs::Advice::DontNeed);
+        if let Backing::File(file, _) = self {
+            page_cache::start_writeback(file, from, to);
         }
-        #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
-        let _ = (from, to);
     }
 
     /// Makes written bytes durable; memory has nothing to make durable.

@@ -19,11 +19,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::SegmentFile;
-
-/// Dropped ranges start at a multiple of this, so that a page two batches share is dropped
-/// with the later one (the kernel drops only whole pages inside a range). A multiple of
-/// every page size Linux uses (4 KiB to 64 KiB).
-const ALIGN: u64 = 64 << 10;
+use crate::store::page_cache::ALIGN;
 
 /// The synced bytes of a log still in the page cache, oldest first, and how many to keep.
 pub(crate) struct CachedTail {

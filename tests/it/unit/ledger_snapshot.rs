@@ -75,3 +75,42 @@ fn a_state_round_trips_and_any_damage_is_refused() {
     }
     assert!(Snapshot::decode(&encoded[..encoded.len() - 1]).is_err());
 }
+
+/// The snapshot and the graph file written to disk as they are encoded, a chunk at a time,
+/// are byte for byte the encodings held whole, for a state whose files span several
+/// chunks; each file is renamed into place only when persisted.
+#[test]
+fn streamed_files_are_the_encodings_held_whole() {
+    let dag = realm_dag(5, 16_000, 8, 16).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let ledger = Ledger::open(tmp.path()).unwrap();
+    for chunk in dag.chunks(1000) {
+        let bytes: Vec<&[u8]> = chunk.iter().map(|e| e.bytes()).collect();
+        ledger.append_batch(&bytes).unwrap();
+    }
+    let state = akledger::internals::read_state(&ledger).unwrap();
+    let high = HighWater::default();
+    let out = tempfile::tempdir().unwrap();
+    let snapshot = state.write_snapshot(out.path(), high).unwrap();
+    let graph = state.write_graph(out.path(), high).unwrap();
+    assert!(!out.path().join("snapshot").exists() && !out.path().join("graph").exists());
+    snapshot.persist(true).unwrap();
+    graph.persist(false).unwrap();
+    let limit = akledger::limits::DERIVED_WRITE_CHUNK;
+    let on_disk = std::fs::read(out.path().join("snapshot")).unwrap();
+    assert!(on_disk.len() > limit, "{} bytes", on_disk.len());
+    assert!(
+        on_disk == state.encode_snapshot(high),
+        "the snapshot differs"
+    );
+    let on_disk = std::fs::read(out.path().join("graph")).unwrap();
+    assert!(on_disk.len() > limit, "{} bytes", on_disk.len());
+    assert!(
+        on_disk == state.encode_graph(high),
+        "the graph file differs"
+    );
+    // One written and never persisted leaves nothing behind.
+    drop(state.write_snapshot(out.path(), high).unwrap());
+    let names: Vec<_> = std::fs::read_dir(out.path()).unwrap().collect();
+    assert_eq!(names.len(), 2, "no temporary file is left");
+}

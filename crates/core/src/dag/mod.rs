@@ -257,6 +257,11 @@ impl DagIndex {
         self.gen.len() == 0
     }
 
+    /// Number of parent edges (each event's parents, deduplicated, counted once).
+    pub fn edge_count(&self) -> usize {
+        self.parent_tgt.len()
+    }
+
     /// Number of chains of the decomposition (diagnostics).
     pub fn chain_count(&self) -> usize {
         self.chains.len()

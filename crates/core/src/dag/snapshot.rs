@@ -11,11 +11,11 @@ use super::generations::Generations;
 use super::heads::Heads;
 use super::narrow::Narrow;
 use super::{DagIndex, Pos};
-use crate::codec::{put_u32, put_u32s, put_u64, put_u64s, Reader};
+use crate::codec::{put_u32, put_u32s, put_u64, put_u64s, Out, Reader};
 
 impl DagIndex {
     /// Appends the index's encoding to `out`.
-    pub fn encode_into(&self, out: &mut Vec<u8>) {
+    pub fn encode_into(&self, out: &mut (impl Out + ?Sized)) {
         put_u32s(out, self.parent_off.iter().copied());
         put_u32s(out, self.parent_tgt.iter().map(|p| p.get()));
         put_u64s(out, self.gen.iter());
