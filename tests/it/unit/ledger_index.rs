@@ -93,11 +93,13 @@ fn a_batch_row_holds_a_batch_and_the_index_loads_without_a_rebuild() {
 
 #[test]
 fn a_large_batch_is_split_into_rows_of_at_most_row_records() {
-    let (dir, config, _) = written(2, 150, 151);
+    let events = 2 * ROW_RECORDS + 53;
+    let (dir, config, _) = written(2, events - 1, events);
     std::fs::remove_file(dir.path().join("snapshot")).unwrap();
-    assert_eq!(row_firsts(dir.path()), [0, 64, 128]);
+    let rows = ROW_RECORDS as u32;
+    assert_eq!(row_firsts(dir.path()), [0, rows, 2 * rows]);
     let ledger = Ledger::open_with(config).unwrap();
-    assert_eq!(ledger.len(), 151);
+    assert_eq!(ledger.len(), events);
     assert_eq!(ledger.open_report().rebuilt, None);
     assert!(ledger.check().unwrap().is_clean());
 }
