@@ -46,7 +46,9 @@ pub struct Snapshot {
 }
 
 impl State {
-    /// The snapshot file's bytes for this state, taken after log batch `high`.
+    /// The snapshot file's bytes for this state, taken after log batch `high`, held whole
+    /// (what the tests compare [`State::write_snapshot`]'s file with).
+    #[cfg(feature = "internals")]
     pub fn encode_snapshot(&self, high: HighWater) -> Vec<u8> {
         // The body is written after room for the header, which goes in last: the file's
         // bytes are made in one buffer, not copied into a second one.
@@ -62,7 +64,7 @@ impl State {
 
     /// Writes this state's snapshot, taken after log batch `high`, to a new temporary file
     /// in `dir` as it is encoded, a chunk at a time ([`Derived::stream`]): the same bytes
-    /// as [`State::encode_snapshot`], without holding them. The caller persists it.
+    /// as `encode_snapshot`, without holding them. The caller persists it.
     pub fn write_snapshot(&self, dir: &Path, high: HighWater) -> std::io::Result<Derived> {
         let file = Derived::create(dir, layout::SNAPSHOT)?;
         let mut sum = blake3::Hasher::new();
