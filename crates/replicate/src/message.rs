@@ -21,8 +21,6 @@
 //! header names another encoding, or whose bytes do not decompress to at most
 //! [`REPLICATE_MAX_MESSAGE_BYTES`], is unreadable ([`Unreadable`]).
 
-use std::borrow::Cow;
-
 use crate::limits::{MESSAGE_BYTES, MESSAGE_EVENTS, REPLICATE_MAX_MESSAGE_BYTES};
 use akledger::id::{hex, EventId};
 
@@ -61,13 +59,13 @@ impl Packed {
     }
 
     /// The payload to send and its encoding ([`ENCODING_HEADER`]'s value; `None`: as it
-    /// is): LZ4-compressed when that saves at least an eighth.
-    pub fn encoded(&self) -> (Cow<'_, [u8]>, Option<&'static str>) {
+    /// is): LZ4-compressed when that saves at least an eighth, else the payload itself.
+    pub fn encoded(self) -> (Vec<u8>, Option<&'static str>) {
         let compressed = lz4_flex::block::compress_prepend_size(&self.payload);
         if compressed.len() <= self.payload.len() - self.payload.len() / 8 {
-            (Cow::Owned(compressed), Some(LZ4))
+            (compressed, Some(LZ4))
         } else {
-            (Cow::Borrowed(&self.payload), None)
+            (self.payload, None)
         }
     }
 
@@ -217,19 +215,21 @@ mod tests {
     #[test]
     fn a_compressed_message_reads_back_as_the_events_packed() {
         let packed = packed_like_events(64);
+        let plain = packed.payload.clone();
         let (sent, encoding) = packed.encoded();
         assert_eq!(encoding, Some(LZ4));
-        assert!(sent.len() < packed.payload.len() * 7 / 8, "{}", sent.len());
+        assert!(sent.len() < plain.len() * 7 / 8, "{}", sent.len());
         let mut scratch = Vec::new();
         let read = decoded(&sent, encoding, &mut scratch).unwrap();
-        assert_eq!(read, packed.payload.as_slice());
+        assert_eq!(read, plain.as_slice());
         assert_eq!(events_of(read).count(), 64);
         // Unencoded: read as it is.
         assert_eq!(decoded(b"{}", None, &mut scratch), Ok(&b"{}"[..]));
         // What does not shrink by an eighth goes as it is.
         let mut short = Packed::default();
         short.push(id(1), b"{\"a\":1}");
-        assert_eq!(short.encoded(), (Cow::Borrowed(&short.payload[..]), None));
+        let plain = short.payload.clone();
+        assert_eq!(short.encoded(), (plain, None));
     }
 
     #[test]

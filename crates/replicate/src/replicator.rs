@@ -142,12 +142,13 @@ impl Batch {
     /// Closes the message being packed.
     fn close(&mut self) {
         if let Some((realm, packed)) = self.packing.take() {
+            let (id, events) = (packed.message_id(), packed.ids.len() as u64);
             let (payload, encoding) = packed.encoded();
             self.messages.push(Outgoing {
                 subject: realm_subject(&realm),
-                id: packed.message_id(),
-                events: packed.ids.len() as u64,
-                payload: payload.into_owned(),
+                id,
+                events,
+                payload,
                 encoding,
             });
         }
