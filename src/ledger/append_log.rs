@@ -244,6 +244,7 @@ impl Ledger {
             .map_err(Error::Rejected)?;
         let format = reader.format();
         let mut summary = LogSummary::new(format);
+        let _bulk = super::BulkAppend::start(self);
         let mut pipeline = self.pipeline_ahead(if self.config.in_memory {
             LOG_BATCHES_AHEAD
         } else {

@@ -150,7 +150,8 @@ impl Config {
     /// that is more ([`SNAPSHOT_SHARE`](crate::limits::SNAPSHOT_SHARE)). A close writes one
     /// too once this many — or 4096, whichever is fewer — were written since the last.
     /// Small values are useful in tests; larger ones trade a longer open after a crash for
-    /// fewer snapshot writes.
+    /// fewer snapshot writes. A bulk append ([`crate::Ledger::append_log`]) takes none until
+    /// it ends: an open after a crash during one loads the index instead.
     pub fn snapshot_interval(mut self, entries: u64) -> Self {
         self.snapshot_interval = entries.max(1);
         self

@@ -179,6 +179,36 @@ struct Writer {
     /// snapshot, the close and the drop wait for it first; a write that failed is reported
     /// there, and the snapshot is due again.
     snapshot_writing: Option<(JoinHandle<Result<(), Error>>, u64)>,
+    /// A bulk append ([`Ledger::append_log`]) is under way: commits take no periodic
+    /// snapshot until it ends (see [`BulkAppend`]).
+    bulk: bool,
+}
+
+/// A bulk append under way: while it lives, commits take no periodic snapshot. Each would
+/// rewrite the whole state (three of them, 157 MB, while importing a million events) only
+/// to be replaced seconds later; the next commit after the append, or the close, takes the
+/// one that is due. A process that dies during the append reopens from the index, which
+/// an open prefers over a snapshot that far behind ([`crate::limits::REPLAY_OVER_INDEX`]).
+pub(crate) struct BulkAppend<'a>(&'a Mutex<Writer>);
+
+impl<'a> BulkAppend<'a> {
+    fn mark(writer: &Mutex<Writer>, bulk: bool) {
+        if let Ok(mut writer) = writer.lock() {
+            writer.bulk = bulk;
+        }
+    }
+
+    /// Marks the ledger's writer as in a bulk append until the result is dropped.
+    pub(crate) fn start(ledger: &'a Ledger) -> Self {
+        BulkAppend::mark(&ledger.writer, true);
+        BulkAppend(&ledger.writer)
+    }
+}
+
+impl Drop for BulkAppend<'_> {
+    fn drop(&mut self) {
+        BulkAppend::mark(self.0, false);
+    }
 }
 
 impl Writer {
@@ -505,6 +535,9 @@ impl Ledger {
             index.persist(first, &records, &changes, high_water)?;
         }
         self.checkpoint_if_due(writer)?;
+        if writer.bulk {
+            return Ok(());
+        }
         // A snapshot rewrites the whole state: spaced by a share of the ledger once that is
         // larger, the snapshots of a growing ledger write a bounded multiple of its final
         // state (a fixed spacing wrote 19 GB of snapshots while importing 10 M events).

@@ -6,9 +6,10 @@ use std::sync::{Mutex, RwLock};
 
 use crate::error::Error;
 use crate::layout;
+use crate::limits::REPLAY_OVER_INDEX;
 use crate::proof::Verifier;
 use crate::store::log::{
-    HighWater, LogError, LogOptions, RecoveryReport, SegmentLog, SegmentReader,
+    HighWater, LogError, LogOptions, LogPos, RecoveryReport, SegmentLog, SegmentReader,
 };
 use crate::store::root::{read_acked, AckWriter, Acked, LockError, RootLock};
 
@@ -206,7 +207,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
                     index.persist(first, records, changes, high)
                 };
             let snap = match usable_snapshot(found, &reader, log_high, &mut report) {
-                Some(snap) => index_covering(&index, snap, &mut report)?,
+                Some(snap) => index_covering(&index, snap, &reader, &mut report)?,
                 None => None,
             };
             let replayed = snap
@@ -273,6 +274,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             graph_entries,
             checkpointed,
             snapshot_writing: None,
+            bulk: false,
         };
         Ok(assemble(config, writer, (state, tree), index, report, lock))
     })
@@ -303,6 +305,7 @@ fn open_in_memory(config: Config) -> Result<Ledger, Error> {
         graph_entries: 0,
         checkpointed: 0,
         snapshot_writing: None,
+        bulk: false,
     };
     Ok(assemble(
         config,
@@ -362,19 +365,35 @@ fn usable_snapshot(
     })
 }
 
-/// `snap`, when the index covers it. sled is written every batch, the snapshot at
-/// checkpoints: an empty index (removed, or found damaged and removed) is rewritten from
-/// the snapshot's state, which the log has just vouched for, instead of being rebuilt from
-/// the whole log. An index that holds rows but is behind the snapshot (sled had not
-/// flushed when the process died, or it was restored from a backup) wins: the snapshot is
-/// not used, and the log after the index's mark is replayed into it.
+/// `snap`, when the index covers it and loading it is the shorter way to the log's end.
+/// sled is written every batch, the snapshot at checkpoints: an empty index (removed, or
+/// found damaged and removed) is rewritten from the snapshot's state, which the log has
+/// just vouched for, instead of being rebuilt from the whole log. An index that holds rows
+/// but is behind the snapshot (sled had not flushed when the process died, or it was
+/// restored from a backup) wins: the snapshot is not used, and the log after the index's
+/// mark is replayed into it. So does an index so far ahead of the snapshot that replaying
+/// the log between them would take longer than loading the index
+/// ([`REPLAY_OVER_INDEX`]): a bulk append takes no snapshot until it ends, so a process
+/// that died during one left the index as its only recent state.
 fn index_covering(
     index: &Index,
     snap: Snapshot,
+    reader: &SegmentReader,
     report: &mut OpenReport,
 ) -> Result<Option<Snapshot>, Error> {
+    let start = LogPos::new(0, 0);
     match index.high_water() {
-        Ok(Some(h)) if h.seq >= snap.high.seq => Ok(Some(snap)),
+        Ok(Some(h)) if h.seq >= snap.high.seq => {
+            let after = reader.bytes_between(snap.high.end, h.end);
+            let before = reader.bytes_between(start, snap.high.end);
+            if after.saturating_mul(REPLAY_OVER_INDEX) <= before {
+                return Ok(Some(snap));
+            }
+            report.snapshot_ignored = Some(format!(
+                "the index is {after} log bytes ahead of it, against {before} before it: loading the index is shorter than replaying them"
+            ));
+            Ok(None)
+        }
         Ok(Some(h)) => {
             report.snapshot_ignored = Some(format!(
                 "the index covers batch {} only, and it is kept (restored, or not flushed before the process ended)",

@@ -4,7 +4,9 @@
 //! re-parsing the log. Byte layout in `docs/format.md`.
 //!
 //! It is derived and optional. It is written on a clean close and every
-//! [`SNAPSHOT_INTERVAL`] admitted events, atomically (temporary file, rename), as it is
+//! [`SNAPSHOT_INTERVAL`] admitted events (but not during a bulk append, whose crash the
+//! index covers: `open.rs` loads the index instead of a snapshot that far behind it),
+//! atomically (temporary file, rename), as it is
 //! encoded, a chunk at a time ([`super::derived`]). Before use it
 //! must pass its checksum and fit the log it claims to describe (see [`Snapshot::fits`]);
 //! a snapshot that fails is ignored, never trusted over the log, and the open says so.

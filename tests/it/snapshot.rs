@@ -325,3 +325,56 @@ fn a_snapshot_whose_write_failed_on_its_thread_is_reported_by_the_next_one() {
         .count();
     assert_eq!(temporaries, 0);
 }
+
+#[test]
+fn a_bulk_append_takes_no_snapshot_until_it_ends_and_a_crash_during_it_reopens_from_the_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = common::realm_dag_bytes(11, 4_300, 6, 16);
+    let (early, rest) = all.split_at(1_200);
+    let (bulk, last) = rest.split_at(3_000);
+    let ledger = Ledger::open(tmp.path()).unwrap();
+    for chunk in early.chunks(500) {
+        ledger.append_batch(chunk).unwrap();
+    }
+    ledger.close().unwrap();
+    let path = tmp.path().join("snapshot");
+    let before_bulk = std::fs::read(&path).unwrap();
+    // Snapshots due every 256 entries: a bulk append takes none of them.
+    let ledger = Ledger::open_with(Config::new(tmp.path()).snapshot_interval(256)).unwrap();
+    let lines = bulk.join(&b'\n');
+    let report = ledger.append_log(&lines[..]).unwrap();
+    assert_eq!(report.summary.admitted, bulk.len());
+    akledger::internals::finish_snapshot_write(&ledger).unwrap();
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before_bulk,
+        "a snapshot mid-bulk"
+    );
+    // Once it has ended, the next commit takes the snapshot that is due.
+    ledger.append_batch(last).unwrap();
+    akledger::internals::finish_snapshot_write(&ledger).unwrap();
+    assert_ne!(
+        std::fs::read(&path).unwrap(),
+        before_bulk,
+        "no snapshot after the bulk"
+    );
+    ledger.close().unwrap();
+    // What a process that died during the bulk append leaves: the snapshot from before it,
+    // the index flushed since. Replaying 3,100 events after a snapshot of 1,200 would take
+    // longer than loading the index: the open loads the index.
+    std::fs::write(&path, &before_bulk).unwrap();
+    let reopened = Ledger::open(tmp.path()).unwrap();
+    let report = reopened.open_report().clone();
+    assert!(
+        report.snapshot.is_none() && report.rebuilt.is_none() && report.replayed == 0,
+        "{report:?}"
+    );
+    assert!(
+        report
+            .snapshot_ignored
+            .as_deref()
+            .is_some_and(|why| why.contains("loading the index is shorter")),
+        "{report:?}"
+    );
+    assert_consistent(&reopened, all.len());
+}

@@ -112,6 +112,30 @@ impl SegmentReader {
             .sum()
     }
 
+    /// Bytes of committed frames from `from` to `to` (batch boundaries, `from` first),
+    /// segment headers left out: what replaying that stretch of the log reads. 0 when `to`
+    /// is not after `from`; a position past a segment's committed end counts to that end.
+    pub fn bytes_between(&self, from: LogPos, to: LogPos) -> u64 {
+        let shared = self.shared.read().unwrap_or_else(|e| e.into_inner());
+        let frames = |n: u32, start: u64, end: u64| {
+            shared.segments.get(n as usize).map_or(0, |s| {
+                end.min(s.end).saturating_sub(start.max(FILE_HEADER_LEN))
+            })
+        };
+        match from.segment.cmp(&to.segment) {
+            std::cmp::Ordering::Greater => 0,
+            std::cmp::Ordering::Equal => frames(from.segment, from.offset, to.offset),
+            std::cmp::Ordering::Less => {
+                let between: u64 = (from.segment.saturating_add(1)..to.segment)
+                    .map(|n| frames(n, 0, u64::MAX))
+                    .sum();
+                frames(from.segment, from.offset, u64::MAX)
+                    .saturating_add(between)
+                    .saturating_add(frames(to.segment, 0, to.offset))
+            }
+        }
+    }
+
     /// Iterates all committed entries from the start of the log.
     pub fn iter(&self) -> LogIter {
         self.iter_from(LogPos::new(0, FILE_HEADER_LEN))

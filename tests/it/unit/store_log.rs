@@ -869,3 +869,47 @@ fn synced_bytes_behind_the_cached_tail_leave_the_page_cache() {
         check_contents(&log, &batches);
     }
 }
+
+#[test]
+fn bytes_between_counts_the_frames_of_each_segment_the_stretch_crosses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut log, _) = open(tmp.path(), &opts(4096));
+    let start = log.high_water().end;
+    // Each batch's bytes on disk, and the high-water mark after it.
+    let mut marks = vec![start];
+    for tag in 0..12u64 {
+        append(
+            &mut log,
+            &vec![(1, payload(tag, 700)), (2, payload(tag + 100, 300))],
+        );
+        marks.push(log.high_water().end);
+    }
+    assert!(
+        log.high_water().end.segment >= 2,
+        "the batches span segments"
+    );
+    let reader = log.reader();
+    // The frames' bytes, counted from the files: each segment's length less its header.
+    let frames: u64 = (0..=log.high_water().end.segment)
+        .map(|n| fs::metadata(seg_path(tmp.path(), n)).unwrap().len() - FILE_HEADER_LEN)
+        .sum();
+    assert_eq!(reader.bytes_between(start, log.high_water().end), frames);
+    assert_eq!(
+        reader.bytes_between(LogPos::new(0, 0), log.high_water().end),
+        frames
+    );
+    // Any two marks: the sum of the batches between them, whichever segments they are in.
+    for (i, &from) in marks.iter().enumerate() {
+        for &to in &marks[i..] {
+            let steps: u64 = marks
+                .windows(2)
+                .skip_while(|w| w[0] != from)
+                .take_while(|w| w[0] != to)
+                .map(|w| reader.bytes_between(w[0], w[1]))
+                .sum();
+            assert_eq!(reader.bytes_between(from, to), steps, "{from:?} .. {to:?}");
+        }
+    }
+    // Backwards is nothing.
+    assert_eq!(reader.bytes_between(log.high_water().end, start), 0);
+}
