@@ -3,7 +3,7 @@
 //!
 //! | table | key | value |
 //! | --- | --- | --- |
-//! | `event_batches` | admission position of the row's first record (u32 BE) | up to `ROW_RECORDS` (1024) consecutive [`Record`]s of one batch (see `docs/format.md`) |
+//! | `event_batches` | admission position of the row's first record (u32 BE) | up to `ROW_RECORDS` (1024) consecutive [`Record`]s of one batch, each encoded against the one before it (see `docs/format.md`) |
 //! | `pending` | event id (33 bytes) | log position of its bytes, size, the dependency it waits for |
 //! | `rejected_on_release` | event id (33 bytes) | code `\n` message |
 //! | `meta` | `log_high_water`, `index_format` | last log batch the tables cover; this layout's version |
@@ -28,7 +28,7 @@ use crate::store::tables::{
     CodecError, Key, Store, StoreError, StoreOptions, Table, Value, WriteBatch, META,
 };
 
-use super::record::Record;
+use super::record::{Record, RowContext};
 use super::state::{PendingEntry, Staged, State};
 use crate::codec::{put_u32, Reader};
 
@@ -38,10 +38,11 @@ pub const EVENT_BATCHES: Table<u32, Vec<u8>> = Table::new("event_batches");
 pub const EVENTS_V1: Table<u32, Vec<u8>> = Table::new("events");
 /// `meta` key of the layout version; an index without it (or with another) is rebuilt.
 pub const FORMAT_KEY: &str = "index_format";
-/// The layout described above (1: one `events` row per record).
-const FORMAT: u32 = 2;
+/// The layout described above (1: one `events` row per record; 2: rows of records of
+/// fixed widths, each behind its length, about twice the bytes).
+const FORMAT: u32 = 3;
 /// Index records per `event_batches` row, at most: a whole batch of `append_log`
-/// ([`crate::limits::LOG_BATCH_EVENTS`]) in one row, about 70 KiB. sled's cost is per key:
+/// ([`crate::limits::LOG_BATCH_EVENTS`]) in one row, about 47 KiB. sled's cost is per key:
 /// against rows of 64 records (16 keys a batch, each leaf under sled's 128 KiB blob
 /// threshold), an import of 1 M events took 0.967 × the wall, and its index 90 MB instead
 /// of 119 MB. sled keeps a leaf over 128 KiB as a blob file of its own (about 110 of them
@@ -220,8 +221,8 @@ impl Index {
             if first as usize != state.len() {
                 return Err(format!("index row {first} out of sequence"));
             }
-            let records =
-                decode_records(&bytes).ok_or_else(|| format!("index row {first} is damaged"))?;
+            let records = decode_records(first, &bytes)
+                .ok_or_else(|| format!("index row {first} is damaged"))?;
             for record in &records {
                 state
                     .admit(record)
@@ -263,7 +264,7 @@ impl Index {
             if first as usize != count {
                 diffs.push(format!("sled event_batches row {first} is out of sequence"));
             }
-            let Some(stored) = decode_records(&bytes) else {
+            let Some(stored) = decode_records(first, &bytes) else {
                 diffs.push(format!("sled event_batches row {first} is damaged"));
                 continue;
             };
@@ -375,37 +376,38 @@ fn put_rows(batch: &mut WriteBatch, first: usize, records: &[Record]) -> Result<
     }
     for (i, row) in records.chunks(ROW_RECORDS).enumerate() {
         let key = (first + i * ROW_RECORDS) as u32;
-        batch.insert(&EVENT_BATCHES, &key, &encode_records(row));
+        batch.insert(&EVENT_BATCHES, &key, &encode_records(key, row));
     }
     Ok(())
 }
 
-/// An `event_batches` value: count `u32` LE, then per record its length `u32` LE and the
-/// record.
-pub fn encode_records(records: &[Record]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(4 + records.len() * 96);
+/// An `event_batches` value for the records admitted at positions `first..`: their count
+/// `u32` LE, then each record encoded against the one before it ([`Record::encode_in_row`]).
+pub fn encode_records(first: u32, records: &[Record]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + records.len() * 56);
     put_u32(&mut out, records.len() as u32);
-    for record in records {
-        let bytes = record.encode();
-        put_u32(&mut out, bytes.len() as u32);
-        out.extend_from_slice(&bytes);
+    let mut row = RowContext::default();
+    for (i, record) in records.iter().enumerate() {
+        // Past 2^32 positions a row does not decode: `put_rows` refuses such a batch.
+        record.encode_in_row(first.wrapping_add(i as u32), &mut row, &mut out);
     }
     out
 }
 
-/// The records of an `event_batches` value; `None` unless it decodes exactly (count,
-/// lengths, every record, nothing after the last).
-pub fn decode_records(bytes: &[u8]) -> Option<Vec<Record>> {
+/// The records of the `event_batches` value of the row at position `first`; `None` unless
+/// it decodes exactly (the count, every record, nothing after the last).
+pub fn decode_records(first: u32, bytes: &[u8]) -> Option<Vec<Record>> {
     let mut reader = Reader::new(bytes);
     let count = reader.u32()? as usize;
-    // Each record takes more than 4 bytes: a count the bytes cannot hold is damage.
-    if count > bytes.len() / 4 {
+    // Each record takes more than 33 bytes: a count the bytes cannot hold is damage.
+    if count > bytes.len() / 33 {
         return None;
     }
     let mut records = Vec::with_capacity(count);
-    for _ in 0..count {
-        let len = reader.u32()? as usize;
-        records.push(Record::decode(reader.take(len)?)?);
+    let mut row = RowContext::default();
+    for i in 0..count {
+        let own = first.checked_add(u32::try_from(i).ok()?)?;
+        records.push(Record::decode_in_row(&mut reader, own, &mut row)?);
     }
     reader.is_empty().then_some(records)
 }

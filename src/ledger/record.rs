@@ -1,9 +1,12 @@
 //! The index record of an admitted event: what the in-memory state needs to be rebuilt on
-//! open without reading (or parsing) the log. Fixed little-endian layout, documented in
-//! `docs/format.md` ("Index records"); decoding is total (no panics on damaged bytes).
+//! open without reading (or parsing) the log. Records are stored in batch rows, each
+//! encoded against the one before it in its row ([`RowContext`]), documented in
+//! `docs/format.md` ("Index record"); decoding is total (no panics on damaged bytes).
 //!
 //! ```text
-//! record := id[33] segment:u32le offset:u64le stamp:u64le role nparents:u16le parent:u32le*
+//! record := id[33] segment:svarint offset:varint stamp:svarint role
+//!           nparents:varint (own - parent):svarint*
+//!           (segment and stamp: differences from the row's previous record, from 0 first)
 //! role   := 0x00                                  plain
 //!         | 0x01                                  ak.realm.create
 //!         | 0x02 realm[33] len:u16le controller   ak.sidecar.create (controller: the
@@ -11,6 +14,9 @@
 //!         | 0x03 sidecar[33]                      in a sidecar's scope
 //!         | 0x04 realm[33]                        ak.strand.create
 //!         | 0x05 sidecar[33] strand[33] ver:u64le ak.sidecar.context.attach
+//!         | 0x06 len:u16le did ver:u64le          ak.actor.model
+//!         | 0x07                                  in the scope of the sidecar the row's
+//!                                                 last 0x03 or 0x07 named
 //! ```
 #![cfg_attr(
     feature = "internals",
@@ -18,7 +24,7 @@
 )]
 
 use crate::canonical::parse_canonical;
-use crate::codec::{Out, Reader};
+use crate::codec::{put_signed_varint, put_varint, Out, Reader};
 use crate::dag::Pos;
 use crate::did::{ActorId, DidCoreId};
 use crate::envelope::Body;
@@ -184,44 +190,85 @@ impl Role {
     }
 }
 
-impl Record {
-    /// The fixed little-endian encoding.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64 + 4 * self.parents.len());
-        out.extend_from_slice(self.id.bytes());
-        out.extend_from_slice(&self.at.segment.to_le_bytes());
-        out.extend_from_slice(&self.at.offset.to_le_bytes());
-        out.extend_from_slice(&self.stamp.to_le_bytes());
-        self.role.encode_into(&mut out);
-        out.extend_from_slice(
-            &u16::try_from(self.parents.len())
-                .unwrap_or(u16::MAX)
-                .to_le_bytes(),
-        );
-        for p in &self.parents {
-            out.extend_from_slice(&p.get().to_le_bytes());
+/// What a batch row's records are encoded against: the record before them in the row.
+/// Each record stores its segment and stamp as differences from the previous record's,
+/// and an event in the same sidecar's scope as the last one the row named stores no id
+/// for it (role 7). A row starts from zeros and no sidecar.
+#[derive(Clone, Debug, Default)]
+pub struct RowContext {
+    segment: u32,
+    stamp: u64,
+    sidecar: Option<SidecarId>,
+}
+
+impl RowContext {
+    /// Notes the sidecar a record's role names for the next records.
+    fn saw(&mut self, role: &Role) {
+        if let Role::InSidecar(sidecar) = role {
+            self.sidecar = Some(*sidecar);
         }
-        out
+    }
+}
+
+/// Role 7 in a row: the event is in the scope of the sidecar the row named last.
+const SAME_SIDECAR: u8 = 7;
+
+impl Record {
+    /// Appends this record, admitted at position `own`, to a batch row after the records
+    /// `row` has seen (see `docs/format.md`, "Index record"): the id, the segment as a
+    /// signed difference from the previous record's, the entry's offset, the stamp as a
+    /// signed difference, the role, and each parent as its distance back from `own`.
+    pub fn encode_in_row(&self, own: u32, row: &mut RowContext, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.id.bytes());
+        put_signed_varint(
+            out,
+            i64::from(self.at.segment)
+                - i64::from(std::mem::replace(&mut row.segment, self.at.segment)),
+        );
+        put_varint(out, self.at.offset);
+        put_signed_varint(
+            out,
+            self.stamp
+                .wrapping_sub(std::mem::replace(&mut row.stamp, self.stamp)) as i64,
+        );
+        match &self.role {
+            Role::InSidecar(sidecar) if row.sidecar == Some(*sidecar) => out.push(SAME_SIDECAR),
+            role => role.encode_into(out),
+        }
+        row.saw(&self.role);
+        put_varint(out, self.parents.len() as u64);
+        for p in &self.parents {
+            put_signed_varint(out, i64::from(own) - i64::from(p.get()));
+        }
     }
 
-    /// Decodes a record; `None` when the bytes are damaged.
-    pub fn decode(bytes: &[u8]) -> Option<Record> {
-        let mut r = Reader::new(bytes);
+    /// Reads a record [`Record::encode_in_row`] wrote for position `own`; `None` when the
+    /// bytes are damaged (a parent or segment out of range included).
+    pub fn decode_in_row(r: &mut Reader<'_>, own: u32, row: &mut RowContext) -> Option<Record> {
         let id = EventId::from_bytes(&r.array()?).ok()?;
-        let at = LogPos::new(
-            u32::from_le_bytes(r.array()?),
-            u64::from_le_bytes(r.array()?),
-        );
-        let stamp = u64::from_le_bytes(r.array()?);
-        let role = Role::decode_from(&mut r)?;
-        let n = usize::from(u16::from_le_bytes(r.array()?));
-        let parents = (0..n)
-            .map(|_| r.array().map(|b| Pos::new(u32::from_le_bytes(b))))
-            .collect::<Option<Vec<_>>>()?;
-        r.is_empty().then_some(Record {
+        let segment = i64::from(row.segment).checked_add(r.signed_varint()?)?;
+        row.segment = u32::try_from(segment).ok()?;
+        let at = LogPos::new(row.segment, r.varint()?);
+        row.stamp = row.stamp.wrapping_add(r.signed_varint()? as u64);
+        let role = match r.peek()? {
+            SAME_SIDECAR => {
+                r.take(1)?;
+                Role::InSidecar(row.sidecar?)
+            }
+            _ => Role::decode_from(r)?,
+        };
+        row.saw(&role);
+        let n = usize::try_from(r.varint()?).ok()?;
+        // Each parent takes a byte at least: a count the row cannot hold is damage.
+        let mut parents = Vec::with_capacity(n.min(r.len()));
+        for _ in 0..n {
+            let parent = i64::from(own).checked_sub(r.signed_varint()?)?;
+            parents.push(Pos::new(u32::try_from(parent).ok()?));
+        }
+        Some(Record {
             id,
             at,
-            stamp,
+            stamp: row.stamp,
             parents,
             role,
         })

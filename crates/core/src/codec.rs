@@ -1,5 +1,5 @@
-//! Fixed-width little-endian encoding of the engine's own derived data (index records, the
-//! state snapshot, the graph file): writers that append to an [`Out`] — a `Vec<u8>`, or
+//! Fixed-width little-endian encoding of the engine's own derived data (the state
+//! snapshot, the graph file), and LEB128 varints (index records): writers that append to an [`Out`] — a `Vec<u8>`, or
 //! [`Chunks`], which hands a large encoding on a bounded chunk at a time instead of holding
 //! it — and a reader that never panics and never allocates more than the bytes it was
 //! given can hold.
@@ -107,6 +107,29 @@ pub fn put_u64(out: &mut (impl Out + ?Sized), v: u64) {
     out.put(&v.to_le_bytes());
 }
 
+/// Appends `v` as an unsigned LEB128 varint: seven bits a byte, low bits first, the high
+/// bit set on every byte but the last (1 byte below 2^7, at most 10).
+pub fn put_varint(out: &mut (impl Out + ?Sized), mut v: u64) {
+    let mut bytes = [0u8; 10];
+    let mut n = 0;
+    for slot in bytes.iter_mut() {
+        n += 1;
+        if v < 0x80 {
+            *slot = v as u8;
+            break;
+        }
+        *slot = (v as u8 & 0x7f) | 0x80;
+        v >>= 7;
+    }
+    out.put(bytes.get(..n).unwrap_or_default());
+}
+
+/// Appends the signed `v` as a varint after zigzag mapping (0, -1, 1, -2 … to 0, 1, 2,
+/// 3 …), so that small differences of either sign take one byte.
+pub fn put_signed_varint(out: &mut (impl Out + ?Sized), v: i64) {
+    put_varint(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
 /// Appends a count (`u64`) then every value.
 pub fn put_u32s(out: &mut (impl Out + ?Sized), values: impl ExactSizeIterator<Item = u32>) {
     put_u64(out, values.len() as u64);
@@ -139,6 +162,16 @@ impl<'a> Reader<'a> {
         self.0.is_empty()
     }
 
+    /// Bytes not read yet.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The next byte, left unread.
+    pub fn peek(&self) -> Option<u8> {
+        self.0.first().copied()
+    }
+
     /// The next `n` bytes.
     pub fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let (head, rest) = self.0.split_at_checked(n)?;
@@ -159,6 +192,31 @@ impl<'a> Reader<'a> {
     /// The next little-endian `u64`.
     pub fn u64(&mut self) -> Option<u64> {
         self.array().map(u64::from_le_bytes)
+    }
+
+    /// The next [`put_varint`]: refused when it runs out, overflows 64 bits, or is not in
+    /// its shortest form (a last byte of 0 after the first), so each value has one
+    /// encoding.
+    pub fn varint(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for i in 0..10u32 {
+            let [byte] = self.array::<1>()?;
+            let bits = u64::from(byte & 0x7f);
+            if i == 9 && byte > 1 {
+                return None;
+            }
+            v |= bits << (7 * i);
+            if byte & 0x80 == 0 {
+                return (i == 0 || byte != 0).then_some(v);
+            }
+        }
+        None
+    }
+
+    /// The next [`put_signed_varint`].
+    pub fn signed_varint(&mut self) -> Option<i64> {
+        let v = self.varint()?;
+        Some((v >> 1) as i64 ^ -((v & 1) as i64))
     }
 
     /// A count of items of `width` bytes each, refused when the rest cannot hold them.

@@ -115,7 +115,7 @@ fn rows_left_without_a_mark_by_an_interrupted_rewrite_are_rewritten() {
         // measure: nothing may be read from tables without a mark.
         let index = Index::open(&dir.path().join("index")).unwrap();
         let mut batch = WriteBatch::new();
-        batch.insert(&EVENT_BATCHES, &0, &encode_records(&[]));
+        batch.insert(&EVENT_BATCHES, &0, &encode_records(0, &[]));
         batch.insert(&EVENT_BATCHES, &64, &vec![0xff; 7]);
         index.store.apply(batch).unwrap();
     }
@@ -151,6 +151,23 @@ fn an_index_in_the_one_row_per_event_layout_is_rebuilt_and_its_rows_removed() {
 }
 
 #[test]
+fn an_index_in_the_fixed_width_layout_is_rebuilt_in_the_current_one() {
+    let (dir, config) = closed_ledger();
+    {
+        // Layout 2 kept the same rows with records of fixed widths: version 2 in `meta`.
+        let index = Index::open(&dir.path().join("index")).unwrap();
+        let mut batch = WriteBatch::new();
+        batch.insert(&META, &FORMAT_KEY.to_string(), &2u32.to_le_bytes().to_vec());
+        index.store.apply(batch).unwrap();
+    }
+    assert!(reopened_rebuilt(config).contains("another layout"));
+    let index = Index::open(&dir.path().join("index")).unwrap();
+    assert!(index.check_format().is_ok());
+    drop(index);
+    assert_eq!(row_firsts(dir.path()), [0, 20, 40, 60]);
+}
+
+#[test]
 fn a_damaged_batch_row_makes_the_index_rebuilt() {
     let (dir, config) = closed_ledger();
     {
@@ -180,16 +197,16 @@ fn batch_rows_decode_exactly_what_was_encoded_and_nothing_else() {
             role: Role::Plain,
         })
         .collect();
-    let bytes = encode_records(&records);
-    assert_eq!(decode_records(&bytes), Some(records.clone()));
-    assert_eq!(decode_records(&encode_records(&[])), Some(Vec::new()));
+    let bytes = encode_records(7, &records);
+    assert_eq!(decode_records(7, &bytes), Some(records.clone()));
+    assert_eq!(decode_records(7, &encode_records(7, &[])), Some(Vec::new()));
     for cut in 0..bytes.len() {
-        assert_eq!(decode_records(&bytes[..cut]), None, "cut at {cut}");
+        assert_eq!(decode_records(7, &bytes[..cut]), None, "cut at {cut}");
     }
     let mut longer = bytes.clone();
     longer.push(0);
-    assert_eq!(decode_records(&longer), None);
+    assert_eq!(decode_records(7, &longer), None);
     let mut more = bytes;
     more[..4].copy_from_slice(&u32::MAX.to_le_bytes());
-    assert_eq!(decode_records(&more), None);
+    assert_eq!(decode_records(7, &more), None);
 }

@@ -68,3 +68,68 @@ fn chunks_keep_the_first_error_and_hand_nothing_on_after_it() {
     assert_eq!(failed, "disk full at [0, 0, 0, 0]");
     assert_eq!(calls, 2, "nothing is handed on after the first error");
 }
+
+proptest! {
+    /// Varints read back what was put, one after another, and nothing from a cut encoding.
+    #[test]
+    fn varints_round_trip_and_a_cut_one_reads_as_nothing(
+        values in proptest::collection::vec(any::<u64>(), 0..20),
+        signed in proptest::collection::vec(any::<i64>(), 0..20),
+    ) {
+        let mut out = Vec::new();
+        for &v in &values {
+            put_varint(&mut out, v);
+        }
+        for &v in &signed {
+            put_signed_varint(&mut out, v);
+        }
+        let mut r = Reader::new(&out);
+        for &v in &values {
+            prop_assert_eq!(r.varint(), Some(v));
+        }
+        for &v in &signed {
+            prop_assert_eq!(r.signed_varint(), Some(v));
+        }
+        prop_assert!(r.is_empty());
+        if let Some(&last) = values.last() {
+            let mut one = Vec::new();
+            put_varint(&mut one, last);
+            prop_assert!(one.len() <= 10);
+            prop_assert_eq!(one.len(), 1 + (64 - last.leading_zeros().min(63) as usize).saturating_sub(1) / 7);
+            for cut in 0..one.len() {
+                prop_assert_eq!(Reader::new(&one[..cut]).varint(), None);
+            }
+        }
+    }
+}
+
+#[test]
+fn varints_have_one_encoding_and_refuse_overflow() {
+    for (bytes, want) in [
+        (&[0x00][..], Some(0)),
+        (&[0x7f][..], Some(127)),
+        (&[0x80, 0x01][..], Some(128)),
+        // Not the shortest form.
+        (&[0x80, 0x00][..], None),
+        (&[0xff, 0x00][..], None),
+        // 2^64 - 1, then one more bit than 64.
+        (
+            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01][..],
+            Some(u64::MAX),
+        ),
+        (
+            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02][..],
+            None,
+        ),
+        (&[0xff; 11][..], None),
+    ] {
+        assert_eq!(Reader::new(bytes).varint(), want, "{bytes:x?}");
+    }
+    let mut out = Vec::new();
+    put_signed_varint(&mut out, -1);
+    put_signed_varint(&mut out, i64::MIN);
+    assert_eq!(out[0], 1);
+    let mut r = Reader::new(&out);
+    assert_eq!(r.signed_varint(), Some(-1));
+    assert_eq!(r.signed_varint(), Some(i64::MIN));
+}
