@@ -179,9 +179,9 @@ struct Writer {
     /// snapshot, the close and the drop wait for it first; a write that failed is reported
     /// there, and the snapshot is due again.
     snapshot_writing: Option<(JoinHandle<Result<(), Error>>, u64)>,
-    /// A bulk append ([`Ledger::append_log`]) is under way: commits take no periodic
-    /// snapshot until it ends (see [`BulkAppend`]).
-    bulk: bool,
+    /// Bulk appends ([`Ledger::append_log`]) under way, on any threads: commits take no
+    /// periodic snapshot until the last ends (see [`BulkAppend`]).
+    bulk: u32,
 }
 
 /// A bulk append under way: while it lives, commits take no periodic snapshot. Each would
@@ -192,22 +192,20 @@ struct Writer {
 pub(crate) struct BulkAppend<'a>(&'a Mutex<Writer>);
 
 impl<'a> BulkAppend<'a> {
-    fn mark(writer: &Mutex<Writer>, bulk: bool) {
-        if let Ok(mut writer) = writer.lock() {
-            writer.bulk = bulk;
-        }
-    }
-
-    /// Marks the ledger's writer as in a bulk append until the result is dropped.
+    /// Counts the ledger's writer in a bulk append until the result is dropped.
     pub(crate) fn start(ledger: &'a Ledger) -> Self {
-        BulkAppend::mark(&ledger.writer, true);
+        if let Ok(mut writer) = ledger.writer.lock() {
+            writer.bulk = writer.bulk.saturating_add(1);
+        }
         BulkAppend(&ledger.writer)
     }
 }
 
 impl Drop for BulkAppend<'_> {
     fn drop(&mut self) {
-        BulkAppend::mark(self.0, false);
+        if let Ok(mut writer) = self.0.lock() {
+            writer.bulk = writer.bulk.saturating_sub(1);
+        }
     }
 }
 
@@ -535,7 +533,7 @@ impl Ledger {
             index.persist(first, &records, &changes, high_water)?;
         }
         self.checkpoint_if_due(writer)?;
-        if writer.bulk {
+        if writer.bulk > 0 {
             return Ok(());
         }
         // A snapshot rewrites the whole state: spaced by a share of the ledger once that is

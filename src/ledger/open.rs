@@ -274,7 +274,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             graph_entries,
             checkpointed,
             snapshot_writing: None,
-            bulk: false,
+            bulk: 0,
         };
         Ok(assemble(config, writer, (state, tree), index, report, lock))
     })
@@ -305,7 +305,7 @@ fn open_in_memory(config: Config) -> Result<Ledger, Error> {
         graph_entries: 0,
         checkpointed: 0,
         snapshot_writing: None,
-        bulk: false,
+        bulk: 0,
     };
     Ok(assemble(
         config,
