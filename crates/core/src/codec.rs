@@ -1,8 +1,8 @@
 //! Fixed-width little-endian encoding of the engine's own derived data (the state
-//! snapshot, the graph file), and LEB128 varints (index records): writers that append to an [`Out`] — a `Vec<u8>`, or
-//! [`Chunks`], which hands a large encoding on a bounded chunk at a time instead of holding
-//! it — and a reader that never panics and never allocates more than the bytes it was
-//! given can hold.
+//! snapshot, the graph file), and LEB128 varints (index records, and the runtime's
+//! protobuf writer): writers that append to an [`Out`] — a `Vec<u8>`, or [`Chunks`], which
+//! hands a large encoding on a bounded chunk at a time instead of holding it — and a
+//! reader that never panics and never allocates more than the bytes it was given can hold.
 
 /// Where the `put_*` functions write.
 pub trait Out {

@@ -105,14 +105,10 @@ pub fn string(bytes: &[u8]) -> Result<String, WireError> {
     String::from_utf8(bytes.to_vec()).map_err(|_| WireError::Utf8)
 }
 
-/// Appends `v` as a varint.
-pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
+/// Appends `v` as a varint: protobuf's are LEB128, written in their shortest form as the
+/// engine's own index records write theirs (reading differs: protobuf accepts longer forms,
+/// which `varint` above does).
+pub use akledger::codec::put_varint;
 
 /// Appends a varint field (`int32` values are sign-extended to 64 bits, as protobuf does);
 /// proto3 leaves a zero out.
