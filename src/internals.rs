@@ -22,6 +22,12 @@ pub fn read_state(
     ledger.read_state()
 }
 
+/// The seq of the last log batch the index's tables cover (`None` when they cover none, or
+/// the ledger has no index), and of the last in the log.
+pub fn index_and_log_marks(ledger: &crate::Ledger) -> Result<(Option<u64>, u64), crate::Error> {
+    ledger.index_and_log_marks()
+}
+
 /// Bytes of the ledger's log held in memory (see `SegmentReader::bytes_in_memory`).
 pub fn log_bytes_in_memory(ledger: &crate::Ledger) -> u64 {
     ledger.log_bytes_in_memory()

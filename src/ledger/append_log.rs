@@ -244,7 +244,7 @@ impl Ledger {
             .map_err(Error::Rejected)?;
         let format = reader.format();
         let mut summary = LogSummary::new(format);
-        let _bulk = super::BulkAppend::start(self);
+        let bulk = super::BulkAppend::start(self);
         let mut pipeline = self.pipeline_ahead(if self.config.in_memory {
             LOG_BATCHES_AHEAD
         } else {
@@ -339,6 +339,7 @@ impl Ledger {
             let (buffer, decided) = committing.pop_front().unwrap_or_default();
             deliver(&buffer, &decided, report, &mut summary, &mut on)?;
         }
+        bulk.end()?;
         Ok(summary)
     }
 }

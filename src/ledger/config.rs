@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::keyring::Keyring;
-use crate::limits::{DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_PENDING_EVENTS, SNAPSHOT_INTERVAL};
+use crate::limits::{
+    BULK_INDEX_RECORDS, DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_PENDING_EVENTS, SNAPSHOT_INTERVAL,
+};
 use crate::store::log::{Durability, DEFAULT_CACHED_TAIL, DEFAULT_SEGMENT_SIZE};
 
 /// How to open a ledger.
@@ -22,6 +24,7 @@ pub struct Config {
     pub(crate) max_pending_events: usize,
     pub(crate) max_pending_bytes: usize,
     pub(crate) snapshot_interval: u64,
+    pub(crate) bulk_index_records: usize,
     /// The ledger tree's origin (PROFILE §13); `None`: the default.
     pub(crate) origin: Option<String>,
     /// Record a checkpoint every so many admitted events, signed with this key.
@@ -45,6 +48,7 @@ impl Config {
             max_pending_events: DEFAULT_MAX_PENDING_EVENTS,
             max_pending_bytes: DEFAULT_MAX_PENDING_BYTES,
             snapshot_interval: SNAPSHOT_INTERVAL as u64,
+            bulk_index_records: BULK_INDEX_RECORDS,
             origin: None,
             checkpoint_every: None,
         }
@@ -154,6 +158,16 @@ impl Config {
     /// it ends: an open after a crash during one loads the index instead.
     pub fn snapshot_interval(mut self, entries: u64) -> Self {
         self.snapshot_interval = entries.max(1);
+        self
+    }
+
+    /// Index records a bulk append ([`crate::Ledger::append_log`]) gathers before it writes
+    /// them to the index in one transaction (default [`BULK_INDEX_RECORDS`]; at least 1;
+    /// the end of the append writes the rest). A process that dies during a bulk append
+    /// leaves the index behind the log by fewer than this many records, which the next open
+    /// replays from the log. Small values are useful in tests.
+    pub fn bulk_index_records(mut self, records: usize) -> Self {
+        self.bulk_index_records = records.max(1);
         self
     }
 

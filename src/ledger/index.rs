@@ -9,7 +9,9 @@
 //! | `meta` | `log_high_water`, `index_format` | last log batch the tables cover; this layout's version |
 //!
 //! Each batch's rows and its high-water mark are written in one atomic multi-table batch,
-//! so after a crash the tables are exactly those of some committed batch. A ledger batch's
+//! so after a crash the tables are exactly those of some committed batch. A bulk append
+//! gathers the writes of its batches ([`Held`]) and writes them together, with the mark of
+//! the last, every [`crate::limits::BULK_INDEX_RECORDS`] records and when it ends. A ledger batch's
 //! records share `event_batches` rows of up to `ROW_RECORDS`: sled's cost is per key, and
 //! a 1000-event batch then writes one key instead of a thousand.
 #![cfg_attr(
@@ -151,8 +153,8 @@ impl Index {
     }
 
     /// Applies `batch` with the high-water mark `high` and the layout version, atomically.
-    fn commit(&self, mut batch: WriteBatch, high: HighWater) -> Result<(), Error> {
-        Store::set_high_water(&mut batch, high);
+    fn commit(&self, batch: &mut WriteBatch, high: HighWater) -> Result<(), Error> {
+        Store::set_high_water(batch, high);
         batch.insert(
             &META,
             &FORMAT_KEY.to_string(),
@@ -175,18 +177,20 @@ impl Index {
         changes: &Changes,
         high: HighWater,
     ) -> Result<(), Error> {
-        let mut batch = WriteBatch::new();
-        put_rows(&mut batch, first, records)?;
-        for (id, at) in &changes.pending_added {
-            batch.insert(&PENDING, id.bytes(), at);
-        }
-        for id in &changes.released {
-            batch.remove(&PENDING, id.bytes());
-        }
-        for (id, why) in &changes.rejected {
-            batch.insert(&REJECTED, id.bytes(), &encode_rejection(why));
-        }
-        self.commit(batch, high)
+        let mut held = Held::default();
+        held.add(first, records, changes, high)?;
+        self.write_held(&mut held)
+    }
+
+    /// Writes the batches `held` gathered, and the high-water mark of the last of them,
+    /// atomically; `held` is then empty. On an error it keeps them, to be written again.
+    pub fn write_held(&self, held: &mut Held) -> Result<(), Error> {
+        let Some(high) = held.high else {
+            return Ok(());
+        };
+        self.commit(&mut held.batch, high)?;
+        *held = Held::default();
+        Ok(())
     }
 
     /// Removes every row (before a rebuild from the log). Not atomic (sled clears a tree
@@ -354,7 +358,7 @@ impl Index {
             }
             let mut batch = WriteBatch::new();
             put_rows(&mut batch, first, &chunk)?;
-            self.store.apply(batch).map_err(|e| self.err(e))?;
+            self.store.apply(&batch).map_err(|e| self.err(e))?;
             first += chunk.len();
         }
         let mut batch = WriteBatch::new();
@@ -364,7 +368,57 @@ impl Index {
         for (id, why) in &state.released_rejections {
             batch.insert(&REJECTED, id.bytes(), &encode_rejection(why));
         }
-        self.commit(batch, high)
+        self.commit(&mut batch, high)
+    }
+}
+
+/// Committed batches' index writes not yet written to the tables: what a bulk append
+/// gathers across [`crate::ledger::Config::bulk_index_records`] records, so that sled
+/// applies one transaction where it would apply dozens (its cost is per transaction far
+/// more than per byte). Later writes to a key replace earlier ones, as applying the
+/// batches one by one would.
+#[derive(Default)]
+pub struct Held {
+    batch: WriteBatch,
+    records: usize,
+    /// The log mark of the last batch added; `None` when none was.
+    high: Option<HighWater>,
+}
+
+impl Held {
+    /// Adds one committed batch's writes: records admitted at positions `first..`, its
+    /// pending and rejection changes, and the log's mark after it.
+    pub fn add(
+        &mut self,
+        first: usize,
+        records: &[Record],
+        changes: &Changes,
+        high: HighWater,
+    ) -> Result<(), Error> {
+        let batch = &mut self.batch;
+        put_rows(batch, first, records)?;
+        for (id, at) in &changes.pending_added {
+            batch.insert(&PENDING, id.bytes(), at);
+        }
+        for id in &changes.released {
+            batch.remove(&PENDING, id.bytes());
+        }
+        for (id, why) in &changes.rejected {
+            batch.insert(&REJECTED, id.bytes(), &encode_rejection(why));
+        }
+        self.records = self.records.saturating_add(records.len());
+        self.high = Some(high);
+        Ok(())
+    }
+
+    /// Index records gathered.
+    pub fn records(&self) -> usize {
+        self.records
+    }
+
+    /// True when no batch was added.
+    pub fn is_empty(&self) -> bool {
+        self.high.is_none()
     }
 }
 

@@ -180,32 +180,62 @@ struct Writer {
     /// there, and the snapshot is due again.
     snapshot_writing: Option<(JoinHandle<Result<(), Error>>, u64)>,
     /// Bulk appends ([`Ledger::append_log`]) under way, on any threads: commits take no
-    /// periodic snapshot until the last ends (see [`BulkAppend`]).
+    /// periodic snapshot until the last ends, and gather their index writes (see
+    /// [`BulkAppend`]).
     bulk: u32,
+    /// Committed batches' index writes gathered during a bulk append, written once they
+    /// hold [`Config::bulk_index_records`] records, when the last bulk append ends, and
+    /// before any snapshot (an index behind the snapshot would make an open ignore it).
+    held: index::Held,
 }
 
-/// A bulk append under way: while it lives, commits take no periodic snapshot. Each would
-/// rewrite the whole state (three of them, 157 MB, while importing a million events) only
-/// to be replaced seconds later; the next commit after the append, or the close, takes the
-/// one that is due. A process that dies during the append reopens from the index, which
-/// an open prefers over a snapshot that far behind ([`crate::limits::REPLAY_OVER_INDEX`]).
-pub(crate) struct BulkAppend<'a>(&'a Mutex<Writer>);
+/// A bulk append under way. While it lives:
+/// - commits take no periodic snapshot. Each would rewrite the whole state (three of them,
+///   157 MB, while importing a million events) only to be replaced seconds later; the next
+///   commit after the append, or the close, takes the one that is due. A process that dies
+///   during the append reopens from the index, which an open prefers over a snapshot that
+///   far behind ([`crate::limits::REPLAY_OVER_INDEX`]);
+/// - commits gather their index writes and write them every
+///   [`Config::bulk_index_records`] records, one sled transaction where there were dozens.
+///   A process that dies during the append leaves the index behind the log by fewer
+///   records than that, and the next open replays them from the log, as it does any log
+///   entries sled had not flushed.
+///
+/// [`BulkAppend::end`] writes what is gathered and reports its error; a drop without it
+/// (an append that failed) writes it too, and on an error leaves it to the next commit or
+/// the close.
+pub(crate) struct BulkAppend<'a>(&'a Ledger);
 
 impl<'a> BulkAppend<'a> {
-    /// Counts the ledger's writer in a bulk append until the result is dropped.
+    /// Counts the ledger's writer in a bulk append until the result is ended or dropped.
     pub(crate) fn start(ledger: &'a Ledger) -> Self {
         if let Ok(mut writer) = ledger.writer.lock() {
             writer.bulk = writer.bulk.saturating_add(1);
         }
-        BulkAppend(&ledger.writer)
+        BulkAppend(ledger)
+    }
+
+    /// Ends the bulk append; when it was the last under way, writes the index writes
+    /// gathered.
+    pub(crate) fn end(self) -> Result<(), Error> {
+        let ended = self.leave();
+        std::mem::forget(self);
+        ended
+    }
+
+    fn leave(&self) -> Result<(), Error> {
+        let mut writer = self.0.writer.lock().map_err(|_| Error::Poisoned)?;
+        writer.bulk = writer.bulk.saturating_sub(1);
+        if writer.bulk > 0 {
+            return Ok(());
+        }
+        self.0.write_held_index(&mut writer)
     }
 }
 
 impl Drop for BulkAppend<'_> {
     fn drop(&mut self) {
-        if let Ok(mut writer) = self.0.lock() {
-            writer.bulk = writer.bulk.saturating_sub(1);
-        }
+        let _ = self.leave();
     }
 }
 
@@ -530,7 +560,14 @@ impl Ledger {
         }
         drop(tree);
         if let Some(index) = &self.index {
-            index.persist(first, &records, &changes, high_water)?;
+            if writer.bulk > 0 || !writer.held.is_empty() {
+                writer.held.add(first, &records, &changes, high_water)?;
+                if writer.bulk == 0 || writer.held.records() >= self.config.bulk_index_records {
+                    index.write_held(&mut writer.held)?;
+                }
+            } else {
+                index.persist(first, &records, &changes, high_water)?;
+            }
         }
         self.checkpoint_if_due(writer)?;
         if writer.bulk > 0 {
@@ -564,7 +601,27 @@ impl Ledger {
         if writer.poisoned {
             return Err(Error::Poisoned);
         }
+        self.write_held_index(&mut writer)?;
         self.snapshot_if_due(&mut writer, min_entries, true)
+    }
+
+    /// See [`crate::internals::index_and_log_marks`].
+    #[cfg(feature = "internals")]
+    pub(crate) fn index_and_log_marks(&self) -> Result<(Option<u64>, u64), Error> {
+        let writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
+        let index = match &self.index {
+            Some(index) => index.high_water()?.map(|h| h.seq),
+            None => None,
+        };
+        Ok((index, writer.log.high_water().seq))
+    }
+
+    /// Writes the index writes a bulk append gathered, if any, with the mark of the last.
+    fn write_held_index(&self, writer: &mut Writer) -> Result<(), Error> {
+        match &self.index {
+            Some(index) => index.write_held(&mut writer.held),
+            None => Ok(()),
+        }
     }
 
     /// Writes the state snapshot when `min_entries` log entries were written since the last

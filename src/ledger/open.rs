@@ -13,7 +13,7 @@ use crate::store::log::{
 };
 use crate::store::root::{read_acked, AckWriter, Acked, LockError, RootLock};
 
-use super::index::{Changes, Index};
+use super::index::{Changes, Held, Index};
 use super::record::Record;
 use super::replay::{replay, Sink};
 use super::snapshot::{self, Snapshot};
@@ -275,6 +275,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             checkpointed,
             snapshot_writing: None,
             bulk: 0,
+            held: Held::default(),
         };
         Ok(assemble(config, writer, (state, tree), index, report, lock))
     })
@@ -306,6 +307,7 @@ fn open_in_memory(config: Config) -> Result<Ledger, Error> {
         checkpointed: 0,
         snapshot_writing: None,
         bulk: 0,
+        held: Held::default(),
     };
     Ok(assemble(
         config,

@@ -404,14 +404,15 @@ impl Store {
         Ok(())
     }
 
-    /// Applies `batch` atomically across all the tables it touches.
-    pub fn apply(&self, batch: WriteBatch) -> Result<(), StoreError> {
+    /// Applies `batch` atomically across all the tables it touches. A failed apply leaves
+    /// the batch with its caller, to be applied again.
+    pub fn apply(&self, batch: &WriteBatch) -> Result<(), StoreError> {
         if batch.trees.is_empty() {
             return Ok(());
         }
         let mut trees = Vec::with_capacity(batch.trees.len());
         let mut batches = Vec::with_capacity(batch.trees.len());
-        for (name, b) in batch.trees {
+        for (name, b) in &batch.trees {
             trees.push(self.db.open_tree(name)?);
             batches.push(b);
         }

@@ -378,3 +378,77 @@ fn a_bulk_append_takes_no_snapshot_until_it_ends_and_a_crash_during_it_reopens_f
     );
     assert_consistent(&reopened, all.len());
 }
+
+#[test]
+fn a_bulk_append_writes_the_index_every_so_many_records_and_all_of_it_when_it_ends() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = common::realm_dag_bytes(12, 6_500, 6, 16);
+    let lines = all.join(&b'\n');
+    // Seven batches of 1000 log items: the index is written after the second, fourth and
+    // sixth, and at the end.
+    let config = Config::new(tmp.path()).bulk_index_records(1_500);
+    let ledger = Ledger::open_with(config.clone()).unwrap();
+    let mut seen = Vec::new();
+    ledger
+        .append_log_with(&lines[..], |_| {
+            seen.push(akledger::internals::index_and_log_marks(&ledger)?);
+            Ok::<(), akledger::Error>(())
+        })
+        .unwrap();
+    // Batch seqs (index, log) as the items were delivered: the index trails the log, by
+    // fewer than 1,500 records, so never by more than one batch.
+    seen.dedup();
+    assert!(
+        seen.iter()
+            .all(|&(index, log)| log - index.unwrap_or(0) <= 1),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter().any(|&(index, log)| index.unwrap_or(0) < log),
+        "the index never trailed the log: {seen:?}"
+    );
+    let (index, log) = akledger::internals::index_and_log_marks(&ledger).unwrap();
+    assert_eq!(index, Some(log), "the end of the append wrote what it held");
+    drop(ledger);
+    let reopened = Ledger::open_with(config).unwrap();
+    let report = reopened.open_report().clone();
+    assert!(
+        report.rebuilt.is_none() && report.replayed == 0,
+        "{report:?}"
+    );
+    assert_consistent(&reopened, all.len());
+}
+
+#[test]
+fn a_bulk_append_that_fails_part_way_still_writes_the_index_of_what_it_committed() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Six batches of 1000, three verified ahead of the one committing: the failure while
+    // the second is delivered leaves two committed.
+    let all = common::realm_dag_bytes(13, 5_500, 6, 16);
+    let lines = all.join(&b'\n');
+    let ledger = Ledger::open_with(Config::new(tmp.path()).bulk_index_records(100_000)).unwrap();
+    let mut delivered = 0;
+    let stopped = ledger.append_log_with(&lines[..], |_| {
+        delivered += 1;
+        if delivered == 1_500 {
+            return Err(akledger::Error::Misuse("stop here".into()));
+        }
+        Ok(())
+    });
+    assert!(
+        matches!(stopped, Err(akledger::Error::Misuse(_))),
+        "{stopped:?}"
+    );
+    let (index, log) = akledger::internals::index_and_log_marks(&ledger).unwrap();
+    assert_eq!(index, Some(log));
+    let admitted = ledger.len();
+    assert_eq!(admitted, 2_000);
+    // A commit after the failed append writes its index row at once again.
+    ledger.append_batch(&all[admitted..]).unwrap();
+    let (index, log) = akledger::internals::index_and_log_marks(&ledger).unwrap();
+    assert_eq!(index, Some(log));
+    ledger.close().unwrap();
+    let reopened = Ledger::open(tmp.path()).unwrap();
+    assert_eq!(reopened.open_report().replayed, 0);
+    assert_consistent(&reopened, all.len());
+}

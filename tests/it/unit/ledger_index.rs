@@ -117,7 +117,7 @@ fn rows_left_without_a_mark_by_an_interrupted_rewrite_are_rewritten() {
         let mut batch = WriteBatch::new();
         batch.insert(&EVENT_BATCHES, &0, &encode_records(0, &[]));
         batch.insert(&EVENT_BATCHES, &64, &vec![0xff; 7]);
-        index.store.apply(batch).unwrap();
+        index.store.apply(&batch).unwrap();
     }
     let ledger = Ledger::open_with(config).unwrap();
     let report = ledger.open_report();
@@ -142,7 +142,7 @@ fn an_index_in_the_one_row_per_event_layout_is_rebuilt_and_its_rows_removed() {
         let mut batch = WriteBatch::new();
         batch.remove(&META, &FORMAT_KEY.to_string());
         batch.insert(&EVENTS_V1, &0, &vec![1, 2, 3]);
-        index.store.apply(batch).unwrap();
+        index.store.apply(&batch).unwrap();
     }
     assert!(reopened_rebuilt(config).contains("older layout"));
     let index = Index::open(&dir.path().join("index")).unwrap();
@@ -158,7 +158,7 @@ fn an_index_in_the_fixed_width_layout_is_rebuilt_in_the_current_one() {
         let index = Index::open(&dir.path().join("index")).unwrap();
         let mut batch = WriteBatch::new();
         batch.insert(&META, &FORMAT_KEY.to_string(), &2u32.to_le_bytes().to_vec());
-        index.store.apply(batch).unwrap();
+        index.store.apply(&batch).unwrap();
     }
     assert!(reopened_rebuilt(config).contains("another layout"));
     let index = Index::open(&dir.path().join("index")).unwrap();

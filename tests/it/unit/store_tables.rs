@@ -66,10 +66,10 @@ fn prefix_scan_and_atomic_batch_and_reopen() {
         b.insert(&CHILDREN, &([8; 4], 1), &());
         b.insert(&DOCS, &1, &Cbor(vec!["x".into(), "y".into()]));
         Store::set_high_water(&mut b, HighWater::default());
-        s.apply(b).expect("apply");
+        s.apply(&b).expect("apply");
         let mut b = WriteBatch::new();
         b.remove(&CHILDREN, &([9; 4], 3));
-        s.apply(b).expect("apply");
+        s.apply(&b).expect("apply");
         s.flush().expect("flush");
     }
     let s = store(dir.path());
