@@ -24,6 +24,7 @@ use crate::did::{ActorId, DidCoreId};
 use crate::envelope::{Attach, ModelVersion};
 use crate::store::log::LogPos;
 
+use super::id_table::Vacancy;
 use super::state::{
     add_model_version, Admission, AttachEntry, Filed, SidecarEntry, Staged, State, Where,
 };
@@ -257,20 +258,31 @@ impl<'s> Decider<'s> {
         }
     }
 
+    /// The outcome of `event`, whose id is already admitted at `pos` (committed or staged).
+    fn repeat(&self, id: EventId, pos: Pos, event: &Event, source: Source) -> Appended {
+        let same = match pos.index().checked_sub(self.state.len()) {
+            Some(i) => self
+                .staged
+                .admitted
+                .get(i)
+                .is_some_and(|a| a.event.bytes() == event.bytes()),
+            None => self.holds(pos, event.bytes(), source),
+        };
+        duplicate(id, same)
+    }
+
     /// Decides one event.
     pub fn decide(&mut self, event: Event, source: Source) -> Appended {
         let id = event.id();
-        if let Some(pos) = self.pos(&id) {
-            let same = match pos.index().checked_sub(self.state.len()) {
-                Some(i) => self
-                    .staged
-                    .admitted
-                    .get(i)
-                    .is_some_and(|a| a.event.bytes() == event.bytes()),
-                None => self.holds(pos, event.bytes(), source),
-            };
-            return duplicate(id, same);
-        }
+        // One lookup both finds a repeat and, for a new id, where its insert will start.
+        let found = match self.new_pos.get(&id) {
+            Some(&pos) => Ok(pos),
+            None => self.state.ids.find_or_vacancy(&id),
+        };
+        let vacancy = match found {
+            Ok(pos) => return self.repeat(id, pos, &event, source),
+            Err(vacancy) => vacancy,
+        };
         if let Some(size) = self.pending_size(&id) {
             let same = size == event.bytes().len()
                 && self
@@ -310,7 +322,7 @@ impl<'s> Decider<'s> {
             },
             Ok(parents) => {
                 let at = self.place(&event, source);
-                self.record(event, parents, at);
+                self.record(event, parents, at, vacancy);
                 self.release_waiters(id);
                 Appended::Admitted(id)
             }
@@ -355,7 +367,7 @@ impl<'s> Decider<'s> {
     }
 
     /// Stages an admission and its registry effects.
-    fn record(&mut self, event: Event, parents: Vec<Pos>, at: Where) {
+    fn record(&mut self, event: Event, parents: Vec<Pos>, at: Where, vacancy: Option<Vacancy>) {
         let id = event.id();
         let index = self.state.len() + self.staged.admitted.len();
         let pos = Pos::new(u32::try_from(index).unwrap_or(u32::MAX));
@@ -400,7 +412,12 @@ impl<'s> Decider<'s> {
             }
             _ => {}
         }
-        self.staged.admitted.push(Admission { event, parents, at });
+        self.staged.admitted.push(Admission {
+            event,
+            parents,
+            at,
+            vacancy,
+        });
     }
 
     /// Admits (or rejects) every pending event whose last dependency was `admitted`, and so
@@ -432,7 +449,7 @@ impl<'s> Decider<'s> {
                 self.staged.released.insert(waiter);
                 match self.check(&event, parents) {
                     Ok(parents) => {
-                        self.record(event, parents, at);
+                        self.record(event, parents, at, None);
                         freed.push(waiter);
                     }
                     Err(why) => self.staged.rejected_on_release.push((waiter, why)),

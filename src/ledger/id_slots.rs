@@ -9,7 +9,20 @@
 //! power-of-two table of the same load would hold two million (10.5 bytes an id). At most
 //! seven slots in eight are used; past that the table grows by half.
 //!
-//! Nothing is ever removed (admitted ids stay), so there are no tombstones. Pure data.
+//! Nothing is ever removed (admitted ids stay), so there are no tombstones, and a slot
+//! once used stays used: a lookup that finds nothing can hand back where it stopped (a
+//! [`Vacancy`]), and an insert of the same hash into the table, still of that size, may
+//! start probing there instead of at the home slot, past slots it would only pass again.
+//! That is how admission finds a new id and places it with one probe of the table (the
+//! decision looks it up; the commit inserts it). Pure data.
+
+/// Where a lookup that found nothing stopped: the first empty slot of its hash's probe run,
+/// in a table of `slots` slots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Vacancy {
+    slot: usize,
+    slots: usize,
+}
 
 /// Slots per position held when a table is sized for a known count (a load of 5/6).
 const SLOTS_PER_ID: (usize, usize) = (6, 5);
@@ -54,13 +67,19 @@ impl IdSlots {
         ((u128::from(hash) * self.tags.len() as u128) >> 64) as usize
     }
 
-    /// Looks `hash` up: `Ok(position)` for the stored position `is` accepts, `Err(slot)`
-    /// for the empty slot where it would go (`Err(None)` when there is no slot at all).
+    /// Looks `hash` up from slot `start` (its home slot, or a vacancy its probe run reached
+    /// before): `Ok(position)` for the stored position `is` accepts, `Err(slot)` for the
+    /// empty slot where it would go (`Err(None)` when there is no slot at all).
     #[inline]
-    fn probe(&self, hash: u64, is: impl Fn(u32) -> bool) -> Result<u32, Option<usize>> {
+    fn probe(
+        &self,
+        hash: u64,
+        start: usize,
+        is: impl Fn(u32) -> bool,
+    ) -> Result<u32, Option<usize>> {
         let slots = self.tags.len();
         let tag = tag_of(hash);
-        let mut i = self.home(hash);
+        let mut i = start;
         for _ in 0..slots {
             match self.tags.get(i) {
                 Some(0) | None => return Err(Some(i)),
@@ -84,22 +103,42 @@ impl IdSlots {
     /// The position stored under `hash` that `is` accepts.
     #[inline]
     pub(super) fn find(&self, hash: u64, is: impl Fn(u32) -> bool) -> Option<u32> {
-        self.probe(hash, is).ok()
+        self.probe(hash, self.home(hash), is).ok()
+    }
+
+    /// [`IdSlots::find`], or where the lookup stopped when nothing matched (`None` for a
+    /// table without slots).
+    #[inline]
+    pub(super) fn find_or_vacancy(
+        &self,
+        hash: u64,
+        is: impl Fn(u32) -> bool,
+    ) -> Result<u32, Option<Vacancy>> {
+        let slots = self.slots();
+        self.probe(hash, self.home(hash), is)
+            .map_err(|slot| slot.map(|slot| Vacancy { slot, slots }))
     }
 
     /// Stores `position` under `hash` unless a position `is` accepts is already there
-    /// (then `false`). `rehash` gives the hash of a stored position, for growing.
+    /// (then `false`). `rehash` gives the hash of a stored position, for growing. A
+    /// `vacancy` that [`IdSlots::find_or_vacancy`] gave for the same `hash` on this table
+    /// starts the probe there, unless the table has grown since.
     pub(super) fn insert(
         &mut self,
         hash: u64,
         position: u32,
+        vacancy: Option<Vacancy>,
         is: impl Fn(u32) -> bool,
         rehash: impl Fn(u32) -> u64,
     ) -> bool {
         if self.used.saturating_add(1).saturating_mul(8) > self.slots().saturating_mul(7) {
             self.grow(rehash);
         }
-        match self.probe(hash, is) {
+        let start = match vacancy {
+            Some(v) if v.slots == self.slots() && v.slot < v.slots => v.slot,
+            _ => self.home(hash),
+        };
+        match self.probe(hash, start, is) {
             Ok(_) => false,
             Err(Some(slot)) => {
                 self.put(slot, hash, position);
@@ -129,7 +168,7 @@ impl IdSlots {
         for (&t, &p) in self.tags.iter().zip(&self.positions) {
             if t != 0 {
                 let hash = rehash(p);
-                if let Err(Some(slot)) = grown.probe(hash, |_| false) {
+                if let Err(Some(slot)) = grown.probe(hash, grown.home(hash), |_| false) {
                     grown.put(slot, hash, p);
                 }
             }

@@ -16,6 +16,7 @@
 use std::hash::{BuildHasher, RandomState};
 
 use super::id_slots::IdSlots;
+pub use super::id_slots::Vacancy;
 use crate::dag::Pos;
 use crate::id::{DigestSuite, EventId};
 
@@ -89,25 +90,33 @@ impl IdTable {
             .map(Pos::new)
     }
 
+    /// The position of `id`, or where a lookup of it stopped (see [`IdTable::push_at`]).
+    pub fn find_or_vacancy(&self, id: &EventId) -> Result<Pos, Option<Vacancy>> {
+        let (ids, raw) = (&self.ids, id.bytes());
+        self.index
+            .find_or_vacancy(Self::hash(&self.hasher, raw), |p| {
+                ids.get(p as usize) == Some(raw)
+            })
+            .map(Pos::new)
+    }
+
     /// True when `id` is in the table.
     pub fn contains(&self, id: &EventId) -> bool {
         self.get(id).is_some()
     }
 
     /// Appends `id` at the next position and returns it; `None` when the id is already
-    /// there or positions are exhausted.
-    pub fn push(&mut self, id: &EventId) -> Option<Pos> {
-        self.push_raw(*id.bytes())
-    }
-
-    /// [`IdTable::push`] of an id's bytes: one probe of the table finds the id or the
-    /// slot it goes in.
-    fn push_raw(&mut self, raw: [u8; 33]) -> Option<Pos> {
+    /// there or positions are exhausted. With a `vacancy` that [`IdTable::find_or_vacancy`] gave for this id on this table,
+    /// the probe starts there (ids pushed since move it on; a growth of the table voids
+    /// it): the lookup and the insert then probe the table once between them.
+    pub fn push_at(&mut self, id: &EventId, vacancy: Option<Vacancy>) -> Option<Pos> {
+        let raw = *id.bytes();
         let pos = u32::try_from(self.ids.len()).ok()?;
         let (ids, hasher) = (&self.ids, &self.hasher);
         let new = self.index.insert(
             Self::hash(hasher, &raw),
             pos,
+            vacancy,
             |p| ids.get(p as usize) == Some(&raw),
             rehash(ids, hasher),
         );
@@ -142,6 +151,7 @@ impl IdTable {
             let new = index.insert(
                 Self::hash(hasher, raw),
                 pos,
+                None,
                 |p| ids.get(p as usize) == Some(raw),
                 rehash(ids, hasher),
             );

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::dag::{DagIndex, Pos};
 
-use super::id_table::IdTable;
+use super::id_table::{IdTable, Vacancy};
 use super::pending_set::PendingSet;
 use super::positions::{LogPositions, PackedPos};
 use super::record::{Record, Role};
@@ -128,6 +128,9 @@ pub struct Admission {
     pub event: Event,
     pub parents: Vec<Pos>,
     pub at: Where,
+    /// Where the decision's lookup of the id in the id table stopped, for the insert to
+    /// start from (`id_table.rs`).
+    pub vacancy: Option<Vacancy>,
 }
 
 /// A pending event as a batch leaves it: new, or refiled under another missing dependency.
@@ -184,7 +187,7 @@ impl State {
                 parents: admission.parents,
                 role: Role::of(&admission.event),
             };
-            self.admit(&record)?;
+            self.admit_at(&record, admission.vacancy)?;
             records.push(record);
         }
         for filed in staged.filed {
@@ -203,10 +206,15 @@ impl State {
 
     /// Records one admitted event (registry, maps, DAG).
     pub fn admit(&mut self, record: &Record) -> Result<Pos, String> {
+        self.admit_at(record, None)
+    }
+
+    /// [`State::admit`], the id's insert into the id table started at `vacancy`.
+    fn admit_at(&mut self, record: &Record, vacancy: Option<Vacancy>) -> Result<Pos, String> {
         let id = record.id;
         let at = PackedPos::new(record.at)?;
         // One probe of the id table both refuses a repeat and places the id.
-        let Some(pos) = self.ids.push(&id) else {
+        let Some(pos) = self.ids.push_at(&id, vacancy) else {
             return Err(format!(
                 "{id} is admitted twice, or positions are exhausted"
             ));
