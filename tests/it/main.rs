@@ -10,6 +10,7 @@ mod adversarial;
 mod append_log;
 mod arkret_published;
 mod crash;
+mod crash_bulk;
 mod exchanges;
 mod format_v1;
 mod fuzz_checks;
