@@ -16,16 +16,17 @@
 //!   everything ends up admitted.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use akledger::store::log::{LogOptions, SegmentLog};
 use akledger::workload::{realm_dag, SplitMix};
 use akledger::{Appended, Config, Durability, Event, EventId, Ledger, Unverified};
+
+use crate::child_process::{self, Child};
 
 const DIR_VAR: &str = "AKLEDGER_CRASH_DIR";
 const SPEC_VAR: &str = "AKLEDGER_CRASH_SPEC";
@@ -150,9 +151,7 @@ fn plan(spec: &Spec, events: Vec<Event<Unverified>>) -> Plan {
 }
 
 fn say(line: &str) {
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{TAG}{line}").expect("stdout");
-    out.flush().expect("flush");
+    child_process::say(TAG, line);
 }
 
 /// The child: does nothing unless started by a parent test with `AKLEDGER_CRASH_DIR`.
@@ -220,46 +219,20 @@ struct ChildRun {
 
 /// Runs the child from batch `start` and kills it `kill_ms` after it is ready.
 fn run_child(dir: &Path, t: &Tracker, start: usize, kill_ms: u64) -> ChildRun {
-    let exe = std::env::current_exe().expect("current exe");
-    let mut child = Command::new(exe)
-        .args([
-            "--exact",
-            "crash::crash_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(DIR_VAR, dir)
-        .env(SPEC_VAR, t.spec.encode())
-        .env(EVENTS_VAR, t.events_file.path())
-        .env(START_VAR, start.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn child");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = mpsc::channel::<String>();
-    let reader = std::thread::spawn(move || {
-        let mut lines = Vec::new();
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            // libtest's "test crash::crash_child ... " may precede the first line.
-            if let Some((_, msg)) = line.split_once(TAG) {
-                let _ = tx.send(msg.to_owned());
-                lines.push(msg.to_owned());
-            }
-        }
-        lines
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
+    let start = start.to_string();
+    let mut child = Child::spawn(
+        "crash::crash_child",
+        TAG,
+        &[
+            (DIR_VAR, dir.as_os_str()),
+            (SPEC_VAR, t.spec.encode().as_ref()),
+            (EVENTS_VAR, t.events_file.path().as_os_str()),
+            (START_VAR, start.as_ref()),
+        ],
+    );
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        match rx.recv_timeout(Duration::from_millis(50)) {
+        match child.lines.recv_timeout(Duration::from_millis(50)) {
             Ok(line) if line == "ready" => break,
             Ok(_) => {}
             Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
@@ -267,10 +240,8 @@ fn run_child(dir: &Path, t: &Tracker, start: usize, kill_ms: u64) -> ChildRun {
         }
     }
     std::thread::sleep(Duration::from_millis(kill_ms));
-    let _ = child.kill(); // SIGKILL on unix
-    let status = child.wait().expect("wait child");
-    let lines = reader.join().expect("reader thread");
-    let errors = err_reader.join().expect("stderr thread");
+    child.kill();
+    let (status, lines, errors) = child.wait();
     let mut run = ChildRun {
         killed: status.signal() == Some(9),
         ..ChildRun::default()

@@ -14,15 +14,15 @@
 //! * the next child appends the same log again, so duplicates and the rest follow a
 //!   recovery, and the last round runs to the end.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use akledger::limits::LOG_BATCH_EVENTS;
 use akledger::workload::{realm_dag, SplitMix};
 use akledger::{Config, Durability, Error, Ledger};
+
+use crate::child_process::{self, Child};
 
 /// The ledger directory (set only for the child).
 const DIR_VAR: &str = "AKLEDGER_BULK_CRASH_DIR";
@@ -37,9 +37,7 @@ const EVENTS: usize = 6_500;
 const HOLD: usize = 1_500;
 
 fn say(line: &str) {
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{TAG}{line}").expect("stdout");
-    out.flush().expect("flush");
+    child_process::say(TAG, line);
 }
 
 /// The child: does nothing unless started by the parent test with `AKLEDGER_BULK_CRASH_DIR`.
@@ -54,12 +52,6 @@ fn bulk_append_child() {
         .bulk_index_records(HOLD)
         .snapshot_interval(700);
     let ledger = Ledger::open_with(config).expect("open");
-    let report = ledger.open_report();
-    say(&format!(
-        "open replayed={} snapshot_ignored={}",
-        report.replayed,
-        report.snapshot_ignored.is_some()
-    ));
     let mut told = 0usize;
     ledger
         .append_log_with(&log[..], |_| {
@@ -79,69 +71,35 @@ fn bulk_append_child() {
 #[derive(Debug, Default)]
 struct Run {
     told: usize,
-    opened: Option<String>,
     done: bool,
 }
 
 /// Runs a child on `dir` and kills it once it has been told of `kill_after` items (never,
 /// for `None`).
 fn run_child(dir: &std::path::Path, log: &std::path::Path, kill_after: Option<usize>) -> Run {
-    let exe = std::env::current_exe().expect("current exe");
-    let mut child = Command::new(exe)
-        .args([
-            "--exact",
-            "crash_bulk::bulk_append_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(DIR_VAR, dir)
-        .env(LOG_VAR, log)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn child");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = mpsc::channel::<String>();
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Some((_, msg)) = line.split_once(TAG) {
-                let _ = tx.send(msg.to_owned());
-            }
-        }
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-    let mut run = Run::default();
+    let mut child = Child::spawn(
+        "crash_bulk::bulk_append_child",
+        TAG,
+        &[(DIR_VAR, dir.as_os_str()), (LOG_VAR, log.as_os_str())],
+    );
+    let told = |line: &str| line.strip_prefix("told ").map(|n| n.parse().expect("n"));
     let deadline = Instant::now() + Duration::from_secs(120);
-    while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-        let mut words = line.split(' ');
-        match words.next() {
-            Some("open") => run.opened = Some(line.clone()),
-            Some("told") => run.told = words.next().expect("n").parse().expect("n"),
-            Some("done") => run.done = true,
-            _ => {}
-        }
-        if kill_after.is_some_and(|n| run.told >= n) {
-            let _ = child.kill(); // SIGKILL on unix
+    while let Ok(line) = child
+        .lines
+        .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+    {
+        if kill_after.is_some_and(|n| told(&line).is_some_and(|t| t >= n)) {
+            child.kill();
             break;
         }
     }
-    let status = child.wait().expect("wait child");
-    // What the child printed after the kill was decided was printed after it was told of
-    // more items, which are then there as well.
-    while let Ok(line) = rx.try_recv() {
-        if let Some(n) = line.strip_prefix("told ") {
-            run.told = n.parse().expect("n");
-        }
-    }
-    reader.join().expect("reader thread");
-    let errors = err_reader.join().expect("stderr thread");
+    let (status, lines, errors) = child.wait();
+    // Lines printed after the kill was decided count too: the items they tell of are
+    // committed as well.
+    let run = Run {
+        told: lines.iter().filter_map(|l| told(l)).max().unwrap_or(0),
+        done: lines.iter().any(|l| l == "done"),
+    };
     assert!(
         status.signal() == Some(9) || (status.success() && run.done),
         "child failed ({status}): {run:?}\n{errors}"

@@ -1,14 +1,16 @@
 //! The engine's integration tests, one binary with a module per subject: the ledger and
 //! its derived files, pending events, pipelines, snapshots, the graph file, crash
-//! consistency with real kills (`crash` re-runs this binary as the child it kills),
-//! published vectors through the ledger, property tests against naive oracles, and the
-//! fuzz corpora replayed (`fuzz_checks`, shared with the cargo-fuzz targets).
+//! consistency with real kills (`crash` and `crash_bulk` re-run this binary as the child
+//! they kill, through `child_process`), published vectors through the ledger, property
+//! tests against naive oracles, and the fuzz corpora replayed (`fuzz_checks`, shared with
+//! the cargo-fuzz targets).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod actors;
 mod adversarial;
 mod append_log;
 mod arkret_published;
+mod child_process;
 mod crash;
 mod crash_bulk;
 mod exchanges;
