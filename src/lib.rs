@@ -84,8 +84,8 @@ pub use exchange::{
 pub use id::{DigestSuite, EventId, RealmId, SidecarId, StrandId};
 pub use keyring::Keyring;
 pub use ledger::{
-    AppendReport, Appended, CheckReport, Config, Durability, GraphView, Ledger, OpenReport,
-    PendingCause,
+    AppendReport, Appended, BulkAppend, CheckReport, Config, Durability, GraphView, Ledger,
+    OpenReport, PendingCause,
 };
 pub use proof::Verifier;
 pub use time::Timestamp;

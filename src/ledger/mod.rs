@@ -189,7 +189,8 @@ struct Writer {
     held: index::Held,
 }
 
-/// A bulk append under way. While it lives:
+/// A bulk append under way ([`Ledger::bulk_append`]; [`Ledger::append_log`] takes one for
+/// its own run). While it lives:
 /// - commits take no periodic snapshot. Each would rewrite the whole state (three of them,
 ///   157 MB, while importing a million events) only to be replaced seconds later; the next
 ///   commit after the append, or the close, takes the one that is due. A process that dies
@@ -204,7 +205,8 @@ struct Writer {
 /// [`BulkAppend::end`] writes what is gathered and reports its error; a drop without it
 /// (an append that failed) writes it too, and on an error leaves it to the next commit or
 /// the close.
-pub(crate) struct BulkAppend<'a>(&'a Ledger);
+#[must_use = "the bulk append ends when this is dropped"]
+pub struct BulkAppend<'a>(&'a Ledger);
 
 impl<'a> BulkAppend<'a> {
     /// Counts the ledger's writer in a bulk append until the result is ended or dropped.
@@ -216,8 +218,9 @@ impl<'a> BulkAppend<'a> {
     }
 
     /// Ends the bulk append; when it was the last under way, writes the index writes
-    /// gathered.
-    pub(crate) fn end(self) -> Result<(), Error> {
+    /// gathered, and reports an error doing so (dropping it leaves them to the next commit
+    /// or the close).
+    pub fn end(self) -> Result<(), Error> {
         let ended = self.leave();
         std::mem::forget(self);
         ended
@@ -603,6 +606,17 @@ impl Ledger {
         }
         self.write_held_index(&mut writer)?;
         self.snapshot_if_due(&mut writer, min_entries, true)
+    }
+
+    /// Starts a bulk append, for a caller that feeds many batches in a row itself (through
+    /// a [`Pipeline`], say, as a replication drain does): until the result is ended or
+    /// dropped, commits take no periodic snapshot and gather their index writes
+    /// ([`BulkAppend`]), as [`Ledger::append_log`] does for its own run. What is committed
+    /// stays durable and visible as before; only the derived index and snapshot are
+    /// written later. For a bounded run: a writer that stays in a bulk append forever
+    /// takes no periodic snapshot, and its open after a crash loads the index instead.
+    pub fn bulk_append(&self) -> BulkAppend<'_> {
+        BulkAppend::start(self)
     }
 
     /// See [`crate::internals::index_and_log_marks`].

@@ -452,3 +452,31 @@ fn a_bulk_append_that_fails_part_way_still_writes_the_index_of_what_it_committed
     assert_eq!(reopened.open_report().replayed, 0);
     assert_consistent(&reopened, all.len());
 }
+
+#[test]
+fn a_bulk_append_a_caller_holds_gathers_the_index_writes_of_its_pipeline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = common::realm_dag_bytes(14, 3_000, 6, 16);
+    let ledger = Ledger::open(tmp.path()).unwrap();
+    let bulk = ledger.bulk_append();
+    let mut pipeline = ledger.pipeline();
+    for chunk in all.chunks(500) {
+        pipeline
+            .push(chunk.iter().map(|b| std::sync::Arc::from(&b[..])).collect())
+            .unwrap();
+    }
+    pipeline.finish().unwrap();
+    let (index, log) = akledger::internals::index_and_log_marks(&ledger).unwrap();
+    assert_eq!(
+        (index, log),
+        (None, 7),
+        "seven batches, their index writes held"
+    );
+    bulk.end().unwrap();
+    let (index, log) = akledger::internals::index_and_log_marks(&ledger).unwrap();
+    assert_eq!(index, Some(log));
+    drop(ledger);
+    let reopened = Ledger::open(tmp.path()).unwrap();
+    assert_eq!(reopened.open_report().replayed, 0);
+    assert_consistent(&reopened, all.len());
+}

@@ -12,7 +12,7 @@ use crate::limits::{
     REPLICATE_BATCH_BYTES, REPLICATE_BATCH_EVENTS, REPLICATE_POLL_MILLIS,
 };
 use akledger::id::{EventId, RealmId};
-use akledger::ledger::{AppendReport, Appended, Ledger, OutcomeCounts, Pipeline};
+use akledger::ledger::{AppendReport, Appended, BulkAppend, Ledger, OutcomeCounts, Pipeline};
 
 use super::marker::{self, Marker};
 use super::message::{decoded, events_of, Packed};
@@ -410,13 +410,18 @@ impl<'l> Replicator<'l> {
         wait: Option<Duration>,
         stop: &AtomicBool,
     ) -> Result<bool, ReplicateError> {
+        // A round's drain is a bulk append (its index writes gathered, no periodic
+        // snapshot until it ends); a follower's consume, which may last as long as the
+        // stream keeps coming, is not.
+        let bulk = wait.is_none().then(|| self.ledger.bulk_append());
         let mut committing = Committing {
             pipeline: self.ledger.pipeline_ahead(CONSUME_AHEAD),
             holds: VecDeque::new(),
         };
         let result = self.consume_into(session, wait, stop, &mut committing);
         let settled = self.settle(committing);
-        result.and_then(|drained| settled.map(|()| drained))
+        let ended = bulk.map_or(Ok(()), BulkAppend::end);
+        result.and_then(|drained| settled.and(ended.map_err(Into::into)).map(|()| drained))
     }
 
     fn consume_into(
