@@ -53,10 +53,7 @@ impl Ledger {
             state.drop_pending(id);
             state.len()
         };
-        match &self.index {
-            Some(index) => index.persist(first, &[], &Changes::dropped(vec![*id]), high),
-            None => Ok(()),
-        }
+        self.index_batch(writer, first, &[], &Changes::dropped(vec![*id]), high)
     }
 }
 

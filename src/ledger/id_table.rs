@@ -106,9 +106,10 @@ impl IdTable {
     }
 
     /// Appends `id` at the next position and returns it; `None` when the id is already
-    /// there or positions are exhausted. With a `vacancy` that [`IdTable::find_or_vacancy`] gave for this id on this table,
-    /// the probe starts there (ids pushed since move it on; a growth of the table voids
-    /// it): the lookup and the insert then probe the table once between them.
+    /// there or positions are exhausted. With a `vacancy` that
+    /// [`IdTable::find_or_vacancy`] gave for this id on this table, the probe starts there
+    /// (ids pushed since move it on; a growth of the table voids it): the lookup and the
+    /// insert then probe the table once between them.
     pub fn push_at(&mut self, id: &EventId, vacancy: Option<Vacancy>) -> Option<Pos> {
         let raw = *id.bytes();
         let pos = u32::try_from(self.ids.len()).ok()?;

@@ -415,11 +415,6 @@ impl Held {
     pub fn records(&self) -> usize {
         self.records
     }
-
-    /// True when no batch was added.
-    pub fn is_empty(&self) -> bool {
-        self.high.is_none()
-    }
 }
 
 /// Adds `records`, admitted at positions `first..`, to `batch` as `event_batches` rows of

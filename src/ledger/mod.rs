@@ -84,11 +84,12 @@ use crate::id::EventId;
 use crate::layout;
 use crate::limits::{MAX_BATCH_BYTES, MAX_BATCH_EVENTS, SNAPSHOT_SHARE};
 use crate::proof::Verifier;
-use crate::store::log::{LogError, ReadFrom, SegmentLog, SegmentReader};
+use crate::store::log::{HighWater, LogError, ReadFrom, SegmentLog, SegmentReader};
 use crate::store::root::{AckWriter, Acked, RootLock};
 
 use admit::{Decider, Source};
 use index::Index;
+use record::Record;
 use state::State;
 use stored::Stored;
 
@@ -562,16 +563,7 @@ impl Ledger {
             tree.append(&new_ids)?;
         }
         drop(tree);
-        if let Some(index) = &self.index {
-            if writer.bulk > 0 || !writer.held.is_empty() {
-                writer.held.add(first, &records, &changes, high_water)?;
-                if writer.bulk == 0 || writer.held.records() >= self.config.bulk_index_records {
-                    index.write_held(&mut writer.held)?;
-                }
-            } else {
-                index.persist(first, &records, &changes, high_water)?;
-            }
-        }
+        self.index_batch(writer, first, &records, &changes, high_water)?;
         self.checkpoint_if_due(writer)?;
         if writer.bulk > 0 {
             return Ok(());
@@ -628,6 +620,29 @@ impl Ledger {
             None => None,
         };
         Ok((index, writer.log.high_water().seq))
+    }
+
+    /// The index writes of one batch committed to the log (records admitted at `first..`,
+    /// its pending and rejection changes, the log's mark `high` after it): written at once,
+    /// or during a bulk append gathered with those before them and written every
+    /// [`Config::bulk_index_records`] records. Every batch the log takes goes through here,
+    /// in log order, so the index's writes and marks never pass one another.
+    fn index_batch(
+        &self,
+        writer: &mut Writer,
+        first: usize,
+        records: &[Record],
+        changes: &index::Changes,
+        high: HighWater,
+    ) -> Result<(), Error> {
+        let Some(index) = &self.index else {
+            return Ok(());
+        };
+        writer.held.add(first, records, changes, high)?;
+        if writer.bulk == 0 || writer.held.records() >= self.config.bulk_index_records {
+            index.write_held(&mut writer.held)?;
+        }
+        Ok(())
     }
 
     /// Writes the index writes a bulk append gathered, if any, with the mark of the last.

@@ -480,3 +480,26 @@ fn a_bulk_append_a_caller_holds_gathers_the_index_writes_of_its_pipeline() {
     assert_eq!(reopened.open_report().replayed, 0);
     assert_consistent(&reopened, all.len());
 }
+
+#[test]
+fn a_pending_event_dropped_during_a_bulk_append_stays_dropped_in_the_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = common::realm_dag_bytes(15, 40, 2, 16);
+    let ledger = Ledger::open(tmp.path()).unwrap();
+    let bulk = ledger.bulk_append();
+    // Without the realm's creation, these wait as pending; their rows are gathered.
+    ledger.append_batch(&all[1..6]).unwrap();
+    let (dropped, _) = ledger.pending()[0];
+    assert!(ledger.drop_pending(&dropped).unwrap());
+    bulk.end().unwrap();
+    let (index, log) = akledger::internals::index_and_log_marks(&ledger).unwrap();
+    assert_eq!(index, Some(log), "the index's mark is the drop's");
+    let check = ledger.check().unwrap();
+    assert!(check.is_clean(), "{check:?}");
+    let pending_before: Vec<_> = ledger.pending().into_iter().map(|(id, _)| id).collect();
+    ledger.close().unwrap();
+    let reopened = Ledger::open(tmp.path()).unwrap();
+    let pending_after: Vec<_> = reopened.pending().into_iter().map(|(id, _)| id).collect();
+    assert_eq!(pending_after, pending_before);
+    assert!(!pending_after.contains(&dropped));
+}
