@@ -161,11 +161,12 @@ impl Config {
         self
     }
 
-    /// Index records a bulk append ([`crate::Ledger::append_log`]) gathers before it writes
-    /// them to the index in one transaction (default [`BULK_INDEX_RECORDS`]; at least 1;
-    /// the end of the append writes the rest). A process that dies during a bulk append
-    /// leaves the index behind the log by fewer than this many records, which the next open
-    /// replays from the log. Small values are useful in tests.
+    /// Index records a bulk append ([`crate::Ledger::append_log`],
+    /// [`crate::Ledger::bulk_append`]) gathers before it writes them to the index in one
+    /// transaction (default [`BULK_INDEX_RECORDS`]; at least 1; the end of the append
+    /// writes the rest). A process that dies during a bulk append leaves the index behind
+    /// the log by fewer than this many records, which the next open replays from the log.
+    /// Small values are useful in tests.
     pub fn bulk_index_records(mut self, records: usize) -> Self {
         self.bulk_index_records = records.max(1);
         self

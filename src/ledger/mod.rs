@@ -180,9 +180,9 @@ struct Writer {
     /// snapshot, the close and the drop wait for it first; a write that failed is reported
     /// there, and the snapshot is due again.
     snapshot_writing: Option<(JoinHandle<Result<(), Error>>, u64)>,
-    /// Bulk appends ([`Ledger::append_log`]) under way, on any threads: commits take no
-    /// periodic snapshot until the last ends, and gather their index writes (see
-    /// [`BulkAppend`]).
+    /// Bulk appends ([`Ledger::append_log`], [`Ledger::bulk_append`]) under way, on any
+    /// threads: commits take no periodic snapshot until the last ends, and gather their
+    /// index writes (see [`BulkAppend`]).
     bulk: u32,
     /// Committed batches' index writes gathered during a bulk append, written once they
     /// hold [`Config::bulk_index_records`] records, when the last bulk append ends, and
