@@ -187,18 +187,35 @@ fn frame_checksums_match_independent_implementations() {
             Sealing::Unchecked.frame_checksum(segment, offset, parts),
             [0; 16]
         );
-        // What the writer stores is the same checksum.
-        let mut buf = Vec::new();
+        // What the writer stores, hashed in one pass over the frame it lays out, is the
+        // same checksum.
         let kind = parts[0][parts[0].len() - 1];
-        let sum = write_frame(
-            &mut buf,
-            Sealing::Xxh3,
-            segment,
-            offset,
-            &Record::Entry { kind },
-            parts[1],
-        );
-        assert_eq!(sum, Sealing::Xxh3.frame_checksum(segment, offset, parts));
-        assert_eq!(buf[4..20], sum);
+        for sealing in [Sealing::Xxh3, Sealing::Blake3] {
+            let mut buf = vec![0xAA; 5];
+            let sum = write_frame(
+                &mut buf,
+                sealing,
+                segment,
+                offset,
+                &Record::Entry { kind },
+                parts[1],
+            );
+            assert_eq!(
+                hex(sealing),
+                sum.iter().map(|b| format!("{b:02x}")).collect::<String>()
+            );
+            assert_eq!(buf[9..25], sum, "{sealing:?}");
+            assert_eq!(
+                buf[..5],
+                [0xAA; 5],
+                "what was before the frame is untouched"
+            );
+            assert_eq!(
+                parse_frame(&buf, sealing, 5, segment, offset - 5)
+                    .unwrap()
+                    .payload,
+                parts[1]
+            );
+        }
     }
 }
