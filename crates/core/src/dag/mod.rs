@@ -281,17 +281,20 @@ impl DagIndex {
             return Err(DagError::Full);
         }
         let x = Pos(raw);
-        let uniq = dedup_keep_order(parents);
-        let end = self
-            .parent_tgt
-            .len()
-            .checked_add(uniq.len())
-            .and_then(|e| u32::try_from(e).ok())
-            .ok_or(DagError::Full)?;
+        // The parents, deduplicated, go straight to the edge list; everything below reads
+        // them there. Only this and the error right after it touch it before the write
+        // phase, so an error leaves the index unchanged.
+        let start = self.parent_tgt.len();
+        append_unique(&mut self.parent_tgt, parents);
+        let Ok(end) = u32::try_from(self.parent_tgt.len()) else {
+            self.parent_tgt.truncate(start);
+            return Err(DagError::Full);
+        };
+        let uniq = self.parent_tgt.get(start..).unwrap_or_default();
 
         // Generation number and chain choice (read-only phase).
         let mut gen = stamp;
-        for &p in &uniq {
+        for &p in uniq {
             let g = self.generation(p).unwrap_or(0).saturating_add(1);
             gen = gen.max(g);
         }
@@ -302,7 +305,6 @@ impl DagIndex {
         });
 
         // Write phase.
-        self.parent_tgt.extend_from_slice(&uniq);
         self.parent_off.push(end);
         self.gen.push(gen);
         let c = match extend {
@@ -326,12 +328,12 @@ impl DagIndex {
         // found by binary search and removed moving the shorter side of it (`heads.rs`), so
         // an event naming parents among many heads costs O(parents · log heads) and, when
         // a parent is near either end of the heads, no more.
-        for &p in &uniq {
+        for &p in uniq {
             self.heads.remove(p);
         }
         self.heads.push(x);
         let mut running = std::mem::take(&mut self.running);
-        running.observe(self, (c, seq), &uniq, extend.map(|(_, p)| p));
+        running.observe(self, (c, seq), uniq, extend.map(|(_, p)| p));
         self.running = running;
         self.maybe_checkpoint(c, seq, x);
         Ok(x)
@@ -429,12 +431,13 @@ impl DagIndex {
     }
 }
 
-/// Deduplicates, keeping first occurrences in order.
-fn dedup_keep_order(parents: &[Pos]) -> Vec<Pos> {
-    let mut out: Vec<Pos> = Vec::with_capacity(parents.len());
+/// Appends `parents` to `out`, each once, in the order they first occur (what `out` held
+/// before is not looked at).
+fn append_unique(out: &mut Vec<Pos>, parents: &[Pos]) {
+    let start = out.len();
     if parents.len() <= 32 {
         for &p in parents {
-            if !out.contains(&p) {
+            if !out.get(start..).unwrap_or_default().contains(&p) {
                 out.push(p);
             }
         }
@@ -454,5 +457,4 @@ fn dedup_keep_order(parents: &[Pos]) -> Vec<Pos> {
             }
         }
     }
-    out
 }
