@@ -119,18 +119,19 @@ impl IdSlots {
             .map_err(|slot| slot.map(|slot| Vacancy { slot, slots }))
     }
 
-    /// Stores `position` under `hash` unless a position `is` accepts is already there
-    /// (then `false`). `rehash` gives the hash of a stored position, for growing. A
-    /// `vacancy` that [`IdSlots::find_or_vacancy`] gave for the same `hash` on this table
-    /// starts the probe there, unless the table has grown since.
+    /// Stores the next position (as many as the slots hold: positions are 0, 1, 2, … in
+    /// the order they were stored) under `hash` and returns it, unless a position `is`
+    /// accepts is already there (then `None`). `rehash` gives the hash of a stored
+    /// position, for growing. A `vacancy` that [`IdSlots::find_or_vacancy`] gave for the
+    /// same `hash` on this table starts the probe there, unless the table has grown since.
     pub(super) fn insert(
         &mut self,
         hash: u64,
-        position: u32,
         vacancy: Option<Vacancy>,
         is: impl Fn(u32) -> bool,
         rehash: impl Fn(u32) -> u64,
-    ) -> bool {
+    ) -> Option<u32> {
+        let position = u32::try_from(self.used).ok()?;
         if self.used.saturating_add(1).saturating_mul(8) > self.slots().saturating_mul(7) {
             self.grow(rehash);
         }
@@ -139,13 +140,13 @@ impl IdSlots {
             _ => self.home(hash),
         };
         match self.probe(hash, start, is) {
-            Ok(_) => false,
+            Ok(_) => None,
             Err(Some(slot)) => {
                 self.put(slot, hash, position);
-                true
+                Some(position)
             }
             // Unreachable: growing leaves free slots.
-            Err(None) => false,
+            Err(None) => None,
         }
     }
 
@@ -157,7 +158,9 @@ impl IdSlots {
         }
     }
 
-    /// Moves every position into half as many slots again.
+    /// Moves every position into half as many slots again. The positions are rehashed in
+    /// order, so their ids are read one after another rather than in slot order (at
+    /// random): a growth of a million-id table misses the cache far less.
     fn grow(&mut self, rehash: impl Fn(u32) -> u64) {
         let slots = self.slots().saturating_add(self.slots() / 2).max(16);
         let mut grown = IdSlots {
@@ -165,12 +168,10 @@ impl IdSlots {
             positions: vec![0; slots],
             used: 0,
         };
-        for (&t, &p) in self.tags.iter().zip(&self.positions) {
-            if t != 0 {
-                let hash = rehash(p);
-                if let Err(Some(slot)) = grown.probe(hash, grown.home(hash), |_| false) {
-                    grown.put(slot, hash, p);
-                }
+        for p in (0..self.used).filter_map(|p| u32::try_from(p).ok()) {
+            let hash = rehash(p);
+            if let Err(Some(slot)) = grown.probe(hash, grown.home(hash), |_| false) {
+                grown.put(slot, hash, p);
             }
         }
         *self = grown;

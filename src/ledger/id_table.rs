@@ -112,19 +112,16 @@ impl IdTable {
     /// insert then probe the table once between them.
     pub fn push_at(&mut self, id: &EventId, vacancy: Option<Vacancy>) -> Option<Pos> {
         let raw = *id.bytes();
-        let pos = u32::try_from(self.ids.len()).ok()?;
         let (ids, hasher) = (&self.ids, &self.hasher);
-        let new = self.index.insert(
+        // The slots hold one position per id, so the next is the id's place in `ids`.
+        let pos = self.index.insert(
             Self::hash(hasher, &raw),
-            pos,
             vacancy,
             |p| ids.get(p as usize) == Some(&raw),
             rehash(ids, hasher),
-        );
-        new.then(|| {
-            self.ids.push(raw);
-            Pos::new(pos)
-        })
+        )?;
+        self.ids.push(raw);
+        Some(Pos::new(pos))
     }
 
     /// The id at `pos`.
@@ -147,18 +144,15 @@ impl IdTable {
             hasher: IdHasher::default(),
         };
         let IdTable { ids, index, hasher } = &mut table;
-        for (pos, raw) in (0..count).zip(ids.iter()) {
+        for raw in ids.iter().take(count as usize) {
             DigestSuite::from_header(*raw.first()?).ok()?;
-            let new = index.insert(
+            // `None` for an id already there.
+            index.insert(
                 Self::hash(hasher, raw),
-                pos,
                 None,
                 |p| ids.get(p as usize) == Some(raw),
                 rehash(ids, hasher),
-            );
-            if !new {
-                return None;
-            }
+            )?;
         }
         Some(table)
     }
