@@ -12,9 +12,10 @@
 //! realm events (default 200 000; the issue's figure is at 1 000 000) by 64 writers with a
 //! sidecar of 1000 exchanges. Floor, audit and import run in turn, three times each; the
 //! medians and the medians of the per-run ratios are printed (the import's as the share of
-//! the floor's speed it reaches), with the CPU time (user and system) each used: on 2
-//! cores all three keep both cores busy most of the time, so the wall ratios follow the
-//! CPU ratios (the floor's less closely: it reads the whole file on one thread first).
+//! the floor's speed it reaches), with the CPU time (user and system; for the audit and the
+//! import also how much of it was system) each used: on 2 cores all three keep both cores
+//! busy most of the time, so the wall ratios follow the CPU ratios (the floor's less
+//! closely: it reads the whole file on one thread first).
 //! Skipped, saying so, without `/usr/bin/time`.
 //!
 //! `cargo bench --bench audit_vs_floor`
@@ -94,6 +95,9 @@ struct Timed {
     peak: u64,
     /// User and system CPU seconds.
     cpu: f64,
+    /// Of which system: where a slow hour's extra CPU goes, if it is the kernel's (page
+    /// cache, faults) rather than the program's.
+    system: f64,
 }
 
 /// `akledger <args>` under `/usr/bin/time`.
@@ -118,6 +122,7 @@ fn timed(args: &[&std::ffi::OsStr]) -> Timed {
         wall,
         peak: fields[0].parse().unwrap(),
         cpu: seconds(fields[1]) + seconds(fields[2]),
+        system: seconds(fields[2]),
     }
 }
 
@@ -179,13 +184,16 @@ fn main() {
         std::fs::remove_dir_all(&dir).unwrap();
         eprintln!(
             "audit_vs_floor: {verified} events: floor {f:.2} s (CPU {}), audit {:.2} s \
-             (CPU {:.2} s, peak {} KiB), import {:.2} s (CPU {:.2} s, peak {} KiB)",
+             (CPU {:.2} s, {:.2} s of it system, peak {} KiB), import {:.2} s (CPU {:.2} s, \
+             {:.2} s of it system, peak {} KiB)",
             floor_cpu.map_or("n/a".into(), |c| format!("{c:.2} s")),
             audit.wall,
             audit.cpu,
+            audit.system,
             audit.peak,
             import.wall,
             import.cpu,
+            import.system,
             import.peak,
         );
         floors.push(f);
