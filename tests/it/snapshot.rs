@@ -31,6 +31,19 @@ fn assert_consistent(ledger: &Ledger, admitted: usize) -> Vec<akledger::EventId>
     ledger.heads()
 }
 
+/// The index's mark is the log's: every committed batch's index writes are on disk.
+fn assert_index_at_log(ledger: &Ledger, why: &str) {
+    let (index, log) = akledger::internals::index_and_log_marks(ledger).unwrap();
+    assert_eq!(index, Some(log), "{why}");
+}
+
+/// The ledger in `dir` opens with nothing to replay from the log and is consistent.
+fn assert_reopens_without_replay(dir: &std::path::Path, admitted: usize) {
+    let reopened = Ledger::open(dir).unwrap();
+    assert_eq!(reopened.open_report().replayed, 0);
+    assert_consistent(&reopened, admitted);
+}
+
 #[test]
 fn a_closed_ledger_reopens_from_its_snapshot_and_replays_only_what_followed() {
     let tmp = tempfile::tempdir().unwrap();
@@ -407,8 +420,7 @@ fn a_bulk_append_writes_the_index_every_so_many_records_and_all_of_it_when_it_en
         seen.iter().any(|&(index, log)| index.unwrap_or(0) < log),
         "the index never trailed the log: {seen:?}"
     );
-    let (index, log) = akledger::internals::index_and_log_marks(&ledger).unwrap();
-    assert_eq!(index, Some(log), "the end of the append wrote what it held");
+    assert_index_at_log(&ledger, "the end of the append wrote what it held");
     drop(ledger);
     let reopened = Ledger::open_with(config).unwrap();
     let report = reopened.open_report().clone();
@@ -439,18 +451,17 @@ fn a_bulk_append_that_fails_part_way_still_writes_the_index_of_what_it_committed
         matches!(stopped, Err(akledger::Error::Misuse(_))),
         "{stopped:?}"
     );
-    let (index, log) = akledger::internals::index_and_log_marks(&ledger).unwrap();
-    assert_eq!(index, Some(log));
+    assert_index_at_log(
+        &ledger,
+        "the failed append wrote the index of what it committed",
+    );
     let admitted = ledger.len();
     assert_eq!(admitted, 2_000);
     // A commit after the failed append writes its index row at once again.
     ledger.append_batch(&all[admitted..]).unwrap();
-    let (index, log) = akledger::internals::index_and_log_marks(&ledger).unwrap();
-    assert_eq!(index, Some(log));
+    assert_index_at_log(&ledger, "the commit after it wrote its index row at once");
     ledger.close().unwrap();
-    let reopened = Ledger::open(tmp.path()).unwrap();
-    assert_eq!(reopened.open_report().replayed, 0);
-    assert_consistent(&reopened, all.len());
+    assert_reopens_without_replay(tmp.path(), all.len());
 }
 
 #[test]
@@ -473,12 +484,9 @@ fn a_bulk_append_a_caller_holds_gathers_the_index_writes_of_its_pipeline() {
         "seven batches, their index writes held"
     );
     bulk.end().unwrap();
-    let (index, log) = akledger::internals::index_and_log_marks(&ledger).unwrap();
-    assert_eq!(index, Some(log));
+    assert_index_at_log(&ledger, "ending the bulk append wrote what it held");
     drop(ledger);
-    let reopened = Ledger::open(tmp.path()).unwrap();
-    assert_eq!(reopened.open_report().replayed, 0);
-    assert_consistent(&reopened, all.len());
+    assert_reopens_without_replay(tmp.path(), all.len());
 }
 
 #[test]
@@ -492,8 +500,7 @@ fn a_pending_event_dropped_during_a_bulk_append_stays_dropped_in_the_index() {
     let (dropped, _) = ledger.pending()[0];
     assert!(ledger.drop_pending(&dropped).unwrap());
     bulk.end().unwrap();
-    let (index, log) = akledger::internals::index_and_log_marks(&ledger).unwrap();
-    assert_eq!(index, Some(log), "the index's mark is the drop's");
+    assert_index_at_log(&ledger, "the index's mark is the drop's");
     let check = ledger.check().unwrap();
     assert!(check.is_clean(), "{check:?}");
     let pending_before: Vec<_> = ledger.pending().into_iter().map(|(id, _)| id).collect();
