@@ -419,14 +419,13 @@ pub fn write_frame<'a>(
     encode_record(record, out);
     let head_end = out.len();
     let body_len = head_end - start - FRAME_PREFIX_LEN + payload.len();
-    let position = frame_position(segment, offset, body_len);
     let sum = if with_payload {
         // The position goes where the checksum will, just before the body: one pass over
         // position ‖ head ‖ payload, then the checksum takes its place.
         out.extend_from_slice(payload);
         let positioned = start + FRAME_PREFIX_LEN - CHECKSUM_LEN;
         if let Some(slot) = out.get_mut(positioned..start + FRAME_PREFIX_LEN) {
-            slot.copy_from_slice(&position);
+            slot.copy_from_slice(&frame_position(segment, offset, body_len));
         }
         sealing.positioned_checksum(out.get(positioned..).unwrap_or_default())
     } else {
