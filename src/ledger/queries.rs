@@ -183,6 +183,53 @@ impl Ledger {
         order.into_iter().filter_map(|p| state.id_at(p)).collect()
     }
 
+    /// The positions of the events `a` covers and `b` does not, newest first (reverse
+    /// admission order). For a session's have rounds, which turn only the positions they
+    /// ask about into ids ([`Ledger::ids_at`]).
+    pub(crate) fn difference_newest_first(
+        &self,
+        a: &[EventId],
+        b: &[EventId],
+    ) -> Result<Vec<Pos>, Error> {
+        let state = self.read_state()?;
+        let (a, b) = (state.positions(a)?, state.positions(b)?);
+        let mut order = state.dag.difference(&a, &b);
+        order.reverse();
+        Ok(order)
+    }
+
+    /// The ids at `positions` (positions this ledger handed out), in their order.
+    pub(crate) fn ids_at(&self, positions: &[Pos]) -> Result<Vec<EventId>, Error> {
+        let state = self.read_state()?;
+        Ok(positions.iter().filter_map(|&p| state.id_at(p)).collect())
+    }
+
+    /// Where the log holds each of `ids` (`None` for an event not admitted here), under one
+    /// look at the state: a session sends many events, each read by [`Ledger::read_stored`].
+    pub(crate) fn stored_at(
+        &self,
+        ids: &[EventId],
+    ) -> Result<Vec<Option<crate::store::log::LogPos>>, Error> {
+        let state = self.read_state()?;
+        Ok(ids
+            .iter()
+            .map(|id| state.ids.get(id).and_then(|p| state.at.get(p.index())))
+            .collect())
+    }
+
+    /// The stored bytes of the event at `at` (from [`Ledger::stored_at`]), read into
+    /// `scratch`, which a caller reading many events reuses: no allocation per event.
+    pub(crate) fn read_stored<'s>(
+        &self,
+        at: crate::store::log::LogPos,
+        scratch: &'s mut Vec<u8>,
+    ) -> Result<&'s [u8], Error> {
+        self.reader
+            .read_into(at, scratch)
+            .map(|(_, payload)| payload)
+            .map_err(super::log_error)
+    }
+
     /// The stored bytes of an admitted event, as the log holds them (not re-parsed: they
     /// were checked before they were written to the checksummed log).
     pub fn stored_bytes(&self, id: &EventId) -> Result<Option<Vec<u8>>, Error> {

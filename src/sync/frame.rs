@@ -12,6 +12,7 @@
 //! before anything is allocated.
 
 use std::io::{Read, Write};
+use std::sync::Arc;
 
 use crate::id::EventId;
 use crate::limits::{MAX_SYNC_FRAME_BYTES, MAX_SYNC_IDS, MAX_SYNC_REJECTED, SYNC_BATCH_EVENTS};
@@ -35,8 +36,9 @@ pub enum Frame {
     Known(Vec<bool>),
     /// Asks for every event the receiver holds that these common events do not cover.
     Pull(Vec<EventId>),
-    /// A batch of events, in an order the receiver can admit.
-    Events(Vec<Vec<u8>>),
+    /// A batch of events, in an order the receiver can admit (each decoded into the shared
+    /// buffer admission takes).
+    Events(Vec<Arc<[u8]>>),
     /// Ends a stream of `Events`: how many events the stream held. As the reply to a pushed
     /// stream: how many of the receiver's pending events the stream released.
     Done(u64),
@@ -163,7 +165,7 @@ impl Frame {
                 let mut events = Vec::with_capacity(count);
                 for _ in 0..count {
                     let len = r.u32()? as usize;
-                    events.push(r.take(len)?.to_vec());
+                    events.push(Arc::from(r.take(len)?));
                 }
                 Frame::Events(events)
             }
@@ -225,20 +227,82 @@ pub fn write_frame(w: &mut impl Write, frame: &Frame) -> Result<u64, SyncError> 
     // per frame on a stream without TCP_NODELAY).
     let mut bytes = vec![0u8; HEADER_BYTES];
     let kind = frame.encode_into(&mut bytes);
+    send_laid_out(w, &mut bytes, kind, frame.name())
+}
+
+/// Fills in the header of a frame laid out after [`HEADER_BYTES`] of room in `bytes` and
+/// writes it; returns the bytes written.
+fn send_laid_out(
+    w: &mut impl Write,
+    bytes: &mut [u8],
+    kind: u8,
+    name: &str,
+) -> Result<u64, SyncError> {
     let len = bytes.len() - HEADER_BYTES;
     if len > MAX_SYNC_FRAME_BYTES {
         return Err(SyncError::Misuse(format!(
-            "a {} frame of {len} bytes is over the {MAX_SYNC_FRAME_BYTES}-byte frame limit",
-            frame.name()
+            "a {name} frame of {len} bytes is over the {MAX_SYNC_FRAME_BYTES}-byte frame limit"
         )));
     }
     let [a, b, c, d] = len_u32(len).to_be_bytes();
     if let Some(header) = bytes.get_mut(..HEADER_BYTES) {
         header.copy_from_slice(&[VERSION, kind, a, b, c, d]);
     }
-    w.write_all(&bytes).map_err(SyncError::io)?;
+    w.write_all(bytes).map_err(SyncError::io)?;
     w.flush().map_err(SyncError::io)?;
     Ok(bytes.len() as u64)
+}
+
+/// An `Events` frame laid out as its events are added: each event's bytes are copied once,
+/// into the frame, and the frame goes out in one write ([`EventsFrame::write`]), as
+/// [`write_frame`] would send `Frame::Events` of the same events.
+pub struct EventsFrame {
+    /// Header, count and the events so far.
+    bytes: Vec<u8>,
+    count: usize,
+}
+
+impl Default for EventsFrame {
+    fn default() -> Self {
+        EventsFrame {
+            bytes: vec![0u8; HEADER_BYTES + 4],
+            count: 0,
+        }
+    }
+}
+
+impl EventsFrame {
+    /// Events in the frame.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether the frame holds no event.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Bytes of the events so far, length prefixes included.
+    pub fn payload_len(&self) -> usize {
+        self.bytes.len() - HEADER_BYTES
+    }
+
+    /// Adds one event.
+    pub fn push(&mut self, event: &[u8]) {
+        self.bytes
+            .extend_from_slice(&len_u32(event.len()).to_be_bytes());
+        self.bytes.extend_from_slice(event);
+        self.count += 1;
+    }
+
+    /// Writes the frame; returns the bytes written.
+    pub fn write(mut self, w: &mut impl Write) -> Result<u64, SyncError> {
+        let count = len_u32(self.count).to_be_bytes();
+        if let Some(at) = self.bytes.get_mut(HEADER_BYTES..HEADER_BYTES + 4) {
+            at.copy_from_slice(&count);
+        }
+        send_laid_out(w, &mut self.bytes, EVENTS, "events")
+    }
 }
 
 /// Reads one frame (`expected_bits`: the length of the `Have` this may answer); returns it

@@ -4,10 +4,14 @@
 //! Cost: each round asks about at most twice as many ids as the round before (starting at
 //! [`FIRST_QUERY`]), newest first, skipping ids a `yes` already settled. With a local tail
 //! of t events the peer lacks, the rounds are about log2(t / 32) + 1 and the ids asked
-//! about at most about 2·t + 32, each 33 bytes out and one bit back.
+//! about at most about 2·t + 32, each 33 bytes out and one bit back. Locally, each round
+//! that brings a `yes` recomputes what the common set leaves uncovered (one difference
+//! over the DAG index, proportional to the events it returns), so the events both sides
+//! hold are walked once, not once per query.
 
 use std::io::{Read, Write};
 
+use crate::dag::Pos;
 use crate::id::EventId;
 use crate::ledger::Ledger;
 use crate::limits::{MAX_SYNC_IDS, MAX_SYNC_ROUNDS};
@@ -36,17 +40,19 @@ pub(super) fn common_heads<S: Read + Write>(
     }
     // Newest first (reverse admission order, a reverse causal order): a `yes` settles the
     // ancestors, which come later in this order.
-    let mut order = ledger.difference_in_admission_order(&ledger.heads(), &known)?;
-    order.reverse();
+    let heads = ledger.heads();
+    let mut order = ledger.difference_newest_first(&heads, &known)?;
 
     let mut haves = known;
     let mut step = FIRST_QUERY;
     let mut rounds = 0usize;
-    let mut rest = order.as_slice();
-    while !rest.is_empty() {
-        let (chunk, tail) = rest.split_at(step.min(rest.len()));
-        rest = tail;
-        let covered = ledger.covers_all(&haves, chunk)?;
+    // Positions of `order` already considered (asked about, or found covered).
+    let mut done = 0usize;
+    while let Some(rest) = order.get(done..).filter(|rest| !rest.is_empty()) {
+        let chunk = rest.get(..step.min(rest.len())).unwrap_or(rest);
+        done += chunk.len();
+        let chunk = ledger.ids_at(chunk)?;
+        let covered = ledger.covers_all(&haves, &chunk)?;
         let query: Vec<EventId> = chunk
             .iter()
             .zip(covered)
@@ -77,8 +83,36 @@ pub(super) fn common_heads<S: Read + Write>(
         if !yes.is_empty() {
             haves.extend(yes);
             haves = ledger.heads_of(&haves)?;
+            // What is left to ask about is what the grown common set does not cover: the
+            // events behind a `yes` drop out here, instead of one covers query each.
+            let uncovered = ledger.difference_newest_first(&heads, &haves)?;
+            let considered = order.get(..done).unwrap_or_default();
+            let skip = considered_prefix(&uncovered, considered);
+            order = uncovered;
+            done = skip;
         }
         step = (step * 2).min(MAX_SYNC_IDS);
     }
     Ok(ledger.heads_of(&haves)?)
+}
+
+/// How many positions at the front of `uncovered` were already considered. `uncovered` is a
+/// subsequence of the order `considered` is a prefix of (the same heads, a larger basis, the
+/// same admission order), so the considered ones it keeps come first; the walk stops at the
+/// first id that is not among them (if the ledger changed meanwhile, that only means asking
+/// about an event twice).
+fn considered_prefix(uncovered: &[Pos], considered: &[Pos]) -> usize {
+    let mut at = 0usize;
+    let mut skip = 0usize;
+    for id in uncovered {
+        while considered.get(at).is_some_and(|c| c != id) {
+            at += 1;
+        }
+        if at >= considered.len() {
+            break;
+        }
+        at += 1;
+        skip += 1;
+    }
+    skip
 }

@@ -14,7 +14,7 @@ use crate::limits::{
 };
 
 use super::budget::{MemoryBudget, Room};
-use super::frame::{read_header, read_payload, write_frame, Frame};
+use super::frame::{read_header, read_payload, write_frame, EventsFrame, Frame};
 use super::{SyncError, SyncReport};
 
 /// The session's stream, which refuses to read or write once the session's time limit has
@@ -189,29 +189,25 @@ impl<'s, S: Read + Write> Wire<'s, S> {
 
     /// Sends the events `missing` (ids held here, in admission order: a causal order, see
     /// [`Ledger::difference_in_admission_order`]), in batches, then `Done(count)`. Their
-    /// bytes go as stored, not re-parsed.
+    /// bytes go as stored, not re-parsed: each is read from the log straight into its frame.
     pub fn send_events(&mut self, ledger: &Ledger, missing: &[EventId]) -> Result<(), SyncError> {
-        let mut batch: Vec<Vec<u8>> = Vec::new();
-        let mut bytes = 0usize;
+        let mut frame = EventsFrame::default();
+        let mut scratch = Vec::new();
         let mut sent = 0u64;
-        for &id in missing {
-            let Some(event) = ledger.stored_bytes(&id)? else {
-                continue;
-            };
-            let size = event.len();
-            if !batch.is_empty()
-                && (batch.len() >= SYNC_BATCH_EVENTS || bytes + size > SYNC_BATCH_BYTES)
+        for at in ledger.stored_at(missing)?.into_iter().flatten() {
+            let event = ledger.read_stored(at, &mut scratch)?;
+            if !frame.is_empty()
+                && (frame.len() >= SYNC_BATCH_EVENTS
+                    || frame.payload_len() + event.len() > SYNC_BATCH_BYTES)
             {
-                self.send(&Frame::Events(std::mem::take(&mut batch)))?;
-                bytes = 0;
+                self.report.bytes_sent += std::mem::take(&mut frame).write(&mut self.stream)?;
             }
-            bytes += size;
             sent += 1;
-            self.report.event_bytes += size as u64;
-            batch.push(event);
+            self.report.event_bytes += event.len() as u64;
+            frame.push(event);
         }
-        if !batch.is_empty() {
-            self.send(&Frame::Events(batch))?;
+        if !frame.is_empty() {
+            self.report.bytes_sent += frame.write(&mut self.stream)?;
         }
         self.report.sent += sent;
         self.send(&Frame::Done(sent))
@@ -223,13 +219,12 @@ impl<'s, S: Read + Write> Wire<'s, S> {
         &mut self,
         ledger: &Ledger,
         pipeline: &mut Pipeline<'_>,
-        events: Vec<Vec<u8>>,
+        events: Vec<Arc<[u8]>>,
     ) -> Result<(), SyncError> {
         self.report.received += events.len() as u64;
         self.report.event_bytes += events.iter().map(|e| e.len() as u64).sum::<u64>();
         self.held.push_back(self.last_room.take());
-        let batch: Vec<Arc<[u8]>> = events.into_iter().map(Arc::from).collect();
-        match pipeline.push(batch)? {
+        match pipeline.push(events)? {
             Some(outcomes) => self.count(ledger, outcomes),
             None => Ok(()),
         }

@@ -38,6 +38,16 @@ impl Backing {
         }
     }
 
+    /// Bytes a positioned read of one frame may take beyond the frame: a file's reads cost
+    /// a system call each, so reading ahead saves the second one; memory's cost nothing,
+    /// and past the frame they could reach the file of another entry's payload.
+    pub(crate) fn read_ahead(&self, wanted: usize) -> usize {
+        match self {
+            Backing::File(..) => wanted,
+            Backing::Memory(_) => 0,
+        }
+    }
+
     /// Fills `buf` from `offset`; reading past the end is `UnexpectedEof`, as for a file.
     pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         match self {

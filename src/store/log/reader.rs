@@ -16,6 +16,19 @@ use super::format::{parse_frame, Record, FILE_HEADER_LEN, FRAME_PREFIX_LEN, MAX_
 use super::scan::{parse_batch, ParsedEntry};
 use super::{HighWater, LogError, LogPos, SegRef, Shared};
 
+/// Bytes the first read of an entry takes (fewer at the end of a segment): a frame's
+/// prefix and, for entries up to about this size (events are about a kilobyte), the whole
+/// frame, in one system call.
+const FIRST_READ: usize = 4 << 10;
+
+/// Makes `buf` at least `len` bytes long (contents unspecified: the caller reads over
+/// them), without clearing what a reused buffer already holds.
+fn fill(buf: &mut Vec<u8>, len: usize) {
+    if buf.len() < len {
+        buf.resize(len, 0);
+    }
+}
+
 /// A read handle on the log; `Clone + Send + Sync`.
 #[derive(Clone)]
 pub struct SegmentReader {
@@ -54,6 +67,21 @@ impl SegmentReader {
 
     /// Reads the entry at `pos`, verifying its checksum. Returns `(kind, payload)`.
     pub fn read(&self, pos: LogPos) -> Result<(u8, Vec<u8>), LogError> {
+        let mut buf = Vec::new();
+        let (kind, payload) = self.read_into(pos, &mut buf)?;
+        Ok((kind, payload.to_vec()))
+    }
+
+    /// [`SegmentReader::read`] into `buf` (its contents replaced; its allocation reused
+    /// by a caller reading many entries): returns the kind and the payload, a part of
+    /// `buf`. In a segment file, one positioned read takes the frame's prefix and, for most
+    /// entries, the whole frame ([`FIRST_READ`]); a longer frame takes a second read for
+    /// the rest. In memory, the prefix is read, then the rest: nothing past the frame.
+    pub fn read_into<'b>(
+        &self,
+        pos: LogPos,
+        buf: &'b mut Vec<u8>,
+    ) -> Result<(u8, &'b [u8]), LogError> {
         let (seg, _) = self.segment(pos.segment).ok_or(LogError::InvalidPosition {
             pos,
             reason: "no such segment",
@@ -67,12 +95,18 @@ impl SegmentReader {
             return Err(outside);
         }
         let path = &seg.file.path;
-        let mut prefix = [0u8; FRAME_PREFIX_LEN];
+        let first = usize::try_from(seg.end - pos.offset)
+            .unwrap_or(FIRST_READ)
+            .min(seg.file.file.read_ahead(FIRST_READ))
+            .max(FRAME_PREFIX_LEN);
+        fill(buf, first);
         seg.file
             .file
-            .read_exact_at(&mut prefix, pos.offset)
+            .read_exact_at(buf.get_mut(..first).unwrap_or_default(), pos.offset)
             .map_err(|e| LogError::io(path, e))?;
-        let len = u32::from_le_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
+        let len = buf
+            .first_chunk::<4>()
+            .map_or(0, |raw| u32::from_le_bytes(*raw) as usize);
         let frame_len = FRAME_PREFIX_LEN + len;
         if len > MAX_BODY || pos.offset.saturating_add(frame_len as u64) > seg.end {
             return Err(LogError::corrupt(
@@ -81,14 +115,18 @@ impl SegmentReader {
                 "frame length out of range",
             ));
         }
-        let mut buf = prefix.to_vec();
-        buf.resize(frame_len.max(FRAME_PREFIX_LEN), 0);
-        let rest = buf.get_mut(FRAME_PREFIX_LEN..).unwrap_or_default();
-        seg.file
-            .file
-            .read_exact_at(rest, pos.offset + FRAME_PREFIX_LEN as u64)
-            .map_err(|e| LogError::io(path, e))?;
-        let frame = parse_frame(&buf, seg.file.file.sealing(), 0, pos.segment, pos.offset)
+        if frame_len > first {
+            fill(buf, frame_len);
+            seg.file
+                .file
+                .read_exact_at(
+                    buf.get_mut(first..frame_len).unwrap_or_default(),
+                    pos.offset + first as u64,
+                )
+                .map_err(|e| LogError::io(path, e))?;
+        }
+        let buf: &'b [u8] = buf.get(..frame_len).unwrap_or_default();
+        let frame = parse_frame(buf, seg.file.file.sealing(), 0, pos.segment, pos.offset)
             .map_err(|e| LogError::corrupt(path, pos.offset, e.describe()))?;
         let Record::Entry { kind } = frame.record else {
             return Err(LogError::InvalidPosition {
@@ -96,9 +134,7 @@ impl SegmentReader {
                 reason: "not an entry frame",
             });
         };
-        let start = frame.end - frame.payload.len();
-        buf.drain(..start);
-        Ok((kind, buf))
+        Ok((kind, frame.payload))
     }
 
     /// Bytes of the log held in memory: 0 for a log on disk; for an in-memory log, its

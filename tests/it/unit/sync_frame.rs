@@ -22,7 +22,13 @@ fn frames_round_trip() {
         ]),
         9,
     );
-    round_trip(Frame::Events(vec![b"{}".to_vec(), Vec::new()]), 0);
+    round_trip(
+        Frame::Events(vec![
+            std::sync::Arc::from(&b"{}"[..]),
+            std::sync::Arc::from(&[][..]),
+        ]),
+        0,
+    );
     round_trip(Frame::Done(7), 0);
     round_trip(Frame::Bye, 0);
 }
@@ -50,4 +56,26 @@ fn bad_frames_are_protocol_errors() {
         Err(SyncError::Disconnected)
     ));
     assert!(read_frame(&mut &[][..], 0).unwrap().is_none());
+}
+
+#[test]
+fn an_events_frame_laid_out_in_place_is_the_encoded_frame() {
+    let events: Vec<std::sync::Arc<[u8]>> = vec![
+        std::sync::Arc::from(&b"{\"a\":1}"[..]),
+        std::sync::Arc::from(&[][..]),
+        std::sync::Arc::from(vec![7u8; 5000]),
+    ];
+    let mut laid_out = EventsFrame::default();
+    assert!(laid_out.is_empty());
+    for e in &events {
+        laid_out.push(e);
+    }
+    assert_eq!(laid_out.len(), 3);
+    assert_eq!(laid_out.payload_len(), 4 + 3 * 4 + 7 + 5000);
+    let mut in_place = Vec::new();
+    let written = laid_out.write(&mut in_place).unwrap();
+    let mut encoded = Vec::new();
+    write_frame(&mut encoded, &Frame::Events(events)).unwrap();
+    assert_eq!(in_place, encoded);
+    assert_eq!(written as usize, in_place.len());
 }
