@@ -75,7 +75,7 @@ impl SegmentReader {
     /// [`SegmentReader::read`] into `buf` (its contents replaced; its allocation reused
     /// by a caller reading many entries): returns the kind and the payload, a part of
     /// `buf`. In a segment file, one positioned read takes the frame's prefix and, for most
-    /// entries, the whole frame ([`FIRST_READ`]); a longer frame takes a second read for
+    /// entries, the whole frame (4 KiB at first); a longer frame takes a second read for
     /// the rest. In memory, the prefix is read, then the rest: nothing past the frame.
     pub fn read_into<'b>(
         &self,
