@@ -31,6 +31,12 @@ impl State {
         ids.iter().map(|id| self.position(id)).collect()
     }
 
+    /// The positions `a` covers and `b` does not, in admission order.
+    fn difference(&self, a: &[EventId], b: &[EventId]) -> Result<Vec<Pos>, Error> {
+        let (a, b) = (self.positions(a)?, self.positions(b)?);
+        Ok(self.dag.difference(&a, &b))
+    }
+
     fn sorted_ids(&self, positions: impl IntoIterator<Item = Pos>) -> Vec<EventId> {
         let mut ids: Vec<EventId> = positions
             .into_iter()
@@ -152,8 +158,7 @@ impl Ledger {
     /// by id.
     pub fn difference(&self, a: &[EventId], b: &[EventId]) -> Result<Vec<EventId>, Error> {
         let state = self.read_state()?;
-        let (a, b) = (state.positions(a)?, state.positions(b)?);
-        Ok(state.sorted_ids(state.dag.difference(&a, &b)))
+        Ok(state.sorted_ids(state.difference(a, b)?))
     }
 
     /// [`Ledger::difference`] in admission order (a causal order: what a peer can admit
@@ -164,10 +169,8 @@ impl Ledger {
         b: &[EventId],
     ) -> Result<Vec<EventId>, Error> {
         let state = self.read_state()?;
-        let (a, b) = (state.positions(a)?, state.positions(b)?);
         Ok(state
-            .dag
-            .difference(&a, &b)
+            .difference(a, b)?
             .into_iter()
             .filter_map(|p| state.id_at(p))
             .collect())
@@ -191,9 +194,7 @@ impl Ledger {
         a: &[EventId],
         b: &[EventId],
     ) -> Result<Vec<Pos>, Error> {
-        let state = self.read_state()?;
-        let (a, b) = (state.positions(a)?, state.positions(b)?);
-        let mut order = state.dag.difference(&a, &b);
+        let mut order = self.read_state()?.difference(a, b)?;
         order.reverse();
         Ok(order)
     }
