@@ -406,6 +406,49 @@ fn session(client: &Ledger, server: &Ledger) -> u64 {
     })
 }
 
+/// Tails long enough for several have rounds, the later ones answered partly `yes` (the
+/// client then recomputes what the common set leaves uncovered): each side receives exactly
+/// the other's tail, in the rounds the doubling queries take, and a second session moves
+/// nothing.
+#[test]
+fn long_divergent_tails_move_exactly_the_symmetric_difference() {
+    use akledger::workload::{sign_all, RealmDag};
+    let (mut dag, realm) = RealmDag::new(5, 6, 32).unwrap();
+    let mut shared = vec![realm];
+    shared.extend(sign_all(&dag.plan(599).unwrap(), 2).unwrap());
+    let tail_a = sign_all(&dag.fork(1).plan(300).unwrap(), 2).unwrap();
+    let tail_b = sign_all(&dag.fork(2).plan(500).unwrap(), 2).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let a = Ledger::open(tmp.path().join("a")).unwrap();
+    let b = Ledger::open(tmp.path().join("b")).unwrap();
+    for (ledger, tail) in [(&a, &tail_a), (&b, &tail_b)] {
+        for event in shared.iter().chain(tail.iter()) {
+            ledger.append(event.bytes()).unwrap();
+        }
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let report = std::thread::scope(|scope| {
+        let served = scope.spawn(|| {
+            let (mut s, _) = listener.accept().unwrap();
+            b.serve_session(&mut s).unwrap()
+        });
+        let mut s = TcpStream::connect(addr).unwrap();
+        let report = a.sync(&mut s, &SyncOptions::default()).unwrap();
+        drop(s);
+        served.join().unwrap();
+        report
+    });
+    assert_eq!((report.sent, report.received), (300, 500));
+    // Hello, have queries of 32, 64, 128 and 256 ids (the last reaching past A's 300-event
+    // tail into the shared events), pull, push.
+    assert_eq!(report.rounds, 7, "{report:?}");
+    assert_eq!(session(&a, &b), 0);
+    assert_eq!(a.heads(), b.heads());
+    assert_eq!(ids(&a).len(), 600 + 300 + 500);
+    assert_eq!(ids(&a), ids(&b));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(12))]
 
