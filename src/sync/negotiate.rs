@@ -99,13 +99,13 @@ pub(super) fn common_heads<S: Read + Write>(
 /// How many positions at the front of `uncovered` were already considered. `uncovered` is a
 /// subsequence of the order `considered` is a prefix of (the same heads, a larger basis, the
 /// same admission order), so the considered ones it keeps come first; the walk stops at the
-/// first id that is not among them (if the ledger changed meanwhile, that only means asking
-/// about an event twice).
+/// first position that is not among them (if the ledger changed meanwhile, that only means
+/// asking about an event twice).
 fn considered_prefix(uncovered: &[Pos], considered: &[Pos]) -> usize {
     let mut at = 0usize;
     let mut skip = 0usize;
-    for id in uncovered {
-        while considered.get(at).is_some_and(|c| c != id) {
+    for p in uncovered {
+        while considered.get(at).is_some_and(|c| c != p) {
             at += 1;
         }
         if at >= considered.len() {
