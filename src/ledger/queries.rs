@@ -205,30 +205,34 @@ impl Ledger {
         Ok(positions.iter().filter_map(|&p| state.id_at(p)).collect())
     }
 
-    /// Where the log holds each of `ids` (`None` for an event not admitted here), under one
-    /// look at the state: a session sends many events, each read by [`Ledger::read_stored`].
+    /// Where the log holds each of `ids` that is admitted here, in their order, under one
+    /// look at the state: for [`Ledger::read_stored_each`].
     pub(crate) fn stored_at(
         &self,
         ids: &[EventId],
-    ) -> Result<Vec<Option<crate::store::log::LogPos>>, Error> {
+    ) -> Result<Vec<crate::store::log::LogPos>, Error> {
         let state = self.read_state()?;
         Ok(ids
             .iter()
-            .map(|id| state.ids.get(id).and_then(|p| state.at.get(p.index())))
+            .filter_map(|id| state.ids.get(id).and_then(|p| state.at.get(p.index())))
             .collect())
     }
 
-    /// The stored bytes of the event at `at` (from [`Ledger::stored_at`]), read into
-    /// `scratch`, which a caller reading many events reuses: no allocation per event.
-    pub(crate) fn read_stored<'s>(
+    /// The stored bytes of the events at `at` (from [`Ledger::stored_at`]), in order, handed
+    /// to `each`: events the log holds side by side are read together, into `scratch`,
+    /// which the caller may reuse (see `SegmentReader::read_each`).
+    pub(crate) fn read_stored_each<E: From<Error>>(
         &self,
-        at: crate::store::log::LogPos,
-        scratch: &'s mut Vec<u8>,
-    ) -> Result<&'s [u8], Error> {
-        self.reader
-            .read_into(at, scratch)
-            .map(|(_, payload)| payload)
-            .map_err(super::log_error)
+        at: &[crate::store::log::LogPos],
+        scratch: &mut Vec<u8>,
+        mut each: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.reader.read_each(
+            at,
+            scratch,
+            |e| E::from(super::log_error(e)),
+            |_, payload| each(payload),
+        )
     }
 
     /// The stored bytes of an admitted event, as the log holds them (not re-parsed: they

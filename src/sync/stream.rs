@@ -189,13 +189,13 @@ impl<'s, S: Read + Write> Wire<'s, S> {
 
     /// Sends the events `missing` (ids held here, in admission order: a causal order, see
     /// [`Ledger::difference_in_admission_order`]), in batches, then `Done(count)`. Their
-    /// bytes go as stored, not re-parsed: each is read from the log straight into its frame.
+    /// bytes go as stored, not re-parsed: read from the log (neighbours together) straight into
+    /// their frame.
     pub fn send_events(&mut self, ledger: &Ledger, missing: &[EventId]) -> Result<(), SyncError> {
         let mut frame = EventsFrame::default();
-        let mut scratch = Vec::new();
         let mut sent = 0u64;
-        for at in ledger.stored_at(missing)?.into_iter().flatten() {
-            let event = ledger.read_stored(at, &mut scratch)?;
+        let at = ledger.stored_at(missing)?;
+        ledger.read_stored_each(&at, &mut Vec::new(), |event| {
             if !frame.is_empty()
                 && (frame.len() >= SYNC_BATCH_EVENTS
                     || frame.payload_len() + event.len() > SYNC_BATCH_BYTES)
@@ -205,7 +205,8 @@ impl<'s, S: Read + Write> Wire<'s, S> {
             sent += 1;
             self.report.event_bytes += event.len() as u64;
             frame.push(event);
-        }
+            Ok::<(), SyncError>(())
+        })?;
         if !frame.is_empty() {
             self.report.bytes_sent += frame.write(&mut self.stream)?;
         }

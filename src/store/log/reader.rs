@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, RwLock};
 
-use super::format::{parse_frame, Record, FILE_HEADER_LEN, FRAME_PREFIX_LEN, MAX_BODY};
+use super::format::{parse_frame, FrameError, Record, FILE_HEADER_LEN, FRAME_PREFIX_LEN, MAX_BODY};
 use super::scan::{parse_batch, ParsedEntry};
 use super::{HighWater, LogError, LogPos, SegRef, Shared};
 
@@ -20,6 +20,10 @@ use super::{HighWater, LogError, LogPos, SegRef, Shared};
 /// prefix and, for entries up to about this size (events are about a kilobyte), the whole
 /// frame, in one system call.
 const FIRST_READ: usize = 4 << 10;
+
+/// Bytes one read of neighbouring entries takes at most ([`SegmentReader::read_each`]): a
+/// sync frame's worth of events is a few of them.
+const RUN_READ: usize = 1 << 20;
 
 /// Makes `buf` at least `len` bytes long (contents unspecified: the caller reads over
 /// them), without clearing what a reused buffer already holds.
@@ -135,6 +139,103 @@ impl SegmentReader {
             });
         };
         Ok((kind, frame.payload))
+    }
+
+    /// Reads the entries at `positions` in their order, handing each one's kind and payload
+    /// to `each`; a read that fails becomes `E` through `fail`. Neighbouring entries
+    /// (ascending offsets in one segment file, within 1 MiB of the run's first) are
+    /// read with one positioned read, so a caller reading many entries appended together
+    /// makes one system call, and copies each byte once, per run; any other entry is read as
+    /// [`SegmentReader::read_into`] reads it. `buf` is reused throughout.
+    pub fn read_each<E>(
+        &self,
+        positions: &[LogPos],
+        buf: &mut Vec<u8>,
+        fail: impl Fn(LogError) -> E,
+        mut each: impl FnMut(u8, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut rest = positions;
+        while let Some(&first) = rest.first() {
+            let (len, seg) = self.run(rest);
+            let (run, later) = rest.split_at(len.clamp(1, rest.len()));
+            rest = later;
+            let Some(seg) = seg.filter(|_| run.len() > 1) else {
+                let (kind, payload) = self.read_into(first, buf).map_err(&fail)?;
+                each(kind, payload)?;
+                continue;
+            };
+            let last = run.last().map_or(first.offset, |p| p.offset);
+            let span =
+                usize::try_from(last.saturating_add(FIRST_READ as u64).min(seg.end) - first.offset)
+                    .unwrap_or(RUN_READ);
+            fill(buf, span);
+            seg.file
+                .file
+                .read_exact_at(buf.get_mut(..span).unwrap_or_default(), first.offset)
+                .map_err(|e| fail(LogError::io(&seg.file.path, e)))?;
+            let read = buf.get(..span).unwrap_or_default();
+            let mut own = Vec::new();
+            for &pos in run {
+                let at = usize::try_from(pos.offset - first.offset).unwrap_or(span);
+                match parse_frame(read, seg.file.file.sealing(), at, pos.segment, first.offset) {
+                    Ok(frame) => {
+                        let Record::Entry { kind } = frame.record else {
+                            return Err(fail(LogError::InvalidPosition {
+                                pos,
+                                reason: "not an entry frame",
+                            }));
+                        };
+                        each(kind, frame.payload)?;
+                    }
+                    // Longer than what the run's read took: read on its own, which also
+                    // says what is wrong with a length that runs past the segment.
+                    Err(FrameError::Truncated) => {
+                        let (kind, payload) = self.read_into(pos, &mut own).map_err(&fail)?;
+                        each(kind, payload)?;
+                    }
+                    Err(e) => {
+                        return Err(fail(LogError::corrupt(
+                            &seg.file.path,
+                            pos.offset,
+                            e.describe(),
+                        )))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// How many of `positions`, from the first, one read can take ([`SegmentReader::
+    /// read_each`]), and their segment: positions inside one segment file's committed
+    /// frames, ascending, the last within [`RUN_READ`] of the first. `(1, None)` when the
+    /// first is alone (in memory, or not inside a segment: `read_into` says why).
+    fn run(&self, positions: &[LogPos]) -> (usize, Option<SegRef>) {
+        let Some(first) = positions.first() else {
+            return (0, None);
+        };
+        let Some((seg, _)) = self.segment(first.segment) else {
+            return (1, None);
+        };
+        let inside = |p: &LogPos| {
+            p.segment == first.segment
+                && p.offset >= FILE_HEADER_LEN
+                && p.offset.saturating_add(FRAME_PREFIX_LEN as u64) <= seg.end
+        };
+        if seg.file.file.read_ahead(RUN_READ) == 0 || !inside(first) {
+            return (1, None);
+        }
+        let limit = first.offset.saturating_add((RUN_READ - FIRST_READ) as u64);
+        let mut len = 1;
+        let mut prev = first.offset;
+        for p in positions.iter().skip(1) {
+            if !inside(p) || p.offset <= prev || p.offset > limit {
+                break;
+            }
+            prev = p.offset;
+            len += 1;
+        }
+        (len, Some(seg))
     }
 
     /// Bytes of the log held in memory: 0 for a log on disk; for an in-memory log, its
