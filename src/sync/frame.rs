@@ -12,6 +12,7 @@
 //! before anything is allocated.
 
 use std::io::{Read, Write};
+use std::ops::Range;
 use std::sync::Arc;
 
 use crate::id::EventId;
@@ -36,9 +37,8 @@ pub enum Frame {
     Known(Vec<bool>),
     /// Asks for every event the receiver holds that these common events do not cover.
     Pull(Vec<EventId>),
-    /// A batch of events, in an order the receiver can admit (each decoded into the shared
-    /// buffer admission takes).
-    Events(Vec<Arc<[u8]>>),
+    /// A batch of events, in an order the receiver can admit.
+    Events(Events),
     /// Ends a stream of `Events`: how many events the stream held. As the reply to a pushed
     /// stream: how many of the receiver's pending events the stream released.
     Done(u64),
@@ -109,12 +109,7 @@ impl Frame {
                 KNOWN
             }
             Frame::Events(events) => {
-                out.reserve(4 + events.iter().map(|e| 4 + e.len()).sum::<usize>());
-                out.extend_from_slice(&len_u32(events.len()).to_be_bytes());
-                for e in events {
-                    out.extend_from_slice(&len_u32(e.len()).to_be_bytes());
-                    out.extend_from_slice(e);
-                }
+                out.extend_from_slice(&events.payload);
                 EVENTS
             }
             Frame::Done(n) => {
@@ -155,20 +150,10 @@ impl Frame {
                     .collect();
                 Frame::Known(bits)
             }
-            EVENTS => {
-                let count = r.u32()? as usize;
-                if count > SYNC_BATCH_EVENTS {
-                    return Err(violation(format!(
-                        "an events frame of {count} events is over the {SYNC_BATCH_EVENTS}-event limit"
-                    )));
-                }
-                let mut events = Vec::with_capacity(count);
-                for _ in 0..count {
-                    let len = r.u32()? as usize;
-                    events.push(Arc::from(r.take(len)?));
-                }
-                Frame::Events(events)
-            }
+            EVENTS => Frame::Events(Events {
+                spans: event_spans(&mut r)?,
+                payload: Arc::new(payload.to_vec()),
+            }),
             DONE => {
                 let raw = r.take(8)?;
                 let mut n = [0u8; 8];
@@ -378,9 +363,109 @@ pub fn read_payload(
             return Err(SyncError::Disconnected);
         }
     }
-    let frame = Frame::decode(kind, &payload, expected_bits)?;
+    let frame = match kind {
+        // The events stay in the payload as read: admission takes them from there.
+        EVENTS => {
+            let spans = event_spans(&mut Cursor { rest: &payload })?;
+            Frame::Events(Events {
+                payload: Arc::new(payload),
+                spans,
+            })
+        }
+        _ => Frame::decode(kind, &payload, expected_bits)?,
+    };
     Ok((frame, (HEADER_BYTES + len) as u64))
 }
+
+/// Where each event of an events payload is (the count checked against the limit, each
+/// length against the bytes present, nothing left over).
+fn event_spans(r: &mut Cursor<'_>) -> Result<Vec<Range<usize>>, SyncError> {
+    let start = r.rest.len();
+    let count = r.u32()? as usize;
+    if count > SYNC_BATCH_EVENTS {
+        return Err(violation(format!(
+            "an events frame of {count} events is over the {SYNC_BATCH_EVENTS}-event limit"
+        )));
+    }
+    let mut spans = Vec::with_capacity(count);
+    for _ in 0..count {
+        let len = r.u32()? as usize;
+        let at = start - r.rest.len();
+        r.take(len)?;
+        spans.push(at..at + len);
+    }
+    if !r.rest.is_empty() {
+        return Err(violation(format!(
+            "events frame has {} trailing bytes",
+            r.rest.len()
+        )));
+    }
+    Ok(spans)
+}
+
+/// The events of an `Events` frame, left where the frame carries them: its payload (as
+/// the wire lays it out) and each event's place in it. Admission takes them as they are
+/// ([`crate::ledger::Pipeline::push_spans`]), no event copied out.
+#[derive(Clone, Debug)]
+pub struct Events {
+    payload: Arc<Vec<u8>>,
+    spans: Vec<Range<usize>>,
+}
+
+impl Events {
+    /// A frame's events made of `events`.
+    pub fn of<'e>(events: impl IntoIterator<Item = &'e [u8]>) -> Events {
+        let mut payload = vec![0u8; 4];
+        let mut spans = Vec::new();
+        for event in events {
+            payload.extend_from_slice(&len_u32(event.len()).to_be_bytes());
+            spans.push(payload.len()..payload.len() + event.len());
+            payload.extend_from_slice(event);
+        }
+        if let Some(count) = payload.get_mut(..4) {
+            count.copy_from_slice(&len_u32(spans.len()).to_be_bytes());
+        }
+        Events {
+            payload: Arc::new(payload),
+            spans,
+        }
+    }
+
+    /// How many events.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Each event's bytes, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        self.spans
+            .iter()
+            .map(|span| self.payload.get(span.clone()).unwrap_or_default())
+    }
+
+    /// Bytes of the events (length prefixes left out).
+    pub fn bytes(&self) -> usize {
+        self.spans.iter().map(|span| span.len()).sum()
+    }
+
+    /// The payload and each event's span in it.
+    pub fn into_parts(self) -> (Arc<Vec<u8>>, Vec<Range<usize>>) {
+        (self.payload, self.spans)
+    }
+}
+
+impl PartialEq for Events {
+    fn eq(&self, other: &Events) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Events {}
 
 /// The first part of a payload read before the buffer grows (doubling, up to the length).
 const FIRST_READ_BYTES: usize = 64 << 10;

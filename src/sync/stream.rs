@@ -3,7 +3,6 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::id::EventId;
@@ -14,7 +13,7 @@ use crate::limits::{
 };
 
 use super::budget::{MemoryBudget, Room};
-use super::frame::{read_header, read_payload, write_frame, EventsFrame, Frame};
+use super::frame::{read_header, read_payload, write_frame, Events, EventsFrame, Frame};
 use super::{SyncError, SyncReport};
 
 /// The session's stream, which refuses to read or write once the session's time limit has
@@ -133,7 +132,8 @@ impl<'s, S: Read + Write> Wire<'s, S> {
             return Ok(None);
         };
         if header.len > SYNC_FREE_FRAME_BYTES {
-            // Read and decoded, a frame takes about twice its size; then its own.
+            // While read, a frame takes up to twice its size (its buffer grows by doubling
+            // as bytes arrive); then its own (events stay in it until admitted).
             let reading = 2 * header.len as u64;
             let room = match self.budget.try_reserve(reading) {
                 Some(room) => room,
@@ -220,13 +220,14 @@ impl<'s, S: Read + Write> Wire<'s, S> {
         &mut self,
         ledger: &Ledger,
         pipeline: &mut Pipeline<'_>,
-        events: Vec<Arc<[u8]>>,
+        events: Events,
     ) -> Result<(), SyncError> {
         self.report.received += events.len() as u64;
-        self.report.event_bytes += events.iter().map(|e| e.len() as u64).sum::<u64>();
+        self.report.event_bytes += events.bytes() as u64;
         self.held.push_back(self.last_room.take());
-        match pipeline.push(events)? {
-            Some(outcomes) => self.count(ledger, outcomes),
+        let (payload, spans) = events.into_parts();
+        match pipeline.push_spans(payload, spans)? {
+            Some(report) => self.count(ledger, report.outcomes),
             None => Ok(()),
         }
     }

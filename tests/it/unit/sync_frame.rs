@@ -22,13 +22,7 @@ fn frames_round_trip() {
         ]),
         9,
     );
-    round_trip(
-        Frame::Events(vec![
-            std::sync::Arc::from(&b"{}"[..]),
-            std::sync::Arc::from(&[][..]),
-        ]),
-        0,
-    );
+    round_trip(Frame::Events(Events::of([&b"{}"[..], &[][..]])), 0);
     round_trip(Frame::Done(7), 0);
     round_trip(Frame::Bye, 0);
 }
@@ -60,11 +54,7 @@ fn bad_frames_are_protocol_errors() {
 
 #[test]
 fn an_events_frame_laid_out_in_place_is_the_encoded_frame() {
-    let events: Vec<std::sync::Arc<[u8]>> = vec![
-        std::sync::Arc::from(&b"{\"a\":1}"[..]),
-        std::sync::Arc::from(&[][..]),
-        std::sync::Arc::from(vec![7u8; 5000]),
-    ];
+    let events: Vec<&[u8]> = vec![b"{\"a\":1}", b"", &[7u8; 5000]];
     let mut laid_out = EventsFrame::default();
     assert!(laid_out.is_empty());
     for e in &events {
@@ -75,7 +65,39 @@ fn an_events_frame_laid_out_in_place_is_the_encoded_frame() {
     let mut in_place = Vec::new();
     let written = laid_out.write(&mut in_place).unwrap();
     let mut encoded = Vec::new();
-    write_frame(&mut encoded, &Frame::Events(events)).unwrap();
+    write_frame(&mut encoded, &Frame::Events(Events::of(events.clone()))).unwrap();
     assert_eq!(in_place, encoded);
     assert_eq!(written as usize, in_place.len());
+    // Read back, the events are where the frame carries them.
+    let (back, _) = read_frame(&mut in_place.as_slice(), 0).unwrap().unwrap();
+    let Frame::Events(back) = back else {
+        panic!("an events frame")
+    };
+    assert_eq!(back.iter().collect::<Vec<_>>(), events);
+    assert_eq!((back.len(), back.bytes()), (3, 5007));
+}
+
+#[test]
+fn events_frames_with_bad_counts_or_lengths_are_protocol_errors() {
+    let frame = |payload: &[u8]| {
+        let mut bytes = vec![1u8, 5];
+        bytes.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+        bytes.extend_from_slice(payload);
+        read_frame(&mut bytes.as_slice(), 0)
+    };
+    // Two events announced, one present.
+    let short = [0, 0, 0, 2, 0, 0, 0, 1, b'x'];
+    assert!(matches!(frame(&short), Err(SyncError::Protocol(_))));
+    // A length past the end.
+    let long = [0, 0, 0, 1, 0, 0, 0, 9, b'x'];
+    assert!(matches!(frame(&long), Err(SyncError::Protocol(_))));
+    // Bytes after the last event.
+    let trailing = [0, 0, 0, 1, 0, 0, 0, 1, b'x', b'y'];
+    assert!(matches!(frame(&trailing), Err(SyncError::Protocol(_))));
+    // Over the events limit.
+    let many = [0xFF, 0xFF, 0xFF, 0xFF];
+    assert!(matches!(frame(&many), Err(SyncError::Protocol(_))));
+    // An empty frame of events, and one empty event, are well formed.
+    assert!(frame(&[0, 0, 0, 0]).unwrap().is_some());
+    assert!(frame(&[0, 0, 0, 1, 0, 0, 0, 0]).unwrap().is_some());
 }
