@@ -166,12 +166,7 @@ impl Frame {
                 Frame::Error(text.chars().take(500).collect())
             }
             REFUSED => {
-                let count = r.u32()? as usize;
-                if count > MAX_SYNC_REJECTED {
-                    return Err(violation(format!(
-                        "a refused frame of {count} events is over the {MAX_SYNC_REJECTED}-event limit"
-                    )));
-                }
+                let count = r.count(MAX_SYNC_REJECTED, "a refused")?;
                 let mut list = Vec::with_capacity(count);
                 for _ in 0..count {
                     let raw = r.take(8)?;
@@ -381,12 +376,7 @@ pub fn read_payload(
 /// length against the bytes present, nothing left over).
 fn event_spans(r: &mut Cursor<'_>) -> Result<Vec<Range<usize>>, SyncError> {
     let start = r.rest.len();
-    let count = r.u32()? as usize;
-    if count > SYNC_BATCH_EVENTS {
-        return Err(violation(format!(
-            "an events frame of {count} events is over the {SYNC_BATCH_EVENTS}-event limit"
-        )));
-    }
+    let count = r.count(SYNC_BATCH_EVENTS, "an events")?;
     let mut spans = Vec::with_capacity(count);
     for _ in 0..count {
         let len = r.u32()? as usize;
@@ -521,6 +511,17 @@ impl<'a> Cursor<'a> {
         let (head, rest) = self.rest.split_at(n);
         self.rest = rest;
         Ok(head)
+    }
+
+    /// A count of events, at most `limit` (`frame` names the frame in the error).
+    fn count(&mut self, limit: usize, frame: &str) -> Result<usize, SyncError> {
+        let count = self.u32()? as usize;
+        if count > limit {
+            return Err(violation(format!(
+                "{frame} frame of {count} events is over the {limit}-event limit"
+            )));
+        }
+        Ok(count)
     }
 
     fn u32(&mut self) -> Result<u32, SyncError> {

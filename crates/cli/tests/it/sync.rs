@@ -389,8 +389,9 @@ fn ids(ledger: &Ledger) -> BTreeSet<EventId> {
     ledger.iter().map(|e| e.unwrap().id()).collect()
 }
 
-/// One library session over loopback TCP: `client.sync` against `server.serve_session`.
-fn session(client: &Ledger, server: &Ledger) -> u64 {
+/// One library session over loopback TCP: `client.sync` against `server.serve_session`;
+/// the client's report.
+fn session_report(client: &Ledger, server: &Ledger) -> akledger::sync::SyncReport {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::scope(|scope| {
@@ -402,8 +403,14 @@ fn session(client: &Ledger, server: &Ledger) -> u64 {
         let report = client.sync(&mut s, &SyncOptions::default()).unwrap();
         drop(s);
         served.join().unwrap();
-        report.sent + report.received
+        report
     })
+}
+
+/// Events one session moved, both ways.
+fn session(client: &Ledger, server: &Ledger) -> u64 {
+    let report = session_report(client, server);
+    report.sent + report.received
 }
 
 /// Tails long enough for several have rounds, the later ones answered partly `yes` (the
@@ -426,19 +433,7 @@ fn long_divergent_tails_move_exactly_the_symmetric_difference() {
             ledger.append(event.bytes()).unwrap();
         }
     }
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let report = std::thread::scope(|scope| {
-        let served = scope.spawn(|| {
-            let (mut s, _) = listener.accept().unwrap();
-            b.serve_session(&mut s).unwrap()
-        });
-        let mut s = TcpStream::connect(addr).unwrap();
-        let report = a.sync(&mut s, &SyncOptions::default()).unwrap();
-        drop(s);
-        served.join().unwrap();
-        report
-    });
+    let report = session_report(&a, &b);
     assert_eq!((report.sent, report.received), (300, 500));
     // Hello, have queries of 32, 64, 128 and 256 ids (the last reaching past A's 300-event
     // tail into the shared events), pull, push.
