@@ -137,8 +137,16 @@ impl Frame {
     }
 
     /// Decodes a payload of `kind`; `expected_bits` is the length of the pending `Have`.
-    fn decode(kind: u8, payload: &[u8], expected_bits: usize) -> Result<Frame, SyncError> {
-        let mut r = Cursor { rest: payload };
+    /// An events frame keeps the payload: admission takes its events from there.
+    fn decode(kind: u8, payload: Vec<u8>, expected_bits: usize) -> Result<Frame, SyncError> {
+        if kind == EVENTS {
+            let spans = event_spans(&mut Cursor { rest: &payload })?;
+            return Ok(Frame::Events(Events {
+                payload: Arc::new(payload),
+                spans,
+            }));
+        }
+        let mut r = Cursor { rest: &payload };
         let frame = match kind {
             HELLO => Frame::Hello(decode_ids(&mut r)?),
             HAVE => Frame::Have(decode_ids(&mut r)?),
@@ -150,10 +158,6 @@ impl Frame {
                     .collect();
                 Frame::Known(bits)
             }
-            EVENTS => Frame::Events(Events {
-                spans: event_spans(&mut r)?,
-                payload: Arc::new(payload.to_vec()),
-            }),
             DONE => {
                 let raw = r.take(8)?;
                 let mut n = [0u8; 8];
@@ -269,19 +273,30 @@ impl EventsFrame {
 
     /// Adds one event.
     pub fn push(&mut self, event: &[u8]) {
-        self.bytes
-            .extend_from_slice(&len_u32(event.len()).to_be_bytes());
-        self.bytes.extend_from_slice(event);
+        put_event(&mut self.bytes, event);
         self.count += 1;
     }
 
     /// Writes the frame; returns the bytes written.
     pub fn write(mut self, w: &mut impl Write) -> Result<u64, SyncError> {
-        let count = len_u32(self.count).to_be_bytes();
-        if let Some(at) = self.bytes.get_mut(HEADER_BYTES..HEADER_BYTES + 4) {
-            at.copy_from_slice(&count);
-        }
+        put_count(self.bytes.get_mut(HEADER_BYTES..), self.count);
         send_laid_out(w, &mut self.bytes, EVENTS, "events")
+    }
+}
+
+/// Appends one event as an events payload carries it (its length, then its bytes); returns
+/// where its bytes are.
+fn put_event(out: &mut Vec<u8>, event: &[u8]) -> Range<usize> {
+    out.extend_from_slice(&len_u32(event.len()).to_be_bytes());
+    let at = out.len();
+    out.extend_from_slice(event);
+    at..out.len()
+}
+
+/// Writes an events payload's count over the four bytes it starts with.
+fn put_count(payload: Option<&mut [u8]>, count: usize) {
+    if let Some(at) = payload.and_then(|p| p.get_mut(..4)) {
+        at.copy_from_slice(&len_u32(count).to_be_bytes());
     }
 }
 
@@ -358,17 +373,7 @@ pub fn read_payload(
             return Err(SyncError::Disconnected);
         }
     }
-    let frame = match kind {
-        // The events stay in the payload as read: admission takes them from there.
-        EVENTS => {
-            let spans = event_spans(&mut Cursor { rest: &payload })?;
-            Frame::Events(Events {
-                payload: Arc::new(payload),
-                spans,
-            })
-        }
-        _ => Frame::decode(kind, &payload, expected_bits)?,
-    };
+    let frame = Frame::decode(kind, payload, expected_bits)?;
     Ok((frame, (HEADER_BYTES + len) as u64))
 }
 
@@ -406,15 +411,11 @@ impl Events {
     /// A frame's events made of `events`.
     pub fn of<'e>(events: impl IntoIterator<Item = &'e [u8]>) -> Events {
         let mut payload = vec![0u8; 4];
-        let mut spans = Vec::new();
-        for event in events {
-            payload.extend_from_slice(&len_u32(event.len()).to_be_bytes());
-            spans.push(payload.len()..payload.len() + event.len());
-            payload.extend_from_slice(event);
-        }
-        if let Some(count) = payload.get_mut(..4) {
-            count.copy_from_slice(&len_u32(spans.len()).to_be_bytes());
-        }
+        let spans: Vec<Range<usize>> = events
+            .into_iter()
+            .map(|event| put_event(&mut payload, event))
+            .collect();
+        put_count(Some(&mut payload), spans.len());
         Events {
             payload: Arc::new(payload),
             spans,
