@@ -219,17 +219,16 @@ impl Ledger {
     }
 
     /// The stored bytes of the events at `at` (from [`Ledger::stored_at`]), in order, handed
-    /// to `each`: events the log holds side by side are read together, into `scratch`,
-    /// which the caller may reuse (see `SegmentReader::read_each`).
+    /// to `each`: events the log holds side by side are read together (see
+    /// `SegmentReader::read_each`).
     pub(crate) fn read_stored_each<E: From<Error>>(
         &self,
         at: &[crate::store::log::LogPos],
-        scratch: &mut Vec<u8>,
         mut each: impl FnMut(&[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
         self.reader.read_each(
             at,
-            scratch,
+            &mut Vec::new(),
             |e| E::from(super::log_error(e)),
             |_, payload| each(payload),
         )

@@ -195,7 +195,7 @@ impl<'s, S: Read + Write> Wire<'s, S> {
         let mut frame = EventsFrame::default();
         let mut sent = 0u64;
         let at = ledger.stored_at(missing)?;
-        ledger.read_stored_each(&at, &mut Vec::new(), |event| {
+        ledger.read_stored_each(&at, |event| {
             if !frame.is_empty()
                 && (frame.len() >= SYNC_BATCH_EVENTS
                     || frame.payload_len() + event.len() > SYNC_BATCH_BYTES)
