@@ -46,19 +46,13 @@ pub(super) fn common_heads<S: Read + Write>(
     let mut haves = known;
     let mut step = FIRST_QUERY;
     let mut rounds = 0usize;
-    // Positions of `order` already considered (asked about, or found covered).
+    // Positions of `order` already asked about. `order` is always what `haves` leaves
+    // uncovered (recomputed whenever `haves` grows), so every position in it is asked.
     let mut done = 0usize;
     while let Some(rest) = order.get(done..).filter(|rest| !rest.is_empty()) {
         let chunk = rest.get(..step.min(rest.len())).unwrap_or(rest);
         done += chunk.len();
-        let chunk = ledger.ids_at(chunk)?;
-        let covered = ledger.covers_all(&haves, &chunk)?;
-        let query: Vec<EventId> = chunk
-            .iter()
-            .zip(covered)
-            .filter(|(_, c)| !c)
-            .map(|(id, _)| *id)
-            .collect();
+        let query = ledger.ids_at(chunk)?;
         if query.is_empty() {
             continue;
         }
@@ -84,7 +78,7 @@ pub(super) fn common_heads<S: Read + Write>(
             haves.extend(yes);
             haves = ledger.heads_of(&haves)?;
             // What is left to ask about is what the grown common set does not cover: the
-            // events behind a `yes` drop out here, instead of one covers query each.
+            // events behind a `yes` drop out here.
             let uncovered = ledger.difference_newest_first(&heads, &haves)?;
             let considered = order.get(..done).unwrap_or_default();
             let skip = considered_prefix(&uncovered, considered);
