@@ -16,10 +16,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Rejection};
 use crate::id::EventId;
-use crate::limits::{
-    LOG_BATCHES_AHEAD, LOG_BATCHES_AHEAD_ON_DISK, LOG_BATCH_BYTES, LOG_BATCH_EVENTS,
-    LOG_SPARE_BUFFERS,
-};
+use crate::limits::{LOG_BATCH_BYTES, LOG_BATCH_EVENTS, LOG_SPARE_BUFFERS};
 use crate::log_format::{LogFormat, LogReader};
 
 use super::pool::Items;
@@ -245,11 +242,7 @@ impl Ledger {
         let format = reader.format();
         let mut summary = LogSummary::new(format);
         let bulk = super::BulkAppend::start(self);
-        let mut pipeline = self.pipeline_ahead(if self.config.in_memory {
-            LOG_BATCHES_AHEAD
-        } else {
-            LOG_BATCHES_AHEAD_ON_DISK
-        });
+        let mut pipeline = self.stream_pipeline();
         // Batches pushed and not yet delivered, oldest first, with their buffers.
         let mut committing: VecDeque<(Arc<Vec<u8>>, Vec<Queued>)> = VecDeque::new();
         let mut batch: Vec<Queued> = Vec::new();

@@ -416,6 +416,17 @@ impl Ledger {
         Pipeline::ahead(self, ahead)
     }
 
+    /// The pipeline a long stream of batches takes (an appended log, the events a sync
+    /// receives): [`LOG_BATCHES_AHEAD`](crate::limits::LOG_BATCHES_AHEAD) batches verifying
+    /// while one commits, one more on disk, where each commit also waits for its fdatasync.
+    pub(crate) fn stream_pipeline(&self) -> Pipeline<'_> {
+        use crate::limits::{LOG_BATCHES_AHEAD, LOG_BATCHES_AHEAD_ON_DISK};
+        self.pipeline_ahead(match self.config.in_memory {
+            true => LOG_BATCHES_AHEAD,
+            false => LOG_BATCHES_AHEAD_ON_DISK,
+        })
+    }
+
     /// Decides verified events in order against the committed state and commits them.
     /// With `origins`, the offsets in their file of the log entries it stages go to the
     /// log (see [`pipeline::Origins`]).

@@ -7,42 +7,79 @@ use crate::ledger::Ledger;
 
 use super::budget::MemoryBudget;
 use super::frame::Frame;
+use super::lanes::{AtOnce, InTurn, Lanes, OneStream};
 use super::negotiate::common_heads;
 use super::stream::{unexpected, Wire};
-use super::{Direction, PeerRefusal, SyncError, SyncOptions, SyncReport};
+use super::{Direction, Duplex, PeerRefusal, SyncError, SyncOptions, SyncReport};
 use crate::limits::MAX_SYNC_ROUNDS;
 
 impl Ledger {
     /// Syncs with the peer at the other end of `stream` (which runs
-    /// [`Ledger::serve_session`]): hello, have rounds when needed, pull, then push (so events the pull
-    /// released from pending here are sent too), pulling and pushing again while a push
-    /// releases pending events on the peer. Timeouts are
-    /// the stream's (see [`SyncOptions::timeout`]). Each received batch is admitted as it
-    /// arrives, so what was admitted stays when the session fails later.
+    /// [`Ledger::serve_session`] or [`Ledger::serve_duplex`]): hello, have rounds when
+    /// needed, pull, then push (so events the pull released from pending here are sent
+    /// too), pulling and pushing again while a push releases pending events on the peer.
+    /// Timeouts are the stream's (see [`SyncOptions::timeout`]). Each received batch is
+    /// admitted as it arrives, so what was admitted stays when the session fails later.
+    ///
+    /// One thread reads and writes `stream` in turn; a stream whose reading and writing
+    /// ends are apart syncs faster with [`Ledger::sync_duplex`].
     pub fn sync<S: Read + Write>(
         &self,
         stream: &mut S,
         options: &SyncOptions,
     ) -> Result<SyncReport, SyncError> {
-        let mut wire = Wire::new(stream, options.session_limit, MemoryBudget::new(0));
-        match drive(self, &mut wire, options.direction) {
-            Ok(()) => Ok(wire.report),
-            Err(e) => {
-                wire.refuse(&e);
-                Err(e)
-            }
-        }
+        let one = OneStream::new(stream);
+        let wire = Wire::new(
+            &one,
+            &one,
+            options.session_limit,
+            MemoryBudget::new(0),
+            InTurn,
+        );
+        run(self, wire, options.direction)
+    }
+
+    /// [`Ledger::sync`] over a stream whose two ends are apart (a TCP socket's
+    /// `(&stream, &stream)`, a pipe pair, [`Duplex::timed`]), moving both directions at
+    /// once: the push goes out from a thread of its own while the pull is received and
+    /// admitted, so each side verifies what it receives while it sends. The session is the
+    /// same as [`Ledger::sync`]'s, frame for frame; any server answers it.
+    pub fn sync_duplex<R: Read + Send, W: Write + Send>(
+        &self,
+        stream: Duplex<R, W>,
+        options: &SyncOptions,
+    ) -> Result<SyncReport, SyncError> {
+        std::thread::scope(|scope| {
+            let wire = Wire::new(
+                stream.reader,
+                stream.writer,
+                options.session_limit,
+                MemoryBudget::new(0),
+                AtOnce(scope),
+            );
+            run(self, wire, options.direction)
+        })
     }
 }
 
-fn drive<S: Read + Write>(
-    ledger: &Ledger,
-    wire: &mut Wire<'_, S>,
+/// One session on `wire`; a failure is told to the peer.
+fn run<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
+    ledger: &'scope Ledger,
+    mut wire: Wire<'scope, R, W, L>,
+    direction: Direction,
+) -> Result<SyncReport, SyncError> {
+    let driven = drive(ledger, &mut wire, direction);
+    wire.end(driven)
+}
+
+fn drive<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
+    ledger: &'scope Ledger,
+    wire: &mut Wire<'scope, R, W, L>,
     direction: Direction,
 ) -> Result<(), SyncError> {
     let mine = ledger.heads();
     wire.send(&Frame::Hello(mine.clone()))?;
-    wire.report.rounds += 1;
+    wire.rx.report.rounds += 1;
     let theirs = match wire.recv(0)? {
         Frame::Hello(heads) => heads,
         other => return Err(unexpected(&other, "hello")),
@@ -57,67 +94,106 @@ fn drive<S: Read + Write>(
         return Ok(());
     }
     let common = common_heads(ledger, wire, &theirs)?;
+    // What the peer holds: the common set, its heads, and everything it sent.
+    let mut peer_has = common.clone();
+    peer_has.extend(theirs.iter().copied());
+    // A push that went out beside the pull, waiting for the peer's answer.
+    let mut beside = None;
+    // Whether events became admitted here beyond those the pull brought (pending events it
+    // released, or a writer's), which a push chosen before the pull lacks.
+    let mut grew_beyond_pull = false;
     if direction != Direction::PushOnly && !all_known {
-        wire.send(&Frame::Pull(common.clone()))?;
-        wire.report.rounds += 1;
-        wire.receive_events(ledger)?;
-        check_delivered(ledger, &theirs)?;
-    }
-    if direction != Direction::PullOnly {
-        // What the peer holds: the common set, its heads, and everything it sent.
-        let mut peer_has = common;
-        peer_has.extend(theirs.iter().copied());
-        // Push what the peer lacks; when that releases pending events there, pull them, and
-        // push again what they release here, until a round releases nothing (pending chains
-        // may alternate between the two ledgers).
-        for _ in 0..MAX_SYNC_ROUNDS {
-            peer_has.append(&mut wire.received_ids);
+        let (len_before, admitted_before) = (ledger.len(), wire.rx.report.admitted);
+        wire.send(&Frame::Pull(common))?;
+        wire.rx.report.rounds += 1;
+        if direction == Direction::Both && wire.at_once() {
             let base = admitted_here(ledger, &peer_has);
             let missing = ledger.difference_in_admission_order(&ledger.heads(), &base)?;
-            if missing.is_empty() {
-                break;
+            if !missing.is_empty() {
+                wire.send_events_beside(ledger, missing.clone())?;
+                wire.rx.report.rounds += 1;
+                beside = Some(missing);
             }
-            wire.send_events(ledger, &missing)?;
-            wire.report.rounds += 1;
-            let released = loop {
-                match wire.recv(0)? {
-                    Frame::Refused(list) => {
-                        for (index, code, message) in list {
-                            let id = usize::try_from(index).ok().and_then(|i| missing.get(i));
-                            let Some(id) = id else {
-                                return Err(SyncError::Protocol(format!(
-                                    "the peer refused event {index} of a stream of {}",
-                                    missing.len()
-                                )));
-                            };
-                            wire.report.refused_by_peer.push(PeerRefusal {
-                                id: *id,
-                                code,
-                                message,
-                            });
-                        }
+        }
+        wire.rx.receive_events(ledger)?;
+        check_delivered(ledger, &theirs)?;
+        let grown = ledger.len().saturating_sub(len_before) as u64;
+        grew_beyond_pull = grown > wire.rx.report.admitted - admitted_before;
+    }
+    if direction != Direction::PullOnly {
+        // Push what the peer lacks; when that releases pending events there, pull them, and
+        // push again what they release here, until a round releases nothing (pending chains
+        // may alternate between the two ledgers). A push that went out beside the pull was
+        // chosen before it: the next round pushes what became admitted here since.
+        for _ in 0..MAX_SYNC_ROUNDS {
+            peer_has.append(&mut wire.rx.received_ids);
+            let (missing, went_beside) = match beside.take() {
+                Some(missing) => {
+                    wire.sent()?;
+                    (missing, true)
+                }
+                None => {
+                    let base = admitted_here(ledger, &peer_has);
+                    let missing = ledger.difference_in_admission_order(&ledger.heads(), &base)?;
+                    if missing.is_empty() {
+                        break;
                     }
-                    Frame::Done(released) => break released,
-                    other => return Err(unexpected(&other, "refused or done")),
+                    wire.send_events(ledger, &missing)?;
+                    wire.rx.report.rounds += 1;
+                    (missing, false)
                 }
             };
-            let refused: std::collections::HashSet<EventId> =
-                wire.report.refused_by_peer.iter().map(|r| r.id).collect();
-            let missing: Vec<EventId> = missing
-                .into_iter()
-                .filter(|id| !refused.contains(id))
+            let released = answer_to_push(wire, &missing)?;
+            let refused: std::collections::HashSet<EventId> = wire
+                .rx
+                .report
+                .refused_by_peer
+                .iter()
+                .map(|r| r.id)
                 .collect();
-            peer_has.extend(missing);
-            if released == 0 || direction != Direction::Both {
+            peer_has.extend(missing.into_iter().filter(|id| !refused.contains(id)));
+            if direction != Direction::Both || released == 0 && !(went_beside && grew_beyond_pull) {
                 break;
             }
-            let base = admitted_here(ledger, &peer_has);
-            wire.send(&Frame::Pull(ledger.heads_of(&base)?))?;
-            wire.report.rounds += 1;
-            wire.receive_events(ledger)?;
+            if released > 0 {
+                let base = admitted_here(ledger, &peer_has);
+                wire.send(&Frame::Pull(ledger.heads_of(&base)?))?;
+                wire.rx.report.rounds += 1;
+                wire.rx.receive_events(ledger)?;
+            }
         }
     }
     wire.send(&Frame::Bye)
+}
+
+/// Reads the peer's answer to the pushed stream `missing`: the events it refused (recorded
+/// in the report), then how many of its pending events the push released.
+fn answer_to_push<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
+    wire: &mut Wire<'scope, R, W, L>,
+    missing: &[EventId],
+) -> Result<u64, SyncError> {
+    loop {
+        match wire.recv(0)? {
+            Frame::Refused(list) => {
+                for (index, code, message) in list {
+                    let id = usize::try_from(index).ok().and_then(|i| missing.get(i));
+                    let Some(id) = id else {
+                        return Err(SyncError::Protocol(format!(
+                            "the peer refused event {index} of a stream of {}",
+                            missing.len()
+                        )));
+                    };
+                    wire.rx.report.refused_by_peer.push(PeerRefusal {
+                        id: *id,
+                        code,
+                        message,
+                    });
+                }
+            }
+            Frame::Done(released) => return Ok(released),
+            other => return Err(unexpected(&other, "refused or done")),
+        }
+    }
 }
 
 /// The ids of `ids` admitted here (coverage is asked only of those; the peer may also hold

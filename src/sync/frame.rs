@@ -16,7 +16,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::id::EventId;
-use crate::limits::{MAX_SYNC_FRAME_BYTES, MAX_SYNC_IDS, MAX_SYNC_REJECTED, SYNC_BATCH_EVENTS};
+use crate::limits::{MAX_SYNC_FRAME_BYTES, MAX_SYNC_FRAME_EVENTS, MAX_SYNC_IDS, MAX_SYNC_REJECTED};
 
 use super::SyncError;
 
@@ -277,10 +277,14 @@ impl EventsFrame {
         self.count += 1;
     }
 
-    /// Writes the frame; returns the bytes written.
-    pub fn write(mut self, w: &mut impl Write) -> Result<u64, SyncError> {
+    /// Writes the frame and empties it, its buffer kept for the next frame's events;
+    /// returns the bytes written.
+    pub fn write(&mut self, w: &mut impl Write) -> Result<u64, SyncError> {
         put_count(self.bytes.get_mut(HEADER_BYTES..), self.count);
-        send_laid_out(w, &mut self.bytes, EVENTS, "events")
+        let written = send_laid_out(w, &mut self.bytes, EVENTS, "events");
+        self.bytes.truncate(HEADER_BYTES + 4);
+        self.count = 0;
+        written
     }
 }
 
@@ -352,21 +356,21 @@ pub fn read_header(r: &mut impl Read) -> Result<Option<Header>, SyncError> {
 }
 
 /// Reads and decodes the payload `header` announced; returns the frame with the bytes read
-/// (header included). The buffer grows as bytes arrive, so a peer that announces a large
-/// frame and sends little of it costs little.
+/// (header included). The buffer is allocated at the announced length (bounded by
+/// [`MAX_SYNC_FRAME_BYTES`], and by the receiver's budget) but written only as bytes
+/// arrive, so a peer that announces a large frame and sends little of it holds address
+/// space, not memory.
 pub fn read_payload(
     r: &mut impl Read,
     header: Header,
     expected_bits: usize,
 ) -> Result<(Frame, u64), SyncError> {
     let Header { kind, len } = header;
-    let mut payload = Vec::with_capacity(len.min(FIRST_READ_BYTES));
+    let mut payload = Vec::with_capacity(len);
     while payload.len() < len {
-        let want = (payload.capacity().max(FIRST_READ_BYTES) * 2).min(len);
-        payload.reserve_exact(want - payload.len());
         let got = r
             .by_ref()
-            .take((want - payload.len()) as u64)
+            .take((len - payload.len()) as u64)
             .read_to_end(&mut payload)
             .map_err(SyncError::io)?;
         if got == 0 {
@@ -381,7 +385,7 @@ pub fn read_payload(
 /// length against the bytes present, nothing left over).
 fn event_spans(r: &mut Cursor<'_>) -> Result<Vec<Range<usize>>, SyncError> {
     let start = r.rest.len();
-    let count = r.count(SYNC_BATCH_EVENTS, "an events")?;
+    let count = r.count(MAX_SYNC_FRAME_EVENTS, "an events")?;
     let mut spans = Vec::with_capacity(count);
     for _ in 0..count {
         let len = r.u32()? as usize;
@@ -457,9 +461,6 @@ impl PartialEq for Events {
 }
 
 impl Eq for Events {}
-
-/// The first part of a payload read before the buffer grows (doubling, up to the length).
-const FIRST_READ_BYTES: usize = 64 << 10;
 
 fn violation(text: String) -> SyncError {
     SyncError::Protocol(text)

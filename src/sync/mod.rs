@@ -19,6 +19,16 @@
 //!    events are not echoed; pending events the pull released are included), in causal
 //!    order, in batches; the server admits each batch as it arrives.
 //!
+//! A stream read and written in turn ([`Ledger::sync`](crate::Ledger::sync),
+//! [`Ledger::serve_session`](crate::Ledger::serve_session)) pushes after the pull. With the
+//! stream's two ends apart ([`Ledger::sync_duplex`](crate::Ledger::sync_duplex),
+//! [`Ledger::serve_duplex`](crate::Ledger::serve_duplex); TCP and `--peer-cmd` pipes in the
+//! CLI) the client pushes right after its `pull` request, from a thread of its own, while
+//! it receives the pull, and the server sends the pull from a thread of its own while it
+//! reads the push: the frames are the same, and only their timing differs, so every
+//! pairing of the two kinds of ends works. The push then holds what the pull could not
+//! have released; pending events the pull released here go in a push round after it.
+//!
 //! Everything received goes through normal admission (verification, pending bounds). The
 //! peer is untrusted: frames are versioned and bounded ([`frame`]), every read and write
 //! has a timeout (pipes included: [`Duplex::timed`]), the whole session has a time limit
@@ -34,6 +44,7 @@
 pub(crate) mod budget;
 mod client;
 pub mod frame;
+mod lanes;
 mod negotiate;
 mod serve;
 mod server;
@@ -93,6 +104,24 @@ pub struct SyncReport {
     pub event_bytes: u64,
     /// Events sent that the peer's admission refused, with its reasons: not delivered.
     pub refused_by_peer: Vec<PeerRefusal>,
+}
+
+impl SyncReport {
+    /// Adds `other`'s counts to these (the two halves of one session).
+    fn add(&mut self, other: &SyncReport) {
+        self.sent += other.sent;
+        self.received += other.received;
+        self.admitted += other.admitted;
+        self.duplicates += other.duplicates;
+        self.pending += other.pending;
+        self.rejected += other.rejected;
+        self.bytes_sent += other.bytes_sent;
+        self.bytes_received += other.bytes_received;
+        self.rounds += other.rounds;
+        self.event_bytes += other.event_bytes;
+        self.refused_by_peer
+            .extend(other.refused_by_peer.iter().cloned());
+    }
 }
 
 /// An event sent that the peer refused.

@@ -17,6 +17,7 @@ use crate::ledger::Ledger;
 use crate::limits::{MAX_SYNC_IDS, MAX_SYNC_ROUNDS};
 
 use super::frame::Frame;
+use super::lanes::Lanes;
 use super::stream::{unexpected, Wire};
 use super::SyncError;
 
@@ -25,9 +26,9 @@ const FIRST_QUERY: usize = 32;
 
 /// The heads of the events both sides hold, given the peer's advertised heads. Every id
 /// returned is held here; an honest peer holds them too.
-pub(super) fn common_heads<S: Read + Write>(
+pub(super) fn common_heads<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
     ledger: &Ledger,
-    wire: &mut Wire<'_, S>,
+    wire: &mut Wire<'scope, R, W, L>,
     peer_heads: &[EventId],
 ) -> Result<Vec<EventId>, SyncError> {
     let known: Vec<EventId> = peer_heads
@@ -63,7 +64,7 @@ pub(super) fn common_heads<S: Read + Write>(
             )));
         }
         wire.send(&Frame::Have(query.clone()))?;
-        wire.report.rounds += 1;
+        wire.rx.report.rounds += 1;
         let bits = match wire.recv(query.len())? {
             Frame::Known(bits) => bits,
             other => return Err(unexpected(&other, "known")),

@@ -8,8 +8,9 @@ use crate::limits::{MAX_SYNC_ROUNDS, SYNC_SESSION_LIMIT_SECS};
 
 use super::budget::MemoryBudget;
 use super::frame::Frame;
+use super::lanes::{AtOnce, InTurn, Lanes, OneStream};
 use super::stream::{unexpected, Wire};
-use super::{SyncError, SyncReport};
+use super::{Duplex, SyncError, SyncReport};
 
 /// What the server expects next.
 #[derive(PartialEq, Eq)]
@@ -64,29 +65,71 @@ impl Ledger {
         self.answer_session(stream, limit, &MemoryBudget::new(0), true)
     }
 
-    /// One session; when `read_only`, a peer that pushes events is refused
-    /// ([`SyncError::ReadOnly`], told to the peer) and nothing it sent is admitted.
-    pub(super) fn answer_session<S: Read + Write>(
+    /// [`Ledger::serve_session_within`] (or, when `read_only`,
+    /// [`Ledger::serve_session_read_only`]) over a stream whose two ends are apart: what the
+    /// peer pulls goes out from a thread of its own while what it pushes beside is read and
+    /// admitted (see [`Ledger::sync_duplex`]). Any client is answered, frame for frame as
+    /// by [`Ledger::serve_session`].
+    pub fn serve_duplex<R: Read + Send, W: Write + Send>(
+        &self,
+        stream: Duplex<R, W>,
+        limit: Duration,
+        read_only: bool,
+    ) -> Result<SyncReport, SyncError> {
+        self.answer_duplex(stream, limit, &MemoryBudget::new(0), read_only)
+    }
+
+    /// One session in turn on one stream; when `read_only`, a peer that pushes events is
+    /// refused ([`SyncError::ReadOnly`], told to the peer) and nothing it sent is admitted.
+    fn answer_session<S: Read + Write>(
         &self,
         stream: &mut S,
         limit: Duration,
         budget: &MemoryBudget,
         read_only: bool,
     ) -> Result<SyncReport, SyncError> {
-        let mut wire = Wire::new(stream, limit, budget.clone());
-        match answer(self, &mut wire, read_only) {
-            Ok(()) => Ok(wire.report),
-            Err(e) => {
-                wire.refuse(&e);
-                Err(e)
-            }
-        }
+        let one = OneStream::new(stream);
+        answer_on(
+            self,
+            Wire::new(&one, &one, limit, budget.clone(), InTurn),
+            read_only,
+        )
+    }
+
+    /// [`Ledger::answer_session`] with the stream's ends apart, both directions at once.
+    pub(super) fn answer_duplex<R: Read + Send, W: Write + Send>(
+        &self,
+        stream: Duplex<R, W>,
+        limit: Duration,
+        budget: &MemoryBudget,
+        read_only: bool,
+    ) -> Result<SyncReport, SyncError> {
+        std::thread::scope(|scope| {
+            let wire = Wire::new(
+                stream.reader,
+                stream.writer,
+                limit,
+                budget.clone(),
+                AtOnce(scope),
+            );
+            answer_on(self, wire, read_only)
+        })
     }
 }
 
-fn answer<S: Read + Write>(
-    ledger: &Ledger,
-    wire: &mut Wire<'_, S>,
+/// One session on `wire`; a failure is told to the peer.
+fn answer_on<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
+    ledger: &'scope Ledger,
+    mut wire: Wire<'scope, R, W, L>,
+    read_only: bool,
+) -> Result<SyncReport, SyncError> {
+    let answered = answer(ledger, &mut wire, read_only);
+    wire.end(answered)
+}
+
+fn answer<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
+    ledger: &'scope Ledger,
+    wire: &mut Wire<'scope, R, W, L>,
     read_only: bool,
 ) -> Result<(), SyncError> {
     // The pushed stream's batches, admitted two stages deep until its `Done`; a session
@@ -94,15 +137,15 @@ fn answer<S: Read + Write>(
     let mut receiving: Option<Pipeline<'_>> = None;
     let result = answer_frames(ledger, wire, &mut receiving, read_only);
     match (result, receiving) {
-        (Err(failure), Some(pipeline)) => Err(wire.fail_after(ledger, pipeline, failure)),
+        (Err(failure), Some(pipeline)) => Err(wire.rx.fail_after(ledger, pipeline, failure)),
         (result, _) => result,
     }
 }
 
-fn answer_frames<'l, S: Read + Write>(
-    ledger: &'l Ledger,
-    wire: &mut Wire<'_, S>,
-    receiving: &mut Option<Pipeline<'l>>,
+fn answer_frames<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
+    ledger: &'scope Ledger,
+    wire: &mut Wire<'scope, R, W, L>,
+    receiving: &mut Option<Pipeline<'scope>>,
     read_only: bool,
 ) -> Result<(), SyncError> {
     let mut phase = Phase::Hello;
@@ -110,8 +153,10 @@ fn answer_frames<'l, S: Read + Write>(
     // Ledger size and admissions counted when the pushed stream began.
     let (mut len_before, mut admitted_before) = (0usize, 0u64);
     let mut have_rounds = 0usize;
+    // While a pushed stream is admitted, index writes are gathered as an import's are.
+    let mut bulk = None;
     loop {
-        let Some(frame) = wire.recv_holding(0, Some((ledger, &mut *receiving)))? else {
+        let Some(frame) = wire.rx.recv_holding(0, Some((ledger, &mut *receiving)))? else {
             return match phase {
                 Phase::Receiving => Err(SyncError::Disconnected),
                 _ => Ok(()),
@@ -139,26 +184,32 @@ fn answer_frames<'l, S: Read + Write>(
                     .filter(|id| ledger.contains(id))
                     .collect();
                 let missing = ledger.difference_in_admission_order(&ledger.heads(), &common)?;
-                wire.send_events(ledger, &missing)?;
+                // Beside the reading when the stream's ends are apart: the client may push
+                // while it pulls. Whatever is written next waits for this stream's end.
+                wire.send_events_beside(ledger, missing)?;
             }
             (Phase::Requests, Frame::Events(_)) if read_only => return Err(SyncError::ReadOnly),
             (Phase::Requests, Frame::Events(events)) => {
-                pushed_from = wire.report.received;
+                pushed_from = wire.rx.report.received;
                 len_before = ledger.len();
-                admitted_before = wire.report.admitted;
-                let pipeline = receiving.insert(ledger.pipeline());
-                wire.admit(ledger, pipeline, events)?;
+                admitted_before = wire.rx.report.admitted;
+                bulk = Some(ledger.bulk_append());
+                let pipeline = receiving.insert(ledger.stream_pipeline());
+                wire.rx.admit(ledger, pipeline, events)?;
                 phase = Phase::Receiving;
             }
             (Phase::Receiving, Frame::Events(events)) => {
-                let pipeline = receiving.get_or_insert_with(|| ledger.pipeline());
-                wire.admit(ledger, pipeline, events)?;
+                let pipeline = receiving.get_or_insert_with(|| ledger.stream_pipeline());
+                wire.rx.admit(ledger, pipeline, events)?;
             }
             (Phase::Receiving | Phase::Requests, Frame::Done(n)) => {
                 if let Some(pipeline) = receiving.take() {
-                    wire.admit_rest(ledger, pipeline)?;
+                    wire.rx.admit_rest(ledger, pipeline)?;
                 }
-                let got = wire.report.received - pushed_from;
+                if let Some(bulk) = bulk.take() {
+                    bulk.end()?;
+                }
+                let got = wire.rx.report.received - pushed_from;
                 if phase == Phase::Requests && n != 0 || phase == Phase::Receiving && n != got {
                     return Err(SyncError::Protocol(format!(
                         "the peer announced {n} events but sent {got}"
@@ -167,10 +218,10 @@ fn answer_frames<'l, S: Read + Write>(
                 // Events admitted beyond those pushed: pending events the push released,
                 // which the client may pull next.
                 let grown = ledger.len().saturating_sub(len_before) as u64;
-                let released = grown.saturating_sub(wire.report.admitted - admitted_before);
+                let released = grown.saturating_sub(wire.rx.report.admitted - admitted_before);
                 // What the stream held that admission refused, by index in the stream: the
                 // pusher must not count them as delivered.
-                let refused: Vec<_> = std::mem::take(&mut wire.refused)
+                let refused: Vec<_> = std::mem::take(&mut wire.rx.refused)
                     .into_iter()
                     .map(|(at, code, why)| (at.saturating_sub(pushed_from), code, why))
                     .collect();
@@ -178,7 +229,7 @@ fn answer_frames<'l, S: Read + Write>(
                     wire.send(&Frame::Refused(refused))?;
                 }
                 wire.send(&Frame::Done(if got == 0 { 0 } else { released }))?;
-                pushed_from = wire.report.received;
+                pushed_from = wire.rx.report.received;
                 phase = Phase::Requests;
             }
             (Phase::Requests, Frame::Bye) => return Ok(()),

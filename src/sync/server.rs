@@ -10,6 +10,7 @@ use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::Error;
@@ -22,7 +23,7 @@ use crate::limits::{
 
 use super::budget::MemoryBudget;
 use super::slots::{Counted, Room, Slots};
-use super::{refuse, SyncError, SyncOptions, SyncReport};
+use super::{refuse, Duplex, SyncError, SyncOptions, SyncReport};
 
 /// How [`Ledger::serve`] serves.
 #[derive(Clone, Debug, Default)]
@@ -185,25 +186,28 @@ impl Ledger {
                 let session = options.session;
                 let read_only = options.read_only;
                 scope.spawn(move || {
-                    let mut counted = Counted {
-                        inner: stream,
-                        progress,
+                    // Both directions at once: the socket's reading and writing ends are
+                    // apart, each counting what moves (a trickling session is cut).
+                    let halves = Duplex {
+                        reader: Counted {
+                            inner: &stream,
+                            progress: Arc::clone(&progress),
+                        },
+                        writer: Counted {
+                            inner: &stream,
+                            progress: Arc::clone(&progress),
+                        },
                     };
                     let result = session
-                        .apply_to(&counted.inner)
+                        .apply_to(&stream)
                         .map_err(SyncError::io)
                         .and_then(|()| {
-                            self.answer_session(
-                                &mut counted,
-                                session.session_limit,
-                                budget,
-                                read_only,
-                            )
+                            self.answer_duplex(halves, session.session_limit, budget, read_only)
                         });
                     // The slot table holds a handle on the socket (to cut a trickler):
                     // close the connection now, not when that handle goes.
-                    let _ = counted.inner.shutdown(std::net::Shutdown::Both);
-                    counted.progress.finish();
+                    let _ = stream.shutdown(std::net::Shutdown::Both);
+                    progress.finish();
                     if let Ok(mut r) = report_ref.lock() {
                         r.sessions += 1;
                         match &result {
@@ -225,7 +229,7 @@ impl Ledger {
     }
 
     /// Syncs with the server at `addr` over TCP: connects within `options.timeout`, puts
-    /// the timeouts on the socket, and runs [`Ledger::sync`]. The defaults
+    /// the timeouts on the socket, and runs [`Ledger::sync_duplex`] on it. The defaults
     /// ([`SyncOptions::default`]) bound every read, write and the whole session.
     pub fn sync_tcp(
         &self,
@@ -235,9 +239,13 @@ impl Ledger {
         let mut last = io::Error::new(io::ErrorKind::NotFound, "the address resolves to nothing");
         for addr in addr.to_socket_addrs().map_err(SyncError::Io)? {
             match TcpStream::connect_timeout(&addr, options.timeout) {
-                Ok(mut stream) => {
+                Ok(stream) => {
                     options.apply_to(&stream).map_err(SyncError::io)?;
-                    return self.sync(&mut stream, options);
+                    let halves = Duplex {
+                        reader: &stream,
+                        writer: &stream,
+                    };
+                    return self.sync_duplex(halves, options);
                 }
                 Err(e) => last = e,
             }

@@ -1,8 +1,13 @@
 //! One side's end of a session: frames in and out with byte counts, and the two event
-//! streams (sending what the peer lacks in causal order, admitting what arrives).
+//! streams (sending what the peer lacks in causal order, admitting what arrives). The
+//! reading half ([`Inbound`]) and the writing half ([`Outbound`]) are apart, so that a
+//! stream of events can go out on a thread of its own while the session reads
+//! ([`super::lanes`]).
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::id::EventId;
@@ -14,13 +19,14 @@ use crate::limits::{
 
 use super::budget::{MemoryBudget, Room};
 use super::frame::{read_header, read_payload, write_frame, Events, EventsFrame, Frame};
+use super::lanes::{Lanes, Outgoing};
 use super::{SyncError, SyncReport};
 
 /// The session's stream, which refuses to read or write once the session's time limit has
 /// passed: with the stream's own per-read and per-write timeouts, a session lasts at most
 /// its limit plus one timeout, however slowly a peer trickles bytes.
-pub(super) struct Limited<'s, S> {
-    inner: &'s mut S,
+pub(super) struct Limited<S> {
+    inner: S,
     until: Instant,
     limit: Duration,
 }
@@ -37,7 +43,7 @@ impl std::fmt::Display for OverLimit {
 
 impl std::error::Error for OverLimit {}
 
-impl<S> Limited<'_, S> {
+impl<S> Limited<S> {
     fn check(&self) -> io::Result<()> {
         if Instant::now() >= self.until {
             return Err(io::Error::new(
@@ -49,14 +55,14 @@ impl<S> Limited<'_, S> {
     }
 }
 
-impl<S: Read> Read for Limited<'_, S> {
+impl<S: Read> Read for Limited<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.check()?;
         self.inner.read(buf)
     }
 }
 
-impl<S: Write> Write for Limited<'_, S> {
+impl<S: Write> Write for Limited<S> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.check()?;
         self.inner.write(buf)
@@ -68,10 +74,10 @@ impl<S: Write> Write for Limited<'_, S> {
     }
 }
 
-/// A stream with the session's counters.
-pub(super) struct Wire<'s, S: Read + Write> {
-    stream: Limited<'s, S>,
-    /// What moved so far.
+/// The reading half of a session, with what it received and admitted.
+pub(super) struct Inbound<R> {
+    stream: Limited<R>,
+    /// What arrived so far (and, on the client, the rounds and the peer's refusals).
     pub report: SyncReport,
     /// Ids of the events the peer sent (so it holds them), in arrival order.
     pub received_ids: Vec<EventId>,
@@ -88,40 +94,196 @@ pub(super) struct Wire<'s, S: Read + Write> {
     held: VecDeque<Option<Room>>,
 }
 
-impl<'s, S: Read + Write> Wire<'s, S> {
-    /// A session on `stream` that may last `limit` (the time starts now), holding what it
-    /// receives within `budget`.
-    pub fn new(stream: &'s mut S, limit: Duration, budget: MemoryBudget) -> Self {
+/// The writing half of a session, with what it sent.
+pub(super) struct Outbound<W> {
+    stream: Limited<W>,
+    /// What was sent so far.
+    pub report: SyncReport,
+    /// Set when the session fails: a stream of events going out stops at its next frame.
+    stop: Arc<AtomicBool>,
+}
+
+/// Both halves of a session. The writing half may be away, sending a stream of events
+/// beside the reading half ([`Lanes`]); anything else written waits for that stream's end.
+pub(super) struct Wire<'scope, R, W, L> {
+    /// The reading half.
+    pub rx: Inbound<R>,
+    tx: Outgoing<'scope, W>,
+    lanes: L,
+    stop: Arc<AtomicBool>,
+}
+
+impl<'scope, R: Read, W: Write, L: Lanes<'scope, W>> Wire<'scope, R, W, L> {
+    /// A session reading `reader` and writing `writer` (the two ends of one stream) that
+    /// may last `limit` (the time starts now), holding what it receives within `budget`.
+    pub fn new(reader: R, writer: W, limit: Duration, budget: MemoryBudget, lanes: L) -> Self {
+        let until = Instant::now() + limit;
+        let stop = Arc::new(AtomicBool::new(false));
         Wire {
-            stream: Limited {
-                inner: stream,
-                until: Instant::now() + limit,
-                limit,
+            rx: Inbound {
+                stream: Limited {
+                    inner: reader,
+                    until,
+                    limit,
+                },
+                report: SyncReport::default(),
+                received_ids: Vec::new(),
+                committed: 0,
+                refused: Vec::new(),
+                budget,
+                last_room: None,
+                held: VecDeque::new(),
             },
-            report: SyncReport::default(),
-            received_ids: Vec::new(),
-            committed: 0,
-            refused: Vec::new(),
-            budget,
-            last_room: None,
-            held: VecDeque::new(),
+            tx: Outgoing::Here(Outbound {
+                stream: Limited {
+                    inner: writer,
+                    until,
+                    limit,
+                },
+                report: SyncReport::default(),
+                stop: Arc::clone(&stop),
+            }),
+            lanes,
+            stop,
         }
     }
 
+    /// Whether a stream of events goes out while this session reads.
+    pub fn at_once(&self) -> bool {
+        self.lanes.at_once()
+    }
+
+    /// The writing half, once a stream of events it was sending has ended (its failure is
+    /// this call's).
+    fn tx(&mut self) -> Result<&mut Outbound<W>, SyncError> {
+        self.tx.here()
+    }
+
     pub fn send(&mut self, frame: &Frame) -> Result<(), SyncError> {
-        self.report.bytes_sent += write_frame(&mut self.stream, frame)?;
-        Ok(())
+        self.tx()?.send(frame)
+    }
+
+    /// [`Outbound::send_events`] beside this session's reading when the lanes allow (the
+    /// stream's end, or its failure, is seen by the next write or [`Wire::sent`]); else
+    /// now, its failure this call's.
+    pub fn send_events_beside(
+        &mut self,
+        ledger: &'scope Ledger,
+        missing: Vec<EventId>,
+    ) -> Result<(), SyncError> {
+        self.tx()?;
+        let Outgoing::Here(tx) = std::mem::replace(&mut self.tx, Outgoing::Lost) else {
+            return Err(SyncError::Misuse("the writing half is away".into()));
+        };
+        self.tx = self.lanes.send_events(tx, ledger, missing);
+        match self.at_once() {
+            true => Ok(()),
+            false => self.sent(),
+        }
+    }
+
+    /// Waits for a stream of events started by [`Wire::send_events_beside`] to end.
+    pub fn sent(&mut self) -> Result<(), SyncError> {
+        self.tx().map(|_| ())
+    }
+
+    /// [`Outbound::send_events`], now.
+    pub fn send_events(&mut self, ledger: &Ledger, missing: &[EventId]) -> Result<(), SyncError> {
+        self.tx()?.send_events(ledger, missing)
     }
 
     /// The next frame, or `None` at a clean end of stream. A peer's `Error` frame becomes
     /// [`SyncError::Refused`].
     pub fn recv_or_end(&mut self, expected_bits: usize) -> Result<Option<Frame>, SyncError> {
-        self.recv_holding(expected_bits, None)
+        self.rx.recv_holding(expected_bits, None)
     }
 
-    /// [`Wire::recv_or_end`] while `receiving` may hold a batch: when the budget has no room
-    /// for the next frame, that batch is committed first (giving its room back), so that
-    /// this session holds nothing while it waits for room.
+    /// The next frame; the stream ending here is a disconnect.
+    pub fn recv(&mut self, expected_bits: usize) -> Result<Frame, SyncError> {
+        self.recv_or_end(expected_bits)?
+            .ok_or(SyncError::Disconnected)
+    }
+
+    /// Tells the peer why this side stops (best effort: the peer may be gone), once a stream
+    /// of events going out has stopped.
+    fn refuse(&mut self, error: &SyncError) {
+        self.stop.store(true, Ordering::SeqCst);
+        let told = matches!(
+            error,
+            SyncError::Protocol(_)
+                | SyncError::Misuse(_)
+                | SyncError::Busy(_)
+                | SyncError::ReadOnly
+        );
+        if let (true, Ok(tx)) = (told, self.tx.here_after_stop()) {
+            let _ = write_frame(&mut tx.stream, &Frame::Error(error.to_string()));
+        }
+    }
+
+    /// Ends a session: waits for a stream of events still going out (its failure is the
+    /// session's, told to the peer), and returns what both halves moved, or why `ended`
+    /// or that stream failed (told to the peer).
+    pub fn end(mut self, ended: Result<(), SyncError>) -> Result<SyncReport, SyncError> {
+        if let Err(e) = ended.and_then(|()| self.sent()) {
+            self.refuse(&e);
+            return Err(e);
+        }
+        let mut report = std::mem::take(&mut self.rx.report);
+        if let Ok(tx) = self.tx.here() {
+            report.add(&tx.report);
+        }
+        Ok(report)
+    }
+}
+
+impl<W: Write> Outbound<W> {
+    pub fn send(&mut self, frame: &Frame) -> Result<(), SyncError> {
+        self.report.bytes_sent += write_frame(&mut self.stream, frame)?;
+        Ok(())
+    }
+
+    /// Sends the events `missing` (ids held here, in admission order: a causal order, see
+    /// [`Ledger::difference_in_admission_order`]), in batches, then `Done(count)`. Their
+    /// bytes go as stored, not re-parsed: read from the log (neighbours together) straight into
+    /// their frame.
+    pub fn send_events(&mut self, ledger: &Ledger, missing: &[EventId]) -> Result<(), SyncError> {
+        let mut frame = EventsFrame::default();
+        let mut sent = 0u64;
+        let at = ledger.stored_at(missing)?;
+        ledger.read_stored_each(&at, |event| {
+            if !frame.is_empty()
+                && (frame.len() >= SYNC_BATCH_EVENTS
+                    || frame.payload_len() + event.len() > SYNC_BATCH_BYTES)
+            {
+                self.write_events(&mut frame)?;
+            }
+            sent += 1;
+            self.report.event_bytes += event.len() as u64;
+            frame.push(event);
+            Ok::<(), SyncError>(())
+        })?;
+        if !frame.is_empty() {
+            self.write_events(&mut frame)?;
+        }
+        self.report.sent += sent;
+        self.send(&Frame::Done(sent))
+    }
+
+    /// Writes `frame` (emptying it), unless the session has stopped.
+    fn write_events(&mut self, frame: &mut EventsFrame) -> Result<(), SyncError> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(SyncError::Misuse("the session stopped".into()));
+        }
+        self.report.bytes_sent += frame.write(&mut self.stream)?;
+        Ok(())
+    }
+}
+
+impl<R: Read> Inbound<R> {
+    /// The next frame, or `None` at a clean end of stream, while `receiving` may hold a
+    /// batch: when the budget has no room for the next frame, that batch is committed first
+    /// (giving its room back), so that this session holds nothing while it waits for room.
+    /// A peer's `Error` frame becomes [`SyncError::Refused`].
     pub fn recv_holding<'l>(
         &mut self,
         expected_bits: usize,
@@ -132,8 +294,8 @@ impl<'s, S: Read + Write> Wire<'s, S> {
             return Ok(None);
         };
         if header.len > SYNC_FREE_FRAME_BYTES {
-            // While read, a frame takes up to twice its size (its buffer grows by doubling
-            // as bytes arrive); then its own (events stay in it until admitted).
+            // While read and decoded, a frame takes up to twice its size (its payload, and
+            // what a query decodes into); then its own (events stay in it until admitted).
             let reading = 2 * header.len as u64;
             let room = match self.budget.try_reserve(reading) {
                 Some(room) => room,
@@ -141,7 +303,7 @@ impl<'s, S: Read + Write> Wire<'s, S> {
                     if let Some((ledger, pipeline)) = receiving {
                         if let Some(held) = pipeline.take() {
                             self.admit_rest(ledger, held)?;
-                            *pipeline = Some(ledger.pipeline());
+                            *pipeline = Some(ledger.stream_pipeline());
                         }
                     }
                     self.budget
@@ -167,53 +329,6 @@ impl<'s, S: Read + Write> Wire<'s, S> {
             frame => Ok(Some(frame)),
         }
     }
-
-    /// The next frame; the stream ending here is a disconnect.
-    pub fn recv(&mut self, expected_bits: usize) -> Result<Frame, SyncError> {
-        self.recv_or_end(expected_bits)?
-            .ok_or(SyncError::Disconnected)
-    }
-
-    /// Tells the peer why this side stops (best effort: the peer may be gone).
-    pub fn refuse(&mut self, error: &SyncError) {
-        if matches!(
-            error,
-            SyncError::Protocol(_)
-                | SyncError::Misuse(_)
-                | SyncError::Busy(_)
-                | SyncError::ReadOnly
-        ) {
-            let _ = write_frame(&mut self.stream, &Frame::Error(error.to_string()));
-        }
-    }
-
-    /// Sends the events `missing` (ids held here, in admission order: a causal order, see
-    /// [`Ledger::difference_in_admission_order`]), in batches, then `Done(count)`. Their
-    /// bytes go as stored, not re-parsed: read from the log (neighbours together) straight into
-    /// their frame.
-    pub fn send_events(&mut self, ledger: &Ledger, missing: &[EventId]) -> Result<(), SyncError> {
-        let mut frame = EventsFrame::default();
-        let mut sent = 0u64;
-        let at = ledger.stored_at(missing)?;
-        ledger.read_stored_each(&at, |event| {
-            if !frame.is_empty()
-                && (frame.len() >= SYNC_BATCH_EVENTS
-                    || frame.payload_len() + event.len() > SYNC_BATCH_BYTES)
-            {
-                self.report.bytes_sent += std::mem::take(&mut frame).write(&mut self.stream)?;
-            }
-            sent += 1;
-            self.report.event_bytes += event.len() as u64;
-            frame.push(event);
-            Ok::<(), SyncError>(())
-        })?;
-        if !frame.is_empty() {
-            self.report.bytes_sent += frame.write(&mut self.stream)?;
-        }
-        self.report.sent += sent;
-        self.send(&Frame::Done(sent))
-    }
-
     /// Starts admitting one received batch through `pipeline` (verified while the batch
     /// before it commits); counts the outcomes of the batch that commit completed.
     pub fn admit(
@@ -234,10 +349,12 @@ impl<'s, S: Read + Write> Wire<'s, S> {
 
     /// Commits the last batch `pipeline` holds and counts its outcomes.
     pub fn admit_rest(&mut self, ledger: &Ledger, pipeline: Pipeline<'_>) -> Result<(), SyncError> {
-        let counted = match pipeline.finish()? {
-            Some(outcomes) => self.count(ledger, outcomes),
-            None => Ok(()),
-        };
+        let mut counted = Ok(());
+        for report in pipeline.finish_all()? {
+            if counted.is_ok() {
+                counted = self.count(ledger, report.outcomes);
+            }
+        }
         // Every batch is committed: no room is held for one.
         self.held.clear();
         counted
@@ -291,18 +408,20 @@ impl<'s, S: Read + Write> Wire<'s, S> {
     /// deep (one verified while the one before it commits).
     pub fn receive_events(&mut self, ledger: &Ledger) -> Result<(), SyncError> {
         let before = self.report.received;
-        let mut receiving = Some(ledger.pipeline());
+        // Index writes gathered, as an import's are, until the stream ends.
+        let bulk = ledger.bulk_append();
+        let mut receiving = Some(ledger.stream_pipeline());
         let failure = loop {
             let step = match self.recv_holding(0, Some((ledger, &mut receiving))) {
                 Ok(Some(Frame::Events(events))) => {
-                    let pipeline = receiving.get_or_insert_with(|| ledger.pipeline());
+                    let pipeline = receiving.get_or_insert_with(|| ledger.stream_pipeline());
                     self.admit(ledger, pipeline, events)
                 }
                 Ok(Some(Frame::Done(n))) if n == self.report.received - before => {
-                    return match receiving {
-                        Some(pipeline) => self.admit_rest(ledger, pipeline),
-                        None => Ok(()),
-                    };
+                    if let Some(pipeline) = receiving {
+                        self.admit_rest(ledger, pipeline)?;
+                    }
+                    return Ok(bulk.end()?);
                 }
                 Ok(Some(Frame::Done(n))) => Err(SyncError::Protocol(format!(
                     "the peer announced {n} events but sent {}",

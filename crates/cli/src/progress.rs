@@ -1,12 +1,15 @@
 //! Progress on a terminal: one bar style for work over a log's bytes (`audit`, `import`),
 //! one for work over a count of events (`export`), a spinner for work with no measure
-//! (`check`), and a spinner counting the bytes of a `sync` each way. Shown only when stderr is a terminal and the work is large enough to take a
-//! while; otherwise nothing is drawn, so scripts and pipes see no progress noise.
+//! (`check`), and a spinner counting the bytes of a `sync` each way. Shown only when stderr
+//! is a terminal and the work is large enough to take a while; otherwise nothing is drawn, so scripts and pipes see no progress noise.
 
 use std::io::IsTerminal;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
+use akledger::sync::Duplex;
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Logs at least this large get a bar.
@@ -61,37 +64,33 @@ pub fn transfer() -> Option<ProgressBar> {
     })
 }
 
-/// A stream that counts the bytes through it on a [`transfer`] spinner.
+/// One end of a stream (its reading or its writing end) that counts the bytes through it on
+/// a [`transfer`] spinner, which both ends share ([`Transfer::split`]).
 pub struct Transfer<S> {
     inner: S,
-    bar: Option<ProgressBar>,
-    sent: u64,
-    received: u64,
+    counts: Arc<Counts>,
 }
 
-impl<S> Transfer<S> {
-    /// Counts what goes through `inner` on `bar`.
-    pub fn new(inner: S, bar: Option<ProgressBar>) -> Self {
-        Transfer {
-            inner,
-            bar,
-            sent: 0,
-            received: 0,
-        }
-    }
+/// What went each way, and where it is shown.
+struct Counts {
+    bar: Option<ProgressBar>,
+    sent: AtomicU64,
+    received: AtomicU64,
+}
 
+impl Counts {
     fn show(&self) {
         if let Some(bar) = &self.bar {
             bar.set_message(format!(
                 "{} sent, {} received",
-                indicatif::HumanBytes(self.sent),
-                indicatif::HumanBytes(self.received)
+                indicatif::HumanBytes(self.sent.load(Ordering::Relaxed)),
+                indicatif::HumanBytes(self.received.load(Ordering::Relaxed))
             ));
         }
     }
 }
 
-impl<S> Drop for Transfer<S> {
+impl Drop for Counts {
     fn drop(&mut self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
@@ -99,11 +98,35 @@ impl<S> Drop for Transfer<S> {
     }
 }
 
+/// The two ends of one stream, `reader` and `writer`, counting on `bar` (cleared once both
+/// are dropped).
+pub fn counting<R, W>(
+    reader: R,
+    writer: W,
+    bar: Option<ProgressBar>,
+) -> Duplex<Transfer<R>, Transfer<W>> {
+    let counts = Arc::new(Counts {
+        bar,
+        sent: AtomicU64::new(0),
+        received: AtomicU64::new(0),
+    });
+    Duplex {
+        reader: Transfer {
+            inner: reader,
+            counts: Arc::clone(&counts),
+        },
+        writer: Transfer {
+            inner: writer,
+            counts,
+        },
+    }
+}
+
 impl<S: std::io::Read> std::io::Read for Transfer<S> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.received += n as u64;
-        self.show();
+        self.counts.received.fetch_add(n as u64, Ordering::Relaxed);
+        self.counts.show();
         Ok(n)
     }
 }
@@ -111,8 +134,8 @@ impl<S: std::io::Read> std::io::Read for Transfer<S> {
 impl<S: std::io::Write> std::io::Write for Transfer<S> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = self.inner.write(buf)?;
-        self.sent += n as u64;
-        self.show();
+        self.counts.sent.fetch_add(n as u64, Ordering::Relaxed);
+        self.counts.show();
         Ok(n)
     }
 

@@ -21,7 +21,7 @@ use super::output::{
     counts, emit, json_text, print_lines, print_text_lines, stdout_result, typed, CliError,
     LedgerArgs, Outcome,
 };
-use super::progress::{transfer, Transfer};
+use super::progress::{counting, transfer};
 
 /// Where `sync` finds its peer.
 pub enum Peer {
@@ -183,11 +183,8 @@ fn serve_stdio(
     read_only: bool,
 ) -> Result<Outcome, CliError> {
     let ledger = ledger.open_for_writing()?;
-    let mut stream = Duplex::timed(io::stdin(), io::stdout(), options.timeout);
-    let served = match read_only {
-        true => ledger.serve_session_read_only(&mut stream, options.session_limit),
-        false => ledger.serve_session_within(&mut stream, options.session_limit),
-    };
+    let stream = Duplex::timed(io::stdin(), io::stdout(), options.timeout);
+    let served = ledger.serve_duplex(stream, options.session_limit, read_only);
     served.map_err(|e| CliError::Usage(e.to_string()))?;
     Ok(Outcome::Clean)
 }
@@ -264,13 +261,12 @@ fn sync_with(
 ) -> Result<Outcome, CliError> {
     let report = match peer {
         Peer::Tcp(addr) => {
-            let mut stream = TcpStream::connect(addr)
+            let stream = TcpStream::connect(addr)
                 .map_err(|e| CliError::Usage(format!("connect to {addr}: {e}")))?;
             options
                 .apply_to(&stream)
                 .map_err(|e| CliError::Usage(format!("connect to {addr}: {e}")))?;
-            let mut counted = Transfer::new(&mut stream, transfer());
-            ledger.sync(&mut counted, options)
+            ledger.sync_duplex(counting(&stream, &stream, transfer()), options)
         }
         Peer::Command(cmd) => {
             let mut child = Command::new("sh")
@@ -283,9 +279,8 @@ fn sync_with(
                 return Err(CliError::Usage(format!("run {cmd:?}: no pipes")));
             };
             let duplex = Duplex::timed(reader, writer, options.timeout);
-            let mut stream = Transfer::new(duplex, transfer());
-            let result = ledger.sync(&mut stream, options);
-            drop(stream);
+            let stream = counting(duplex.reader, duplex.writer, transfer());
+            let result = ledger.sync_duplex(stream, options);
             if result.is_err() {
                 let _ = child.kill();
             }

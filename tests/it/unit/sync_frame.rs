@@ -75,6 +75,14 @@ fn an_events_frame_laid_out_in_place_is_the_encoded_frame() {
     };
     assert_eq!(back.iter().collect::<Vec<_>>(), events);
     assert_eq!((back.len(), back.bytes()), (3, 5007));
+    // Written, the frame is empty again, and its next events make the next frame.
+    assert!(laid_out.is_empty());
+    laid_out.push(b"{}");
+    let mut next = Vec::new();
+    laid_out.write(&mut next).unwrap();
+    let mut encoded = Vec::new();
+    write_frame(&mut encoded, &Frame::Events(Events::of([&b"{}"[..]]))).unwrap();
+    assert_eq!(next, encoded);
 }
 
 #[test]
@@ -100,4 +108,29 @@ fn events_frames_with_bad_counts_or_lengths_are_protocol_errors() {
     // An empty frame of events, and one empty event, are well formed.
     assert!(frame(&[0, 0, 0, 0]).unwrap().is_some());
     assert!(frame(&[0, 0, 0, 1, 0, 0, 0, 0]).unwrap().is_some());
+}
+
+/// This build cuts frames at `SYNC_BATCH_EVENTS` events; a frame of up to
+/// `MAX_SYNC_FRAME_EVENTS` (what earlier builds sent) is still read, one more is refused.
+#[test]
+fn events_frames_of_earlier_builds_are_read_and_larger_ones_refused() {
+    use akledger::limits::MAX_SYNC_FRAME_EVENTS;
+    let frame = |count: usize| {
+        let mut payload = (count as u32).to_be_bytes().to_vec();
+        for _ in 0..count {
+            payload.extend_from_slice(&[0, 0, 0, 1, b'x']);
+        }
+        let mut bytes = vec![1u8, 5];
+        bytes.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+        bytes.extend_from_slice(&payload);
+        read_frame(&mut bytes.as_slice(), 0)
+    };
+    match frame(MAX_SYNC_FRAME_EVENTS) {
+        Ok(Some((Frame::Events(events), _))) => assert_eq!(events.len(), MAX_SYNC_FRAME_EVENTS),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        frame(MAX_SYNC_FRAME_EVENTS + 1),
+        Err(SyncError::Protocol(_))
+    ));
 }

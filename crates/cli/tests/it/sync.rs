@@ -9,8 +9,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
-use akledger::sync::SyncOptions;
+use akledger::sync::{Duplex, SyncError, SyncOptions, SyncReport};
 use akledger::workload::realm_dag;
 use akledger::{EventId, Ledger};
 use proptest::prelude::*;
@@ -389,34 +390,71 @@ fn ids(ledger: &Ledger) -> BTreeSet<EventId> {
     ledger.iter().map(|e| e.unwrap().id()).collect()
 }
 
-/// One library session over loopback TCP: `client.sync` against `server.serve_session`;
-/// the client's report.
-fn session_report(client: &Ledger, server: &Ledger) -> akledger::sync::SyncReport {
+/// How one end of a library session runs: reading and writing one stream in turn
+/// (`Ledger::sync`, `Ledger::serve_session`), or with the socket's two ends apart, both
+/// directions at once (`Ledger::sync_duplex`, `Ledger::serve_duplex`).
+#[derive(Clone, Copy, Debug)]
+enum End {
+    InTurn,
+    AtOnce,
+}
+
+/// Every pairing of a client's end with a server's.
+const PAIRINGS: [(End, End); 4] = [
+    (End::InTurn, End::InTurn),
+    (End::AtOnce, End::InTurn),
+    (End::InTurn, End::AtOnce),
+    (End::AtOnce, End::AtOnce),
+];
+
+/// One library session over loopback TCP, the client's and the server's ends run as `ends`
+/// says; the client's report and the server's.
+fn session_reports(client: &Ledger, server: &Ledger, ends: (End, End)) -> (SyncReport, SyncReport) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::scope(|scope| {
         let served = scope.spawn(|| {
             let (mut s, _) = listener.accept().unwrap();
-            server.serve_session(&mut s).unwrap()
+            match ends.1 {
+                End::InTurn => server.serve_session(&mut s),
+                End::AtOnce => {
+                    let halves = Duplex {
+                        reader: &s,
+                        writer: &s,
+                    };
+                    server.serve_duplex(halves, Duration::from_secs(60), false)
+                }
+            }
+            .unwrap()
         });
         let mut s = TcpStream::connect(addr).unwrap();
-        let report = client.sync(&mut s, &SyncOptions::default()).unwrap();
+        let options = SyncOptions::default();
+        let report = match ends.0 {
+            End::InTurn => client.sync(&mut s, &options),
+            End::AtOnce => client.sync_duplex(
+                Duplex {
+                    reader: &s,
+                    writer: &s,
+                },
+                &options,
+            ),
+        }
+        .unwrap();
         drop(s);
-        served.join().unwrap();
-        report
+        (report, served.join().unwrap())
     })
 }
 
 /// Events one session moved, both ways.
-fn session(client: &Ledger, server: &Ledger) -> u64 {
-    let report = session_report(client, server);
+fn session(client: &Ledger, server: &Ledger, ends: (End, End)) -> u64 {
+    let (report, _) = session_reports(client, server, ends);
     report.sent + report.received
 }
 
 /// Tails long enough for several have rounds, the later ones answered partly `yes` (the
 /// client then recomputes what the common set leaves uncovered): each side receives exactly
 /// the other's tail, in the rounds the doubling queries take, and a second session moves
-/// nothing.
+/// nothing; with the two directions in turn or at once at either end.
 #[test]
 fn long_divergent_tails_move_exactly_the_symmetric_difference() {
     use akledger::workload::{sign_all, RealmDag};
@@ -425,23 +463,175 @@ fn long_divergent_tails_move_exactly_the_symmetric_difference() {
     shared.extend(sign_all(&dag.plan(599).unwrap(), 2).unwrap());
     let tail_a = sign_all(&dag.fork(1).plan(300).unwrap(), 2).unwrap();
     let tail_b = sign_all(&dag.fork(2).plan(500).unwrap(), 2).unwrap();
+    for ends in PAIRINGS {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = Ledger::open(tmp.path().join("a")).unwrap();
+        let b = Ledger::open(tmp.path().join("b")).unwrap();
+        for (ledger, tail) in [(&a, &tail_a), (&b, &tail_b)] {
+            for event in shared.iter().chain(tail.iter()) {
+                ledger.append(event.bytes()).unwrap();
+            }
+        }
+        let (report, served) = session_reports(&a, &b, ends);
+        assert_eq!((report.sent, report.received), (300, 500), "{ends:?}");
+        assert_eq!((served.sent, served.received), (500, 300), "{ends:?}");
+        assert_eq!((report.admitted, served.admitted), (500, 300), "{ends:?}");
+        assert_eq!(
+            (report.bytes_sent, report.bytes_received),
+            (served.bytes_received, served.bytes_sent),
+            "{ends:?}"
+        );
+        // Hello, have queries of 32, 64, 128 and 256 ids (the last reaching past A's
+        // 300-event tail into the shared events), pull, push.
+        assert_eq!(report.rounds, 7, "{ends:?}: {report:?}");
+        assert_eq!(session(&a, &b, ends), 0, "{ends:?}");
+        assert_eq!(a.heads(), b.heads());
+        assert_eq!(ids(&a).len(), 600 + 300 + 500);
+        assert_eq!(ids(&a), ids(&b));
+    }
+}
+
+/// The client holds events of its own and events waiting (pending) for the server's tail.
+/// The pull brings that tail and releases them; with the directions at once, the push
+/// beside the pull was chosen before it, so the released events go in a push round after
+/// it. Either way one session moves all of them and a second moves nothing.
+#[test]
+fn events_a_pull_releases_here_are_pushed_in_the_same_session() {
+    use akledger::workload::{sign_all, RealmDag};
+    let (mut dag, realm) = RealmDag::new(11, 3, 16).unwrap();
+    let mut shared = vec![realm];
+    shared.extend(sign_all(&dag.plan(30).unwrap(), 2).unwrap());
+    let mut theirs = dag.fork(1);
+    let tail_server = sign_all(&theirs.plan(12).unwrap(), 2).unwrap();
+    let waiting = sign_all(&theirs.plan(6).unwrap(), 2).unwrap();
+    let tail_client = sign_all(&dag.fork(2).plan(8).unwrap(), 2).unwrap();
+    for ends in PAIRINGS {
+        let tmp = tempfile::tempdir().unwrap();
+        let server = Ledger::open(tmp.path().join("server")).unwrap();
+        let client = Ledger::open(tmp.path().join("client")).unwrap();
+        for event in shared.iter().chain(&tail_server) {
+            server.append(event.bytes()).unwrap();
+        }
+        for event in shared.iter().chain(&tail_client).chain(&waiting) {
+            client.append(event.bytes()).unwrap();
+        }
+        assert!(waiting.iter().all(|e| client.is_pending(&e.id())));
+        let (report, _) = session_reports(&client, &server, ends);
+        assert_eq!((report.sent, report.received), (8 + 6, 12), "{ends:?}");
+        assert!(waiting.iter().all(|e| server.contains(&e.id())), "{ends:?}");
+        assert_eq!(session(&client, &server, ends), 0, "{ends:?}");
+        assert_eq!(ids(&client).len(), 31 + 12 + 6 + 8);
+        assert_eq!(ids(&client), ids(&server));
+    }
+}
+
+/// A peer scripted to take the client's whole push before it sends a byte of what the
+/// client pulls (`Ledger::serve_session` never does that, but a peer may): a client with
+/// its socket's ends apart pushes without waiting for the pull, so the session completes;
+/// a client reading and writing in turn waits for the pull, and times out.
+#[test]
+fn a_client_with_the_ends_apart_pushes_without_waiting_for_its_pull() {
+    use akledger::sync::frame::{read_frame, write_frame, Events, Frame};
+    use akledger::workload::{sign_all, RealmDag};
+    let (mut dag, realm) = RealmDag::new(9, 4, 16).unwrap();
+    let mut shared = vec![realm];
+    shared.extend(sign_all(&dag.plan(20).unwrap(), 2).unwrap());
+    let tail_a = sign_all(&dag.fork(1).plan(3).unwrap(), 2).unwrap();
+    let tail_b = sign_all(&dag.fork(2).plan(2).unwrap(), 2).unwrap();
+    // The scripted peer answers from a ledger holding the shared events and its own tail.
     let tmp = tempfile::tempdir().unwrap();
-    let a = Ledger::open(tmp.path().join("a")).unwrap();
-    let b = Ledger::open(tmp.path().join("b")).unwrap();
-    for (ledger, tail) in [(&a, &tail_a), (&b, &tail_b)] {
-        for event in shared.iter().chain(tail.iter()) {
-            ledger.append(event.bytes()).unwrap();
+    let peer = Ledger::open(tmp.path().join("peer")).unwrap();
+    for event in shared.iter().chain(&tail_b) {
+        peer.append(event.bytes()).unwrap();
+    }
+    let script = |s: &TcpStream| -> Option<Vec<EventId>> {
+        let (mut r, mut w) = (s, s);
+        let mut next = || {
+            read_frame(&mut r, usize::MAX)
+                .ok()
+                .flatten()
+                .map(|(f, _)| f)
+        };
+        let Some(Frame::Hello(_)) = next() else {
+            return None;
+        };
+        write_frame(&mut w, &Frame::Hello(peer.heads())).ok()?;
+        loop {
+            match next()? {
+                Frame::Have(ids) => {
+                    let bits = ids.iter().map(|id| peer.contains(id)).collect();
+                    write_frame(&mut w, &Frame::Known(bits)).ok()?;
+                }
+                Frame::Pull(_) => break,
+                _ => return None,
+            }
+        }
+        // The client's push, whole, before anything it pulls.
+        let mut pushed = Vec::new();
+        loop {
+            match next()? {
+                Frame::Events(events) => pushed.extend(
+                    events
+                        .iter()
+                        .map(|e| akledger::Event::parse(e).unwrap().id()),
+                ),
+                Frame::Done(n) if n == pushed.len() as u64 => break,
+                _ => return None,
+            }
+        }
+        let mine = Events::of(tail_b.iter().map(|e| e.bytes()));
+        write_frame(&mut w, &Frame::Events(mine)).ok()?;
+        write_frame(&mut w, &Frame::Done(tail_b.len() as u64)).ok()?;
+        write_frame(&mut w, &Frame::Done(0)).ok()?;
+        matches!(next()?, Frame::Bye).then_some(pushed)
+    };
+    let options = SyncOptions {
+        timeout: Duration::from_millis(500),
+        ..SyncOptions::default()
+    };
+    for end in [End::AtOnce, End::InTurn] {
+        let tmp = tempfile::tempdir().unwrap();
+        let client = Ledger::open(tmp.path().join("client")).unwrap();
+        for event in shared.iter().chain(&tail_a) {
+            client.append(event.bytes()).unwrap();
+        }
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (synced, pushed) = std::thread::scope(|scope| {
+            let peer = scope.spawn(|| {
+                let (s, _) = listener.accept().unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                script(&s)
+            });
+            let mut s = TcpStream::connect(addr).unwrap();
+            options.apply_to(&s).unwrap();
+            let synced = match end {
+                End::AtOnce => client.sync_duplex(
+                    Duplex {
+                        reader: &s,
+                        writer: &s,
+                    },
+                    &options,
+                ),
+                End::InTurn => client.sync(&mut s, &options),
+            };
+            drop(s);
+            (synced, peer.join().unwrap())
+        });
+        match end {
+            End::AtOnce => {
+                let report = synced.unwrap();
+                assert_eq!((report.sent, report.received), (3, 2));
+                let sent: Vec<EventId> = tail_a.iter().map(|e| e.id()).collect();
+                assert_eq!(pushed, Some(sent));
+                assert!(tail_b.iter().all(|e| client.contains(&e.id())));
+            }
+            End::InTurn => {
+                assert!(matches!(synced, Err(SyncError::Timeout)), "{synced:?}");
+                assert_eq!(pushed, None);
+            }
         }
     }
-    let report = session_report(&a, &b);
-    assert_eq!((report.sent, report.received), (300, 500));
-    // Hello, have queries of 32, 64, 128 and 256 ids (the last reaching past A's 300-event
-    // tail into the shared events), pull, push.
-    assert_eq!(report.rounds, 7, "{report:?}");
-    assert_eq!(session(&a, &b), 0);
-    assert_eq!(a.heads(), b.heads());
-    assert_eq!(ids(&a).len(), 600 + 300 + 500);
-    assert_eq!(ids(&a), ids(&b));
 }
 
 proptest! {
@@ -454,6 +644,7 @@ proptest! {
     fn random_subsets_converge_to_the_union(
         seed in 0u64..1000,
         picks in proptest::collection::vec(0u8..4, 41),
+        pairing in 0usize..4,
     ) {
         let events = realm_dag(seed, 40, 3, 8).unwrap();
         let tmp = tempfile::tempdir().unwrap();
@@ -477,8 +668,9 @@ proptest! {
         }
         // One session converges (pending chains alternating between the ledgers included);
         // a second moves nothing.
-        session(&a, &b);
-        prop_assert_eq!(session(&a, &b), 0, "a second session still moved events");
+        let ends = PAIRINGS[pairing];
+        session(&a, &b, ends);
+        prop_assert_eq!(session(&a, &b, ends), 0, "a second session still moved events");
         prop_assert_eq!(ids(&a), expected.clone());
         prop_assert_eq!(ids(&b), expected);
         prop_assert_eq!(a.heads(), b.heads());
