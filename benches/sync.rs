@@ -1,9 +1,19 @@
 //! Sync between two ledgers of 100 k events that share 90 k and each have a 10 k divergent
-//! tail (`RealmDag::fork`), over loopback TCP (`Ledger::sync` against
-//! `Ledger::serve_session`), against `import` of the same missing events (the tails pushed
-//! through a `Ledger::pipeline` into the other ledger). Before timing, one session checks
-//! and prints the protocol figures: events sent == the symmetric difference, protocol bytes
-//! beyond the events, and that a second sync moves 0 events in 1 round.
+//! tail (`RealmDag::fork`), over loopback TCP, against `import` of the same missing events
+//! (each tail appended to the other ledger as a JSON-lines log by `Ledger::append_log`, what
+//! `akledger import` does once it has read its file). Timed:
+//! - `sync`: both ends with the socket's two ends apart (`Ledger::sync_duplex` against
+//!   `Ledger::serve_duplex`), what `akledger sync --peer` and `akledger serve` run: the push
+//!   goes out while the pull comes in;
+//! - `sync_in_turn`: one stream read and written in turn at both ends (`Ledger::sync`
+//!   against `Ledger::serve_session`), what a library caller with a single stream gets;
+//! - `import_same_missing_events`: the comparator;
+//! - `pipeline_2000_one_ahead`: the same tails pushed through `Ledger::pipeline` in batches of
+//!   2000, this bench's comparator before 2026-12-05 evening (kept to relate older figures).
+//!
+//! Before timing, one session checks and prints the protocol figures: events sent == the
+//! symmetric difference, protocol bytes beyond the events, and that a second sync moves 0
+//! events in 1 round.
 //!
 //! `cargo bench --bench sync -- --noplot`
 // Benchmarks panic on what they set up themselves.
@@ -16,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 
-use akledger::sync::{SyncOptions, SyncReport};
+use akledger::sync::{Duplex, SyncOptions, SyncReport};
 use akledger::workload::{sign_all, RealmDag};
 use akledger::{Config, Durability, Event, Ledger, Unverified};
 
@@ -27,6 +37,16 @@ const PAYLOAD: usize = 256;
 
 fn bytes(events: Vec<Event<Unverified>>) -> Vec<Arc<[u8]>> {
     events.iter().map(|e| Arc::from(e.bytes())).collect()
+}
+
+/// Events as a JSON-lines log.
+fn json_lines(events: &[Arc<[u8]>]) -> Vec<u8> {
+    let mut log = Vec::new();
+    for event in events {
+        log.extend_from_slice(event);
+        log.push(b'\n');
+    }
+    log
 }
 
 fn threads() -> usize {
@@ -44,7 +64,7 @@ fn fill(dir: &Path, parts: &[&[Arc<[u8]>]]) {
     }
 }
 
-/// Appends events through a pipeline in batches of 2000 (what `import` does).
+/// Appends events through a pipeline in batches of 2000, one batch ahead.
 fn import(ledger: &Ledger, events: &[Arc<[u8]>]) {
     let mut pipeline = ledger.pipeline();
     for chunk in events.chunks(2000) {
@@ -66,17 +86,39 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// One session: `client` syncs with `server` over loopback TCP.
-fn session(client: &Ledger, server: &Ledger) -> SyncReport {
+/// One session: `client` syncs with `server` over loopback TCP, both directions at once
+/// when `at_once`, else in turn.
+fn session(client: &Ledger, server: &Ledger, at_once: bool) -> SyncReport {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr");
     std::thread::scope(|scope| {
         let served = scope.spawn(|| {
             let (mut s, _) = listener.accept().expect("accept");
-            server.serve_session(&mut s).expect("serve")
+            match at_once {
+                true => {
+                    let halves = Duplex {
+                        reader: &s,
+                        writer: &s,
+                    };
+                    server.serve_duplex(halves, Duration::from_secs(600), false)
+                }
+                false => server.serve_session(&mut s),
+            }
+            .expect("serve")
         });
         let mut s = TcpStream::connect(addr).expect("connect");
-        let report = client.sync(&mut s, &SyncOptions::default()).expect("sync");
+        let options = SyncOptions::default();
+        let report = match at_once {
+            true => client.sync_duplex(
+                Duplex {
+                    reader: &s,
+                    writer: &s,
+                },
+                &options,
+            ),
+            false => client.sync(&mut s, &options),
+        }
+        .expect("sync");
         served.join().expect("server thread");
         report
     })
@@ -102,8 +144,8 @@ fn bench(c: &mut Criterion) {
         copy_dir(&a, &ca);
         copy_dir(&b, &cb);
         let (la, lb) = (open(&ca), open(&cb));
-        let first = session(&la, &lb);
-        let second = session(&la, &lb);
+        let first = session(&la, &lb, true);
+        let second = session(&la, &lb, true);
         let event_bytes: usize = tail_a.iter().chain(&tail_b).map(|e| e.len()).sum();
         let wire = first.bytes_sent + first.bytes_received;
         let overhead = wire as f64 / event_bytes as f64 - 1.0;
@@ -155,13 +197,29 @@ fn bench(c: &mut Criterion) {
     group.bench_function("sync", |bench| {
         bench.iter_custom(|iters| {
             timed(iters, "s", &|la, lb| {
-                session(la, lb);
+                session(la, lb, true);
             })
         })
     });
+    group.bench_function("sync_in_turn", |bench| {
+        bench.iter_custom(|iters| {
+            timed(iters, "t", &|la, lb| {
+                session(la, lb, false);
+            })
+        })
+    });
+    let (log_a, log_b) = (json_lines(&tail_a), json_lines(&tail_b));
     group.bench_function("import_same_missing_events", |bench| {
         bench.iter_custom(|iters| {
             timed(iters, "i", &|la, lb| {
+                la.append_log(log_b.as_slice()).expect("import b");
+                lb.append_log(log_a.as_slice()).expect("import a");
+            })
+        })
+    });
+    group.bench_function("pipeline_2000_one_ahead", |bench| {
+        bench.iter_custom(|iters| {
+            timed(iters, "p", &|la, lb| {
                 import(la, &tail_b);
                 import(lb, &tail_a);
             })
