@@ -68,9 +68,11 @@ pub const MAX_SYNC_FRAME_BYTES: usize = 16 << 20;
 pub const SYNC_BATCH_BYTES: usize = 8 << 20;
 
 /// Events after which a sender cuts a sync frame: one admission batch each, the size of an
-/// import's ([`LOG_BATCH_EVENTS`]), so that the receiver keeps as many batches verifying
-/// ahead of each commit as an import does. Frames of 2000 took 1.02–1.04 × the time of
-/// frames of 1000 through the same pipeline (`docs/performance.md`).
+/// import's ([`LOG_BATCH_EVENTS`]). The receiver keeps three batches verifying while one
+/// commits, as an import does, and holds each frame until its batch commits: frames of
+/// 1000 hold half the memory of frames of 2000, at the same speed (a session with frames of
+/// 2000 took 0.98 × the time, with frames of 500 1.07 ×: `docs/performance.md`, 2026-12-05
+/// evening).
 pub const SYNC_BATCH_EVENTS: usize = LOG_BATCH_EVENTS;
 
 /// Most events one sync frame may hold (well within [`MAX_BATCH_EVENTS`]): twice what this
