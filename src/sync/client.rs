@@ -36,7 +36,7 @@ impl Ledger {
             MemoryBudget::new(0),
             InTurn,
         );
-        run(self, wire, options.direction)
+        wire.run(|wire| drive(self, wire, options.direction))
     }
 
     /// [`Ledger::sync`] over a stream whose two ends are apart (a TCP socket's
@@ -57,19 +57,9 @@ impl Ledger {
                 MemoryBudget::new(0),
                 AtOnce(scope),
             );
-            run(self, wire, options.direction)
+            wire.run(|wire| drive(self, wire, options.direction))
         })
     }
-}
-
-/// One session on `wire`; a failure is told to the peer.
-fn run<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
-    ledger: &'scope Ledger,
-    mut wire: Wire<'scope, R, W, L>,
-    direction: Direction,
-) -> Result<SyncReport, SyncError> {
-    let driven = drive(ledger, &mut wire, direction);
-    wire.end(driven)
 }
 
 fn drive<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(

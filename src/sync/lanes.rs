@@ -21,32 +21,34 @@ use super::SyncError;
 /// Runs a stream of events on a session's writing half.
 pub(super) trait Lanes<'scope, W> {
     /// Whether a stream of events goes out while the session reads.
-    fn at_once(&self) -> bool;
+    const AT_ONCE: bool;
 
-    /// Sends `missing` on `tx` ([`Outbound::send_events`]): beside the caller, or now.
-    fn send_events(
-        &self,
-        tx: Outbound<W>,
-        ledger: &'scope Ledger,
-        missing: Vec<EventId>,
-    ) -> Outgoing<'scope, W>;
+    /// Sends `job` on `tx`: beside the caller, or now.
+    fn send(&self, tx: Outbound<W>, job: Job<'scope>) -> Outgoing<'scope, W>;
+}
+
+/// A stream of events to send ([`Outbound::send_events`]): the ledger holding them, and
+/// their ids in a causal order.
+pub(super) struct Job<'scope> {
+    pub(super) ledger: &'scope Ledger,
+    pub(super) ids: Vec<EventId>,
+}
+
+impl Job<'_> {
+    fn run<W: Write>(self, mut tx: Outbound<W>) -> (Outbound<W>, Result<(), SyncError>) {
+        let sent = tx.send_events(self.ledger, &self.ids);
+        (tx, sent)
+    }
 }
 
 /// One thread: the stream of events is sent before the call returns.
 pub(super) struct InTurn;
 
 impl<'scope, W: Write> Lanes<'scope, W> for InTurn {
-    fn at_once(&self) -> bool {
-        false
-    }
+    const AT_ONCE: bool = false;
 
-    fn send_events(
-        &self,
-        mut tx: Outbound<W>,
-        ledger: &'scope Ledger,
-        missing: Vec<EventId>,
-    ) -> Outgoing<'scope, W> {
-        let sent = tx.send_events(ledger, &missing);
+    fn send(&self, tx: Outbound<W>, job: Job<'scope>) -> Outgoing<'scope, W> {
+        let (tx, sent) = job.run(tx);
         Outgoing::Ended(tx, sent)
     }
 }
@@ -55,20 +57,10 @@ impl<'scope, W: Write> Lanes<'scope, W> for InTurn {
 pub(super) struct AtOnce<'scope, 'env>(pub &'scope Scope<'scope, 'env>);
 
 impl<'scope, W: Write + Send + 'scope> Lanes<'scope, W> for AtOnce<'scope, '_> {
-    fn at_once(&self) -> bool {
-        true
-    }
+    const AT_ONCE: bool = true;
 
-    fn send_events(
-        &self,
-        mut tx: Outbound<W>,
-        ledger: &'scope Ledger,
-        missing: Vec<EventId>,
-    ) -> Outgoing<'scope, W> {
-        Outgoing::Sending(self.0.spawn(move || {
-            let sent = tx.send_events(ledger, &missing);
-            (tx, sent)
-        }))
+    fn send(&self, tx: Outbound<W>, job: Job<'scope>) -> Outgoing<'scope, W> {
+        Outgoing::Sending(self.0.spawn(move || job.run(tx)))
     }
 }
 

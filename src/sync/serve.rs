@@ -89,11 +89,8 @@ impl Ledger {
         read_only: bool,
     ) -> Result<SyncReport, SyncError> {
         let one = OneStream::new(stream);
-        answer_on(
-            self,
-            Wire::new(&one, &one, limit, budget.clone(), InTurn),
-            read_only,
-        )
+        Wire::new(&one, &one, limit, budget.clone(), InTurn)
+            .run(|wire| answer(self, wire, read_only))
     }
 
     /// [`Ledger::answer_session`] with the stream's ends apart, both directions at once.
@@ -112,19 +109,9 @@ impl Ledger {
                 budget.clone(),
                 AtOnce(scope),
             );
-            answer_on(self, wire, read_only)
+            wire.run(|wire| answer(self, wire, read_only))
         })
     }
-}
-
-/// One session on `wire`; a failure is told to the peer.
-fn answer_on<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
-    ledger: &'scope Ledger,
-    mut wire: Wire<'scope, R, W, L>,
-    read_only: bool,
-) -> Result<SyncReport, SyncError> {
-    let answered = answer(ledger, &mut wire, read_only);
-    wire.end(answered)
 }
 
 fn answer<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(

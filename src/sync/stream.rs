@@ -19,7 +19,7 @@ use crate::limits::{
 
 use super::budget::{MemoryBudget, Room};
 use super::frame::{read_header, read_payload, write_frame, Events, EventsFrame, Frame};
-use super::lanes::{Lanes, Outgoing};
+use super::lanes::{Job, Lanes, Outgoing};
 use super::{SyncError, SyncReport};
 
 /// The session's stream, which refuses to read or write once the session's time limit has
@@ -150,7 +150,7 @@ impl<'scope, R: Read, W: Write, L: Lanes<'scope, W>> Wire<'scope, R, W, L> {
 
     /// Whether a stream of events goes out while this session reads.
     pub fn at_once(&self) -> bool {
-        self.lanes.at_once()
+        L::AT_ONCE
     }
 
     /// The writing half, once a stream of events it was sending has ended (its failure is
@@ -175,7 +175,13 @@ impl<'scope, R: Read, W: Write, L: Lanes<'scope, W>> Wire<'scope, R, W, L> {
         let Outgoing::Here(tx) = std::mem::replace(&mut self.tx, Outgoing::Lost) else {
             return Err(SyncError::Misuse("the writing half is away".into()));
         };
-        self.tx = self.lanes.send_events(tx, ledger, missing);
+        self.tx = self.lanes.send(
+            tx,
+            Job {
+                ledger,
+                ids: missing,
+            },
+        );
         match self.at_once() {
             true => Ok(()),
             false => self.sent(),
@@ -220,10 +226,19 @@ impl<'scope, R: Read, W: Write, L: Lanes<'scope, W>> Wire<'scope, R, W, L> {
         }
     }
 
+    /// Runs a session's `exchange` on this wire, then ends the session ([`Wire::end`]).
+    pub fn run(
+        mut self,
+        exchange: impl FnOnce(&mut Self) -> Result<(), SyncError>,
+    ) -> Result<SyncReport, SyncError> {
+        let ran = exchange(&mut self);
+        self.end(ran)
+    }
+
     /// Ends a session: waits for a stream of events still going out (its failure is the
     /// session's, told to the peer), and returns what both halves moved, or why `ended`
     /// or that stream failed (told to the peer).
-    pub fn end(mut self, ended: Result<(), SyncError>) -> Result<SyncReport, SyncError> {
+    fn end(mut self, ended: Result<(), SyncError>) -> Result<SyncReport, SyncError> {
         if let Err(e) = ended.and_then(|()| self.sent()) {
             self.refuse(&e);
             return Err(e);

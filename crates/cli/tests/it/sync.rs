@@ -12,8 +12,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use akledger::sync::{Duplex, SyncError, SyncOptions, SyncReport};
-use akledger::workload::realm_dag;
+use akledger::workload::{realm_dag, sign_all, RealmDag};
 use akledger::{EventId, Ledger};
+
+/// A signed event not yet admitted anywhere.
+type Signed = akledger::Event<akledger::Unverified>;
 use proptest::prelude::*;
 
 fn exe() -> &'static str {
@@ -451,27 +454,42 @@ fn session(client: &Ledger, server: &Ledger, ends: (End, End)) -> u64 {
     report.sent + report.received
 }
 
+/// A realm DAG of `writers` writers (payloads of `text` bytes) after its first `shared`
+/// events, the realm's creation among them, and those events signed.
+fn shared_dag(seed: u64, writers: usize, text: usize, shared: usize) -> (RealmDag, Vec<Signed>) {
+    let (mut dag, realm) = RealmDag::new(seed, writers, text).unwrap();
+    let mut events = vec![realm];
+    events.extend(next_events(&mut dag, shared - 1));
+    (dag, events)
+}
+
+/// The next `n` events of `dag`, signed.
+fn next_events(dag: &mut RealmDag, n: usize) -> Vec<Signed> {
+    sign_all(&dag.plan(n).unwrap(), 2).unwrap()
+}
+
+/// A ledger at `dir` holding `events`, appended in order (some may wait as pending).
+fn ledger_holding<'e>(dir: &Path, events: impl IntoIterator<Item = &'e Signed>) -> Ledger {
+    let ledger = Ledger::open(dir).unwrap();
+    for event in events {
+        ledger.append(event.bytes()).unwrap();
+    }
+    ledger
+}
+
 /// Tails long enough for several have rounds, the later ones answered partly `yes` (the
 /// client then recomputes what the common set leaves uncovered): each side receives exactly
 /// the other's tail, in the rounds the doubling queries take, and a second session moves
 /// nothing; with the two directions in turn or at once at either end.
 #[test]
 fn long_divergent_tails_move_exactly_the_symmetric_difference() {
-    use akledger::workload::{sign_all, RealmDag};
-    let (mut dag, realm) = RealmDag::new(5, 6, 32).unwrap();
-    let mut shared = vec![realm];
-    shared.extend(sign_all(&dag.plan(599).unwrap(), 2).unwrap());
-    let tail_a = sign_all(&dag.fork(1).plan(300).unwrap(), 2).unwrap();
-    let tail_b = sign_all(&dag.fork(2).plan(500).unwrap(), 2).unwrap();
+    let (dag, shared) = shared_dag(5, 6, 32, 600);
+    let tail_a = next_events(&mut dag.fork(1), 300);
+    let tail_b = next_events(&mut dag.fork(2), 500);
     for ends in PAIRINGS {
         let tmp = tempfile::tempdir().unwrap();
-        let a = Ledger::open(tmp.path().join("a")).unwrap();
-        let b = Ledger::open(tmp.path().join("b")).unwrap();
-        for (ledger, tail) in [(&a, &tail_a), (&b, &tail_b)] {
-            for event in shared.iter().chain(tail.iter()) {
-                ledger.append(event.bytes()).unwrap();
-            }
-        }
+        let a = ledger_holding(&tmp.path().join("a"), shared.iter().chain(&tail_a));
+        let b = ledger_holding(&tmp.path().join("b"), shared.iter().chain(&tail_b));
         let (report, served) = session_reports(&a, &b, ends);
         assert_eq!((report.sent, report.received), (300, 500), "{ends:?}");
         assert_eq!((served.sent, served.received), (500, 300), "{ends:?}");
@@ -497,24 +515,21 @@ fn long_divergent_tails_move_exactly_the_symmetric_difference() {
 /// it. Either way one session moves all of them and a second moves nothing.
 #[test]
 fn events_a_pull_releases_here_are_pushed_in_the_same_session() {
-    use akledger::workload::{sign_all, RealmDag};
-    let (mut dag, realm) = RealmDag::new(11, 3, 16).unwrap();
-    let mut shared = vec![realm];
-    shared.extend(sign_all(&dag.plan(30).unwrap(), 2).unwrap());
+    let (dag, shared) = shared_dag(11, 3, 16, 31);
     let mut theirs = dag.fork(1);
-    let tail_server = sign_all(&theirs.plan(12).unwrap(), 2).unwrap();
-    let waiting = sign_all(&theirs.plan(6).unwrap(), 2).unwrap();
-    let tail_client = sign_all(&dag.fork(2).plan(8).unwrap(), 2).unwrap();
+    let tail_server = next_events(&mut theirs, 12);
+    let waiting = next_events(&mut theirs, 6);
+    let tail_client = next_events(&mut dag.fork(2), 8);
     for ends in PAIRINGS {
         let tmp = tempfile::tempdir().unwrap();
-        let server = Ledger::open(tmp.path().join("server")).unwrap();
-        let client = Ledger::open(tmp.path().join("client")).unwrap();
-        for event in shared.iter().chain(&tail_server) {
-            server.append(event.bytes()).unwrap();
-        }
-        for event in shared.iter().chain(&tail_client).chain(&waiting) {
-            client.append(event.bytes()).unwrap();
-        }
+        let server = ledger_holding(
+            &tmp.path().join("server"),
+            shared.iter().chain(&tail_server),
+        );
+        let client = ledger_holding(
+            &tmp.path().join("client"),
+            shared.iter().chain(&tail_client).chain(&waiting),
+        );
         assert!(waiting.iter().all(|e| client.is_pending(&e.id())));
         let (report, _) = session_reports(&client, &server, ends);
         assert_eq!((report.sent, report.received), (8 + 6, 12), "{ends:?}");
@@ -532,18 +547,12 @@ fn events_a_pull_releases_here_are_pushed_in_the_same_session() {
 #[test]
 fn a_client_with_the_ends_apart_pushes_without_waiting_for_its_pull() {
     use akledger::sync::frame::{read_frame, write_frame, Events, Frame};
-    use akledger::workload::{sign_all, RealmDag};
-    let (mut dag, realm) = RealmDag::new(9, 4, 16).unwrap();
-    let mut shared = vec![realm];
-    shared.extend(sign_all(&dag.plan(20).unwrap(), 2).unwrap());
-    let tail_a = sign_all(&dag.fork(1).plan(3).unwrap(), 2).unwrap();
-    let tail_b = sign_all(&dag.fork(2).plan(2).unwrap(), 2).unwrap();
+    let (dag, shared) = shared_dag(9, 4, 16, 21);
+    let tail_a = next_events(&mut dag.fork(1), 3);
+    let tail_b = next_events(&mut dag.fork(2), 2);
     // The scripted peer answers from a ledger holding the shared events and its own tail.
     let tmp = tempfile::tempdir().unwrap();
-    let peer = Ledger::open(tmp.path().join("peer")).unwrap();
-    for event in shared.iter().chain(&tail_b) {
-        peer.append(event.bytes()).unwrap();
-    }
+    let peer = ledger_holding(&tmp.path().join("peer"), shared.iter().chain(&tail_b));
     let script = |s: &TcpStream| -> Option<Vec<EventId>> {
         let (mut r, mut w) = (s, s);
         let mut next = || {
@@ -591,10 +600,7 @@ fn a_client_with_the_ends_apart_pushes_without_waiting_for_its_pull() {
     };
     for end in [End::AtOnce, End::InTurn] {
         let tmp = tempfile::tempdir().unwrap();
-        let client = Ledger::open(tmp.path().join("client")).unwrap();
-        for event in shared.iter().chain(&tail_a) {
-            client.append(event.bytes()).unwrap();
-        }
+        let client = ledger_holding(&tmp.path().join("client"), shared.iter().chain(&tail_a));
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let (synced, pushed) = std::thread::scope(|scope| {
