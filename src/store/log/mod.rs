@@ -52,7 +52,10 @@
 //! the `fdatasync`, which then waits for less (in a 1 M-event import, 0.56 s of syncs in
 //! all instead of 1.18 s). [`Durability::Buffered`] skips
 //! the fdatasync (call [`SegmentLog::sync`]): a crash may lose the unsynced tail but never
-//! what was synced. Entries are visible to readers as soon as `append_batch` returns.
+//! what was synced. Its batches' writeback starts right after the write too, so the
+//! `fdatasync` that seals a full segment waits for little (an `audit --on-disk` of 1 M
+//! events, whose scratch ledger is buffered, took 0.94 × the time: each of its rotations
+//! waited about 36 ms for the segment's dirty pages). Entries are visible to readers as soon as `append_batch` returns.
 //! After any failed write or sync the log is poisoned and refuses appends (fail-stop):
 //! the state of the file after a failed fsync is unknown, so only reopening (which
 //! re-runs recovery) is safe.
@@ -470,11 +473,11 @@ impl SegmentLog {
     /// instead of keeping them ([`memory`]); a log on disk writes them as always. The file
     /// must not change while the log is open.
     ///
-    /// Under [`Durability::Sync`], the batch's writeback starts as soon as it is written
-    /// (on Linux, through `posix_fadvise(POSIX_FADV_DONTNEED)` of its range, which starts
-    /// writing its dirty pages back without waiting and cannot drop them), so the disk
-    /// works while `meanwhile` runs and the `fdatasync` after it mostly waits for what is
-    /// left: a caller with work to do before acknowledging the batch (the ledger applies
+    /// The batch's writeback starts as soon as it is written (on Linux, through
+    /// `posix_fadvise(POSIX_FADV_DONTNEED)` of its range, which starts writing its dirty
+    /// pages back without waiting and cannot drop them). Under [`Durability::Sync`] the
+    /// disk so works while `meanwhile` runs and the `fdatasync` after it mostly waits for
+    /// what is left: a caller with work to do before acknowledging the batch (the ledger applies
     /// it to its state, unseen until the sync succeeds) does it instead of sleeping through
     /// the sync. `meanwhile` does not run when the log refuses the batch or its write
     /// fails; when it ran and the sync then fails, the error is returned all the same.
@@ -584,9 +587,7 @@ impl SegmentLog {
             LogError::io(&self.active.path, e)
         })?;
         let sync = self.opts.durability == Durability::Sync;
-        if sync {
-            self.active.file.start_writeback(base, base + total);
-        }
+        self.active.file.start_writeback(base, base + total);
         let done = meanwhile(&positions);
         if sync {
             self.sync_batch().map_err(|e| {
