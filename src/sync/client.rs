@@ -93,12 +93,11 @@ fn drive<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
     // released, or a writer's), which a push chosen before the pull lacks.
     let mut grew_beyond_pull = false;
     if direction != Direction::PushOnly && !all_known {
-        let (len_before, admitted_before) = (ledger.len(), wire.rx.report.admitted);
+        let before_pull = wire.rx.mark(ledger);
         wire.send(&Frame::Pull(common))?;
         wire.rx.report.rounds += 1;
         if direction == Direction::Both && wire.at_once() {
-            let base = admitted_here(ledger, &peer_has);
-            let missing = ledger.difference_in_admission_order(&ledger.heads(), &base)?;
+            let missing = peer_lacks(ledger, &peer_has)?;
             if !missing.is_empty() {
                 wire.send_events_beside(ledger, missing.clone())?;
                 wire.rx.report.rounds += 1;
@@ -107,8 +106,7 @@ fn drive<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
         }
         wire.rx.receive_events(ledger)?;
         check_delivered(ledger, &theirs)?;
-        let grown = ledger.len().saturating_sub(len_before) as u64;
-        grew_beyond_pull = grown > wire.rx.report.admitted - admitted_before;
+        grew_beyond_pull = wire.rx.grown_beyond(ledger, before_pull) > 0;
     }
     if direction != Direction::PullOnly {
         // Push what the peer lacks; when that releases pending events there, pull them, and
@@ -123,8 +121,7 @@ fn drive<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
                     (missing, true)
                 }
                 None => {
-                    let base = admitted_here(ledger, &peer_has);
-                    let missing = ledger.difference_in_admission_order(&ledger.heads(), &base)?;
+                    let missing = peer_lacks(ledger, &peer_has)?;
                     if missing.is_empty() {
                         break;
                     }
@@ -184,6 +181,13 @@ fn answer_to_push<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
             other => return Err(unexpected(&other, "refused or done")),
         }
     }
+}
+
+/// The events held here that the peer lacks, given what it holds (`peer_has`), in
+/// admission order (a causal order).
+fn peer_lacks(ledger: &Ledger, peer_has: &[EventId]) -> Result<Vec<EventId>, SyncError> {
+    let base = admitted_here(ledger, peer_has);
+    Ok(ledger.difference_in_admission_order(&ledger.heads(), &base)?)
 }
 
 /// The ids of `ids` admitted here (coverage is asked only of those; the peer may also hold

@@ -9,7 +9,7 @@ use crate::limits::{MAX_SYNC_ROUNDS, SYNC_SESSION_LIMIT_SECS};
 use super::budget::MemoryBudget;
 use super::frame::Frame;
 use super::lanes::{AtOnce, InTurn, Lanes, OneStream};
-use super::stream::{unexpected, Wire};
+use super::stream::{unexpected, Mark, Wire};
 use super::{Duplex, SyncError, SyncReport};
 
 /// What the server expects next.
@@ -119,7 +119,7 @@ fn answer<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
     wire: &mut Wire<'scope, R, W, L>,
     read_only: bool,
 ) -> Result<(), SyncError> {
-    // The pushed stream's batches, admitted two stages deep until its `Done`; a session
+    // The pushed stream's batches, admitted as an import's are until its `Done`; a session
     // that fails mid-stream still commits the batch that arrived whole.
     let mut receiving: Option<Pipeline<'_>> = None;
     let result = answer_frames(ledger, wire, &mut receiving, read_only);
@@ -137,8 +137,8 @@ fn answer_frames<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
 ) -> Result<(), SyncError> {
     let mut phase = Phase::Hello;
     let mut pushed_from = 0u64;
-    // Ledger size and admissions counted when the pushed stream began.
-    let (mut len_before, mut admitted_before) = (0usize, 0u64);
+    // The ledger's size and the session's admissions when the pushed stream began.
+    let mut pushed_at = Mark::default();
     let mut have_rounds = 0usize;
     // While a pushed stream is admitted, index writes are gathered as an import's are.
     let mut bulk = None;
@@ -178,8 +178,7 @@ fn answer_frames<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
             (Phase::Requests, Frame::Events(_)) if read_only => return Err(SyncError::ReadOnly),
             (Phase::Requests, Frame::Events(events)) => {
                 pushed_from = wire.rx.report.received;
-                len_before = ledger.len();
-                admitted_before = wire.rx.report.admitted;
+                pushed_at = wire.rx.mark(ledger);
                 bulk = Some(ledger.bulk_append());
                 let pipeline = receiving.insert(ledger.stream_pipeline());
                 wire.rx.admit(ledger, pipeline, events)?;
@@ -204,8 +203,7 @@ fn answer_frames<'scope, R: Read, W: Write, L: Lanes<'scope, W>>(
                 }
                 // Events admitted beyond those pushed: pending events the push released,
                 // which the client may pull next.
-                let grown = ledger.len().saturating_sub(len_before) as u64;
-                let released = grown.saturating_sub(wire.rx.report.admitted - admitted_before);
+                let released = wire.rx.grown_beyond(ledger, pushed_at);
                 // What the stream held that admission refused, by index in the stream: the
                 // pusher must not count them as delivered.
                 let refused: Vec<_> = std::mem::take(&mut wire.rx.refused)

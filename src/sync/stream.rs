@@ -94,6 +94,14 @@ pub(super) struct Inbound<R> {
     held: VecDeque<Option<Room>>,
 }
 
+/// The ledger's size and a session's admissions at one moment ([`Inbound::mark`]), to tell
+/// later how many events became admitted beyond those the session received.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Mark {
+    len: usize,
+    admitted: u64,
+}
+
 /// The writing half of a session, with what it sent.
 pub(super) struct Outbound<W> {
     stream: Limited<W>,
@@ -295,6 +303,21 @@ impl<W: Write> Outbound<W> {
 }
 
 impl<R: Read> Inbound<R> {
+    /// The ledger's size and this session's admissions now.
+    pub fn mark(&self, ledger: &Ledger) -> Mark {
+        Mark {
+            len: ledger.len(),
+            admitted: self.report.admitted,
+        }
+    }
+
+    /// Events admitted here since `mark` beyond those this session received and admitted:
+    /// pending events they released, or another writer's.
+    pub fn grown_beyond(&self, ledger: &Ledger, mark: Mark) -> u64 {
+        let grown = ledger.len().saturating_sub(mark.len) as u64;
+        grown.saturating_sub(self.report.admitted - mark.admitted)
+    }
+
     /// The next frame, or `None` at a clean end of stream, while `receiving` may hold a
     /// batch: when the budget has no room for the next frame, that batch is committed first
     /// (giving its room back), so that this session holds nothing while it waits for room.
@@ -362,7 +385,7 @@ impl<R: Read> Inbound<R> {
         }
     }
 
-    /// Commits the last batch `pipeline` holds and counts its outcomes.
+    /// Commits every batch `pipeline` still holds and counts their outcomes.
     pub fn admit_rest(&mut self, ledger: &Ledger, pipeline: Pipeline<'_>) -> Result<(), SyncError> {
         let mut counted = Ok(());
         for report in pipeline.finish_all()? {
@@ -419,8 +442,9 @@ impl<R: Read> Inbound<R> {
         Ok(())
     }
 
-    /// Receives a stream of `Events` up to its `Done`, admitting the batches two stages
-    /// deep (one verified while the one before it commits).
+    /// Receives a stream of `Events` up to its `Done`, admitting the batches as an import
+    /// does ([`Ledger::stream_pipeline`]: later batches verified while one commits; index
+    /// writes gathered until the stream ends).
     pub fn receive_events(&mut self, ledger: &Ledger) -> Result<(), SyncError> {
         let before = self.report.received;
         // Index writes gathered, as an import's are, until the stream ends.

@@ -55,7 +55,8 @@
 //! what was synced. Its batches' writeback starts right after the write too, so the
 //! `fdatasync` that seals a full segment waits for little (an `audit --on-disk` of 1 M
 //! events, whose scratch ledger is buffered, took 0.94 × the time: each of its rotations
-//! waited about 36 ms for the segment's dirty pages). Entries are visible to readers as soon as `append_batch` returns.
+//! waited about 36 ms for the segment's dirty pages). Entries are visible to readers as
+//! soon as `append_batch` returns.
 //! After any failed write or sync the log is poisoned and refuses appends (fail-stop):
 //! the state of the file after a failed fsync is unknown, so only reopening (which
 //! re-runs recovery) is safe.
@@ -477,9 +478,9 @@ impl SegmentLog {
     /// `posix_fadvise(POSIX_FADV_DONTNEED)` of its range, which starts writing its dirty
     /// pages back without waiting and cannot drop them). Under [`Durability::Sync`] the
     /// disk so works while `meanwhile` runs and the `fdatasync` after it mostly waits for
-    /// what is left: a caller with work to do before acknowledging the batch (the ledger applies
-    /// it to its state, unseen until the sync succeeds) does it instead of sleeping through
-    /// the sync. `meanwhile` does not run when the log refuses the batch or its write
+    /// what is left: a caller with work to do before acknowledging the batch (the ledger
+    /// applies it to its state, unseen until the sync succeeds) does it instead of sleeping
+    /// through the sync. `meanwhile` does not run when the log refuses the batch or its write
     /// fails; when it ran and the sync then fails, the error is returned all the same.
     pub fn append_batch_from<T>(
         &mut self,
