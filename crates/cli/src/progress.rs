@@ -1,7 +1,8 @@
 //! Progress on a terminal: one bar style for work over a log's bytes (`audit`, `import`),
 //! one for work over a count of events (`export`), a spinner for work with no measure
 //! (`check`), and a spinner counting the bytes of a `sync` each way. Shown only when stderr
-//! is a terminal and the work is large enough to take a while; otherwise nothing is drawn, so scripts and pipes see no progress noise.
+//! is a terminal and the work is large enough to take a while; otherwise nothing is drawn,
+//! so scripts and pipes see no progress noise.
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -65,7 +66,7 @@ pub fn transfer() -> Option<ProgressBar> {
 }
 
 /// One end of a stream (its reading or its writing end) that counts the bytes through it on
-/// a [`transfer`] spinner, which both ends share ([`Transfer::split`]).
+/// a [`transfer`] spinner, which both ends share ([`counting`] makes the two).
 pub struct Transfer<S> {
     inner: S,
     counts: Arc<Counts>,
