@@ -73,23 +73,12 @@ fn import(ledger: &Ledger, events: &[Arc<[u8]>]) {
     pipeline.finish().expect("finish");
 }
 
+/// A fresh copy, written back before timing starts: otherwise the first `fdatasync` of the
+/// copied log segment (at its rotation) waits for the copy's dirty pages, 26–41 ms inside
+/// either timed operation.
 fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read_dir") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-            // Written back before timing starts: otherwise the first `fdatasync` of the
-            // copied log segment (at its rotation) waits for the copy's dirty pages, 26–41 ms
-            // inside either timed operation.
-            std::fs::File::open(&target)
-                .and_then(|f| f.sync_data())
-                .expect("sync the copy");
-        }
-    }
+    akledger_testkit::copy_dir(from, to);
+    akledger_testkit::write_back(to);
 }
 
 /// One session: `client` syncs with `server` over loopback TCP, both directions at once

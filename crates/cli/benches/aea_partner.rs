@@ -18,6 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use akledger_testkit::aea::{copy_agent, partner, pings, report, run_agent, stop_agent, Partner};
+use akledger_testkit::timed::median;
 use serde_json::{json, Value};
 
 const ROUND_TRIPS: usize = 200;
@@ -85,11 +86,6 @@ fn agent_to_sidecar(p: &Partner, plan: Value, n: usize) -> Vec<f64> {
         .status();
     sidecar.wait().unwrap();
     trips
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() {

@@ -33,6 +33,7 @@ use akledger::internals::verify_batch::verify_spans;
 use akledger::limits::LOG_BATCH_EVENTS;
 use akledger::{Keyring, Verifier};
 use akledger_testkit::cpu;
+use akledger_testkit::timed::{self, median, timed, Timed};
 
 /// A batch's buffer and where each of its items is in it.
 type Batch = (Arc<Vec<u8>>, Vec<Range<usize>>);
@@ -88,54 +89,16 @@ fn floor(log: &Path, threads: usize) -> usize {
     })
 }
 
-/// What one whole-process run took.
-struct Timed {
-    wall: f64,
-    /// Peak resident KiB.
-    peak: u64,
-    /// User and system CPU seconds.
-    cpu: f64,
-    /// Of which system: where a slow hour's extra CPU goes, if it is the kernel's (page
-    /// cache, faults) rather than the program's.
-    system: f64,
-}
-
 /// `akledger <args>` under `/usr/bin/time`.
-fn timed(args: &[&std::ffi::OsStr]) -> Timed {
-    let stats = tempfile::NamedTempFile::new().unwrap();
-    let started = Instant::now();
-    let status = Command::new("/usr/bin/time")
-        .args(["-f", "%M %U %S", "-o"])
-        .arg(stats.path())
-        .arg(env!("CARGO_BIN_EXE_akledger"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    let wall = started.elapsed().as_secs_f64();
-    assert!(matches!(status.code(), Some(0 | 1)), "{args:?}: {status}");
-    let stats = std::fs::read_to_string(stats.path()).unwrap();
-    let fields: Vec<&str> = stats.lines().last().unwrap().split_whitespace().collect();
-    let seconds = |field: &str| field.parse::<f64>().unwrap();
-    Timed {
-        wall,
-        peak: fields[0].parse().unwrap(),
-        cpu: seconds(fields[1]) + seconds(fields[2]),
-        system: seconds(fields[2]),
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+fn akledger(args: &[&std::ffi::OsStr]) -> Timed {
+    timed(Path::new(env!("CARGO_BIN_EXE_akledger")), args, &[0, 1])
 }
 
 fn main() {
     if std::env::args().any(|a| a == "--list" || a == "--test") {
         return;
     }
-    if !Path::new("/usr/bin/time").exists() {
+    if !timed::available() {
         eprintln!("audit_vs_floor: skipped: /usr/bin/time is not installed");
         return;
     }
@@ -173,9 +136,9 @@ fn main() {
         let verified = floor(&log, threads);
         let f = started.elapsed().as_secs_f64();
         let floor_cpu = meter.seconds();
-        let audit = timed(&["audit".as_ref(), log.as_os_str()]);
+        let audit = akledger(&["audit".as_ref(), log.as_os_str()]);
         let dir = tmp.path().join(format!("import{run}"));
-        let import = timed(&[
+        let import = akledger(&[
             "import".as_ref(),
             log.as_os_str(),
             "--dir".as_ref(),

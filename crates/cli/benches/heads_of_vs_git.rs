@@ -19,81 +19,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 
 use akledger::workload::{sign_all, RealmDag};
 use akledger::{Config, Durability, EventId, Ledger};
+use akledger_testkit::git::{self, git_any, git_repo};
 
 const QUERY: usize = 100;
 const WRITERS: usize = 64;
-
-/// `git -C repo args…`, which must succeed.
-fn git(repo: &Path, args: &[&str]) -> Output {
-    let out = git_any(repo, args);
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    out
-}
-
-/// Writes the DAG as git commits through `git fast-import`; returns each event's commit.
-fn git_repo(repo: &Path, events: &[(EventId, Vec<EventId>)]) -> HashMap<EventId, String> {
-    git(repo, &["init", "-q"]);
-    let mut mark: HashMap<EventId, usize> = HashMap::new();
-    let mut stream = Vec::new();
-    for (i, (id, parents)) in events.iter().enumerate() {
-        let n = i + 1;
-        mark.insert(*id, n);
-        let parents: Vec<usize> = parents
-            .iter()
-            .filter_map(|p| mark.get(p).copied())
-            .collect();
-        if parents.is_empty() {
-            stream.extend_from_slice(b"reset refs/heads/dag\n");
-        }
-        write!(
-            stream,
-            "commit refs/heads/dag\nmark :{n}\ncommitter a <a@a> {n} +0000\ndata 0\n"
-        )
-        .expect("write");
-        for (k, p) in parents.iter().enumerate() {
-            let verb = if k == 0 { "from" } else { "merge" };
-            writeln!(stream, "{verb} :{p}").expect("write");
-        }
-        stream.push(b'\n');
-    }
-    let marks = repo.join("marks");
-    let mut child = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(["fast-import", "--quiet"])
-        .arg(format!("--export-marks={}", marks.display()))
-        .stdin(Stdio::piped())
-        .spawn()
-        .expect("git fast-import");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(&stream)
-        .expect("feed fast-import");
-    assert!(child.wait().expect("fast-import").success());
-    git(repo, &["commit-graph", "write", "--reachable"]);
-    let by_mark: HashMap<usize, String> = std::fs::read_to_string(&marks)
-        .expect("marks")
-        .lines()
-        .filter_map(|l| {
-            let (m, sha) = l.strip_prefix(':')?.split_once(' ')?;
-            Some((m.parse().ok()?, sha.to_owned()))
-        })
-        .collect();
-    mark.into_iter()
-        .filter_map(|(id, m)| Some((id, by_mark.get(&m)?.clone())))
-        .collect()
-}
 
 /// A ledger and a repository of the same DAG, and the queries asked of both.
 struct Fixture {
@@ -114,7 +51,7 @@ fn fixture(root: &Path, events: usize) -> Fixture {
     let ready = root.join("ready");
     if !ready.exists() {
         let _ = std::fs::remove_dir_all(root);
-        std::fs::create_dir_all(&repo).expect("mkdir");
+        std::fs::create_dir_all(root).expect("mkdir");
         let (mut dag, realm) = RealmDag::new(11, WRITERS, 64).expect("workload");
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
         let ledger =
@@ -133,7 +70,7 @@ fn fixture(root: &Path, events: usize) -> Fixture {
             left -= n;
         }
         ledger.close().expect("close");
-        let commits = git_repo(&repo, &edges);
+        let commits = git_repo(&repo, &edges, &[]);
         let lines = |ids: &mut dyn Iterator<Item = &EventId>| -> String {
             ids.map(|id| format!("{id} {}\n", commits[id])).collect()
         };
@@ -205,16 +142,6 @@ fn akledger(args: &[String], dir: &Path) -> Output {
         .expect("run akledger")
 }
 
-/// `git -C repo args…`, whatever its exit status.
-fn git_any<S: AsRef<std::ffi::OsStr>>(repo: &Path, args: &[S]) -> Output {
-    Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .output()
-        .expect("run git")
-}
-
 impl Fixture {
     fn heads_of(&self, query: &[EventId]) -> (Vec<String>, Vec<String>) {
         let ours = [vec!["heads-of".to_owned()], strings(query)].concat();
@@ -275,7 +202,7 @@ fn strings(ids: &[EventId]) -> Vec<String> {
 }
 
 fn bench(c: &mut Criterion) {
-    if Command::new("git").arg("--version").output().is_err() {
+    if !git::installed() {
         eprintln!("heads_of_vs_git: skipped: git is not installed");
         return;
     }

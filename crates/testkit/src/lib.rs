@@ -14,7 +14,9 @@ pub use akledger_testkit_core::*;
 
 pub mod aea;
 pub mod cpu;
+pub mod git;
 pub mod nats;
+pub mod timed;
 
 use akledger::ed25519_dalek::SigningKey;
 use akledger::{ActorId, Event, EventBuilder, Object, ScopeRef, Timestamp, Unverified};
@@ -61,7 +63,18 @@ pub fn keyring_authorizing(
 
 /// Every file under `dir` with its bytes.
 pub fn files(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
-    let mut out = std::collections::BTreeMap::new();
+    paths(dir)
+        .into_iter()
+        .map(|path| {
+            let bytes = std::fs::read(&path).unwrap();
+            (path, bytes)
+        })
+        .collect()
+}
+
+/// Every file under `dir`.
+pub fn paths(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
     let mut todo = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {
         for entry in std::fs::read_dir(&d).unwrap() {
@@ -69,7 +82,7 @@ pub fn files(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::Pat
             if path.is_dir() {
                 todo.push(path);
             } else {
-                out.insert(path.clone(), std::fs::read(&path).unwrap());
+                out.push(path);
             }
         }
     }
@@ -87,6 +100,15 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         } else {
             std::fs::copy(entry.path(), &target).unwrap();
         }
+    }
+}
+
+/// Writes back every file under `dir` (`fdatasync`): a benchmark that times work on fresh
+/// copies calls it before the clock starts, or the first sync inside the timed work (a
+/// log segment's rotation, a fetched pack's) waits for the copies' dirty pages too.
+pub fn write_back(dir: &std::path::Path) {
+    for path in paths(dir) {
+        std::fs::File::open(&path).unwrap().sync_data().unwrap();
     }
 }
 
