@@ -147,6 +147,7 @@ pub fn open(config: Config) -> Result<Ledger, Error> {
             read_only: config.read_only,
             acknowledged: acked.map(|a| a.high),
             cached_tail: config.cached_tail,
+            ..LogOptions::default()
         };
         let (mut log, recovery) = match SegmentLog::open(dir.join(layout::LOG), opts.clone()) {
             Ok(opened) => opened,
@@ -295,6 +296,7 @@ fn open_in_memory(config: Config) -> Result<Ledger, Error> {
         read_only: false,
         acknowledged: None,
         cached_tail: None,
+        ..LogOptions::default()
     })
     .map_err(log_error)?;
     let writer = Writer {

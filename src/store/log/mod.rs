@@ -90,7 +90,9 @@
 //! frame of its batch, it scans from the mark on: the batches before it were synced before
 //! the mark was written (they cannot be torn), and their checksums are checked when they
 //! are read; any damage met sends it back to the whole-segment scan. A writer still scans
-//! the last segment whole, so its open stops at damage anywhere in it.
+//! the last segment whole, so its open stops at damage anywhere in it. It reads the
+//! segment a window at a time into one buffer ([`LogOptions::scan_window`]); damage met
+//! there sends it to a read of the whole segment, where it is judged as above.
 //! Under `Buffered`, if the OS wrote unsynced pages out of order and a later batch
 //! reached the disk while an earlier one did not, open reports `Corrupt` rather than
 //! silently dropping the completed later batch.
@@ -109,8 +111,8 @@ use std::sync::{Arc, RwLock};
 
 pub use error::LogError;
 pub use format::{
-    DEFAULT_CACHED_TAIL, DEFAULT_SEGMENT_SIZE, MAX_BATCH_BYTES, MAX_BATCH_ENTRIES, MAX_PAYLOAD,
-    MAX_SEGMENT_FILE, MAX_SEGMENT_SIZE,
+    DEFAULT_CACHED_TAIL, DEFAULT_SCAN_WINDOW, DEFAULT_SEGMENT_SIZE, MAX_BATCH_BYTES,
+    MAX_BATCH_ENTRIES, MAX_PAYLOAD, MAX_SEGMENT_FILE, MAX_SEGMENT_SIZE,
 };
 pub use reader::{BatchEntry, LogBatch, LogBatches, LogEntry, LogIter, SegmentReader};
 pub use recovery::segment_file_name;
@@ -210,6 +212,11 @@ pub struct LogOptions {
     /// import reuses the same pages (default [`DEFAULT_CACHED_TAIL`]). `None` leaves
     /// everything to the kernel, as `Buffered` logs always do.
     pub cached_tail: Option<u64>,
+    /// Bytes of the last segment read at a time while recovery scans it (default
+    /// [`DEFAULT_SCAN_WINDOW`]); a window grows to hold a longer batch. Recovery reads the
+    /// segment whole only when it meets damage, and judges the damage on the whole file as
+    /// before. Tiny values are fine for tests.
+    pub scan_window: u64,
 }
 
 impl Default for LogOptions {
@@ -221,6 +228,7 @@ impl Default for LogOptions {
             read_only: false,
             acknowledged: None,
             cached_tail: Some(DEFAULT_CACHED_TAIL),
+            scan_window: DEFAULT_SCAN_WINDOW,
         }
     }
 }

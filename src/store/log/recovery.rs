@@ -11,7 +11,7 @@ use super::format::{
     decode_file_header, encode_file_header, find_marker_after, parse_frame, FileHeader,
     HeaderError, Record, Sealing, FILE_HEADER_LEN, MAX_SEGMENT_FILE, NEW_SEGMENT_SEALING,
 };
-use super::scan::{scan_from, scan_segment};
+use super::scan::{scan_from, scan_segment, SegmentScan};
 use super::{
     HighWater, LogError, LogOptions, LogPos, RecoveryReport, SegRef, SegmentFile, TornTail,
 };
@@ -152,12 +152,65 @@ fn read_header(path: &Path, file: &File) -> Result<Vec<u8>, LogError> {
 
 /// Bytes `from..to` of a segment file.
 fn read_range(path: &Path, file: &File, from: u64, to: u64) -> Result<Vec<u8>, LogError> {
+    let mut buf = Vec::new();
+    read_range_into(path, file, from, to, &mut buf)?;
+    Ok(buf)
+}
+
+/// Bytes `from..to` of a segment file into `buf`, whose memory is reused.
+fn read_range_into(
+    path: &Path,
+    file: &File,
+    from: u64,
+    to: u64,
+    buf: &mut Vec<u8>,
+) -> Result<(), LogError> {
     let len = usize::try_from(to.saturating_sub(from))
         .map_err(|_| LogError::corrupt(path, from, "segment range beyond memory"))?;
-    let mut buf = vec![0u8; len];
-    file.read_exact_at(&mut buf, from)
-        .map_err(|e| LogError::io(path, e))?;
-    Ok(buf)
+    buf.resize(len, 0);
+    file.read_exact_at(buf, from)
+        .map_err(|e| LogError::io(path, e))
+}
+
+/// Scans the batches of segment `segment` (`len` bytes, frames sealed as `sealing`) after
+/// its header, as [`scan_segment`] does on the whole file, reading `window` bytes at a time
+/// into one buffer. A window that ends inside a batch is followed by one starting at that
+/// batch; a batch longer than the window is read in a window doubled until it holds it.
+/// `None` when the scan meets damage the end of the file does not explain away: the caller
+/// then reads the file whole and judges it there.
+fn scan_in_windows(
+    path: &Path,
+    file: &File,
+    (sealing, segment, base_seq): (Sealing, u32, u64),
+    len: u64,
+    window: u64,
+) -> Result<Option<SegmentScan>, LogError> {
+    let mut scan = SegmentScan {
+        last_seq: base_seq,
+        committed_end: FILE_HEADER_LEN,
+        batches: 0,
+        damage: None,
+    };
+    let mut window = window.max(1);
+    let mut buf = Vec::new();
+    while scan.committed_end < len {
+        let start = scan.committed_end;
+        let end = start.saturating_add(window).min(len);
+        read_range_into(path, file, start, end, &mut buf)?;
+        let part = scan_from(&buf, sealing, start, segment, scan.last_seq);
+        scan.last_seq = part.last_seq;
+        scan.committed_end = part.committed_end;
+        scan.batches += part.batches;
+        if part.damage.is_some() {
+            if end == len {
+                return Ok(None);
+            }
+            if part.committed_end == start {
+                window = window.saturating_mul(2);
+            }
+        }
+    }
+    Ok(Some(scan))
 }
 
 fn checked_header(path: &Path, buf: &[u8], number: u32) -> Result<FileHeader, LogError> {
@@ -380,15 +433,19 @@ pub fn recover(dir: &Path, opts: &LogOptions) -> Result<Recovered, LogError> {
             let scan = scan_from(after, header.sealing, a.end.offset, last_number, a.seq);
             (marked && scan.damage.is_none()).then_some(scan)
         });
+    let seg = (header.sealing, last_number, header.base_seq);
     let (scan, buf) = match from_mark {
         Some(scan) => (scan, Vec::new()),
-        None => {
-            let buf = read_whole(&path, &file)?;
-            (
-                scan_segment(&buf, header.sealing, last_number, header.base_seq),
-                buf,
-            )
-        }
+        None => match scan_in_windows(&path, &file, seg, len, opts.scan_window)? {
+            Some(scan) => (scan, Vec::new()),
+            None => {
+                let buf = read_whole(&path, &file)?;
+                (
+                    scan_segment(&buf, header.sealing, last_number, header.base_seq),
+                    buf,
+                )
+            }
+        },
     };
     if let Some(d) = scan.damage {
         if !d.may_be_torn {

@@ -331,6 +331,14 @@ fn torn_tail_in_a_freshly_rotated_segment() {
 }
 
 #[test]
+fn torn_tail_found_through_windows_smaller_than_a_batch() {
+    torn_tail_at_every_cut(&LogOptions {
+        scan_window: 16,
+        ..LogOptions::default()
+    });
+}
+
+#[test]
 fn zeroed_tail_is_torn() {
     let dir = tempfile::tempdir().expect("tempdir");
     let batches = sample_batches();
@@ -763,6 +771,75 @@ proptest! {
                 prop_assert!(written.contains(&(e.kind, e.payload.clone())));
             }
         }
+    }
+}
+
+/// What an open of a copy of `files` (segment bytes, in order) gives: the report or the
+/// error (as text, the copy's directory written `DIR`), every entry, and the files as
+/// recovery left them.
+fn open_copy(files: &[Vec<u8>], o: &LogOptions) -> (String, Vec<LogEntry>, Vec<Vec<u8>>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (n, bytes) in files.iter().enumerate() {
+        fs::write(seg_path(dir.path(), n as u32), bytes).expect("write");
+    }
+    let (report, entries) = match SegmentLog::open(dir.path(), o.clone()) {
+        Ok((log, report)) => {
+            let entries = log.iter().map_while(Result::ok).collect();
+            (format!("{report:?}"), entries)
+        }
+        Err(e) => (format!("{e}"), Vec::new()),
+    };
+    let report = report.replace(&dir.path().display().to_string(), "DIR");
+    let after = (0..files.len())
+        .map(|n| fs::read(seg_path(dir.path(), n as u32)).unwrap_or_default())
+        .collect();
+    (report, entries, after)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// A writer's open that reads the last segment a window at a time, of any size, finds
+    /// what a read of the whole segment finds, on valid and on damaged logs: the same
+    /// report or error, the same entries, the same files afterwards.
+    #[test]
+    fn recovery_through_any_window_is_recovery_of_the_whole_segment(
+        window in 1u64..700,
+        sizes in proptest::collection::vec(proptest::collection::vec(0usize..90, 1..5), 1..7),
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), 1u8..=255), 0..3),
+        cut in proptest::option::of(any::<prop::sample::Index>()),
+        junk in proptest::collection::vec(any::<u8>(), 0..48),
+    ) {
+        let src = tempfile::tempdir().expect("tempdir");
+        let batches: Vec<Batch> = sizes
+            .iter()
+            .enumerate()
+            .map(|(b, lens)| {
+                lens.iter()
+                    .enumerate()
+                    .map(|(e, &len)| (e as u8, payload((b * 8 + e) as u64, len)))
+                    .collect()
+            })
+            .collect();
+        build(src.path(), &opts(400), &batches);
+        let mut files: Vec<Vec<u8>> = (0..)
+            .map(|n| fs::read(seg_path(src.path(), n)))
+            .take_while(Result::is_ok)
+            .map(Result::unwrap)
+            .collect();
+        let last = files.last_mut().expect("a segment");
+        for (at, x) in flips {
+            let i = at.index(last.len());
+            last[i] ^= x;
+        }
+        if let Some(cut) = cut {
+            let keep = cut.index(last.len() + 1);
+            last.truncate(keep);
+        }
+        last.extend_from_slice(&junk);
+        let whole = LogOptions { scan_window: u64::MAX, ..opts(400) };
+        let windowed = LogOptions { scan_window: window, ..opts(400) };
+        prop_assert_eq!(open_copy(&files, &windowed), open_copy(&files, &whole));
     }
 }
 
