@@ -5,7 +5,7 @@
 use clap::Args;
 use std::io::{self, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -207,7 +207,8 @@ pub struct SyncArgs {
         required_unless_present = "peer_cmd"
     )]
     pub peer: Option<String>,
-    /// A shell command that runs `akledger serve --stdio` (for example over ssh).
+    /// A shell command that runs `akledger serve --stdio` (for example over ssh). It starts
+    /// while this ledger opens, so the two ledgers open at once.
     #[arg(long, value_name = "CMD")]
     pub peer_cmd: Option<String>,
     /// Only receive events.
@@ -246,21 +247,77 @@ fn sync(
     options: &SyncOptions,
     json: bool,
 ) -> Result<Outcome, CliError> {
+    // A peer command starts before this ledger opens, so the two ledgers open at once
+    // (a writer's open of a 100 k-event ledger takes tens of milliseconds); the peer waits
+    // for this side's first frame for at most its --timeout.
+    let link = match peer {
+        Peer::Tcp(addr) => Link::Tcp(addr),
+        Peer::Command(cmd) => Link::Child(spawn(cmd)?),
+    };
     // Syncing into a directory that holds no ledger makes one (a copy of the peer's, as
     // `git clone` does), and removes it again if the session stores nothing.
-    let (ledger, creation) = ledger.create()?;
-    let result = sync_with(&ledger, peer, options, json);
+    let (ledger, creation) = match ledger.create() {
+        Ok(opened) => opened,
+        Err(e) => {
+            if let Link::Child(child) = link {
+                child.abandon();
+            }
+            return Err(e);
+        }
+    };
+    let result = sync_with(&ledger, link, options, json);
     creation.settle(ledger, result)
+}
+
+/// How `sync` reaches its peer once the ledger is open.
+enum Link<'a> {
+    Tcp(&'a str),
+    Child(Spawned),
+}
+
+/// A peer command running, with the two ends of its pipes.
+struct Spawned {
+    child: Child,
+    reader: ChildStdout,
+    writer: ChildStdin,
+}
+
+impl Spawned {
+    /// Ends the command: it is killed and waited for.
+    fn abandon(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `sh -c cmd` with its stdin and stdout piped to this process.
+fn spawn(cmd: &str) -> Result<Spawned, CliError> {
+    let mut child = Command::new("sh")
+        .args(["-c", cmd])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| CliError::Usage(format!("run {cmd:?}: {e}")))?;
+    let (Some(writer), Some(reader)) = (child.stdin.take(), child.stdout.take()) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(CliError::Usage(format!("run {cmd:?}: no pipes")));
+    };
+    Ok(Spawned {
+        child,
+        reader,
+        writer,
+    })
 }
 
 fn sync_with(
     ledger: &Ledger,
-    peer: &Peer,
+    link: Link<'_>,
     options: &SyncOptions,
     json: bool,
 ) -> Result<Outcome, CliError> {
-    let report = match peer {
-        Peer::Tcp(addr) => {
+    let report = match link {
+        Link::Tcp(addr) => {
             let stream = TcpStream::connect(addr)
                 .map_err(|e| CliError::Usage(format!("connect to {addr}: {e}")))?;
             options
@@ -268,16 +325,11 @@ fn sync_with(
                 .map_err(|e| CliError::Usage(format!("connect to {addr}: {e}")))?;
             ledger.sync_duplex(counting(&stream, &stream, transfer()), options)
         }
-        Peer::Command(cmd) => {
-            let mut child = Command::new("sh")
-                .args(["-c", cmd])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .spawn()
-                .map_err(|e| CliError::Usage(format!("run {cmd:?}: {e}")))?;
-            let (Some(writer), Some(reader)) = (child.stdin.take(), child.stdout.take()) else {
-                return Err(CliError::Usage(format!("run {cmd:?}: no pipes")));
-            };
+        Link::Child(Spawned {
+            mut child,
+            reader,
+            writer,
+        }) => {
             let duplex = Duplex::timed(reader, writer, options.timeout);
             let stream = counting(duplex.reader, duplex.writer, transfer());
             let result = ledger.sync_duplex(stream, options);

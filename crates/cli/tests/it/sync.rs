@@ -342,6 +342,39 @@ fn a_peer_command_that_stops_reading_is_timed_out() {
     );
 }
 
+/// Processes whose command line holds `marker`.
+fn processes_naming(marker: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let cmdline = std::fs::read(e.ok()?.path().join("cmdline")).ok()?;
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            text.contains(marker).then_some(text)
+        })
+        .collect()
+}
+
+#[test]
+fn a_peer_command_started_before_the_ledger_opens_is_ended_when_the_open_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The peer command starts before the ledger opens; the ledger cannot open (its
+    // directory is a file), so the command must not outlive the sync. It still exists
+    // under the marker, as `sh` or the `sleep` it became, unless it was killed and reaped.
+    let not_a_dir = tmp.path().join("file");
+    std::fs::write(&not_a_dir, "not a ledger").unwrap();
+    let marker = format!("sleep 59.{}", std::process::id());
+    // Not waiting for the output's end: a command left running would hold it open.
+    let status = bin()
+        .args(["sync", "--dir", p(&not_a_dir), "--peer-cmd"])
+        .arg(format!("exec {marker}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(2));
+    assert_eq!(processes_naming(&marker), Vec::<String>::new());
+}
+
 #[test]
 fn a_peer_that_trickles_bytes_is_cut_off_at_the_session_limit() {
     let tmp = tempfile::tempdir().unwrap();
