@@ -175,13 +175,13 @@ fn reseal(bytes: &mut [u8]) {
     let (table, body) = table_and_body(pages);
     for page in 0..pages {
         let end = (body + (page + 1) * 4096).min(bytes.len());
-        let sum = blake3::hash(&bytes[body + page * 4096..end]);
-        bytes[table + page * 16..table + (page + 1) * 16].copy_from_slice(&sum.as_bytes()[..16]);
+        let sum = xxhash_rust::xxh3::xxh3_128(&bytes[body + page * 4096..end]);
+        bytes[table + page * 16..table + (page + 1) * 16].copy_from_slice(&sum.to_le_bytes());
     }
     for chunk in 0..(pages * 16).div_ceil(4096) {
         let end = (table + (chunk + 1) * 4096).min(body);
-        let sum = blake3::hash(&bytes[table + chunk * 4096..end]);
-        bytes[153 + chunk * 16..153 + (chunk + 1) * 16].copy_from_slice(&sum.as_bytes()[..16]);
+        let sum = xxhash_rust::xxh3::xxh3_128(&bytes[table + chunk * 4096..end]);
+        bytes[153 + chunk * 16..153 + (chunk + 1) * 16].copy_from_slice(&sum.to_le_bytes());
     }
     let header = blake3::hash(&bytes[40..table]);
     bytes[8..40].copy_from_slice(header.as_bytes());

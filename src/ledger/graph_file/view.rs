@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -163,10 +163,16 @@ impl GraphView {
 /// walk ends), and the caller discards the answer.
 pub struct Pages<'a> {
     view: &'a GraphView,
-    /// Body pages read, by index.
-    cache: RefCell<HashMap<u64, Box<[u8]>>>,
+    /// Body pages read, in the order they were first read.
+    pages: RefCell<Vec<Box<[u8]>>>,
+    /// Where each body page read is in `pages`, by its index in the file. A query reads a
+    /// few hundred pages at most: a B-tree of them costs a few comparisons, where a
+    /// `HashMap`'s SipHash (and the random key it draws) cost 5 % of a whole `heads-of`.
+    slots: RefCell<BTreeMap<u64, usize>>,
+    /// The page the last read used (its index, its slot): most reads are of that page.
+    last: Cell<Option<(u64, usize)>>,
     /// Chunks of the page table read, by index.
-    table: RefCell<HashMap<u64, Box<[u8]>>>,
+    table: RefCell<BTreeMap<u64, Box<[u8]>>>,
     budget: Cell<u64>,
     failed: Cell<bool>,
 }
@@ -176,8 +182,10 @@ impl<'a> Pages<'a> {
     pub fn new(view: &'a GraphView, budget: u64) -> Pages<'a> {
         Pages {
             view,
-            cache: RefCell::new(HashMap::new()),
-            table: RefCell::new(HashMap::new()),
+            pages: RefCell::new(Vec::new()),
+            slots: RefCell::new(BTreeMap::new()),
+            last: Cell::new(None),
+            table: RefCell::new(BTreeMap::new()),
             budget: Cell::new(budget),
             failed: Cell::new(false),
         }
@@ -239,11 +247,26 @@ impl<'a> Pages<'a> {
         if index >= self.view.header.pages {
             return None;
         }
-        if !self.cache.borrow().contains_key(&index) {
-            let page = self.load(index)?;
-            self.cache.borrow_mut().insert(index, page);
-        }
-        f(self.cache.borrow().get(&index)?)
+        let slot = match self.last.get() {
+            Some((last, slot)) if last == index => slot,
+            _ => {
+                let known = self.slots.borrow().get(&index).copied();
+                let slot = match known {
+                    Some(slot) => slot,
+                    None => {
+                        let page = self.load(index)?;
+                        let mut pages = self.pages.borrow_mut();
+                        pages.push(page);
+                        let slot = pages.len() - 1;
+                        self.slots.borrow_mut().insert(index, slot);
+                        slot
+                    }
+                };
+                self.last.set(Some((index, slot)));
+                slot
+            }
+        };
+        f(self.pages.borrow().get(slot)?)
     }
 
     /// The checksum of body page `index`, from its chunk of the page table (read and checked
