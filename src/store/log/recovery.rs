@@ -172,6 +172,13 @@ fn read_range_into(
         .map_err(|e| LogError::io(path, e))
 }
 
+/// Address space reserved for the window buffer of [`scan_in_windows`], of which only the
+/// window's pages are touched: more than glibc's largest dynamic mmap threshold (32 MiB),
+/// so that freeing the buffer does not raise the threshold. A buffer of 8 MiB did: the
+/// open's later allocations of up to that size then came from the heap, and an open 1 M-event
+/// ledger held 5.7 MB more (85.2 MB anonymous memory before, 90.9 MB).
+const WINDOW_RESERVE: usize = (32 << 20) + (1 << 20);
+
 /// Scans the batches of segment `segment` (`len` bytes, frames sealed as `sealing`) after
 /// its header, as [`scan_segment`] does on the whole file, reading `window` bytes at a time
 /// into one buffer. A window that ends inside a batch is followed by one starting at that
@@ -192,7 +199,7 @@ fn scan_in_windows(
         damage: None,
     };
     let mut window = window.max(1);
-    let mut buf = Vec::new();
+    let mut buf = Vec::with_capacity(WINDOW_RESERVE);
     while scan.committed_end < len {
         let start = scan.committed_end;
         let end = start.saturating_add(window).min(len);
