@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use akledger::{Event, EventId};
+use akledger_testkit::timed::{median, timed_feeding, Feed};
 
 /// Bytes one event takes on disk, all files of the run counted (the generated log ~1.05 KB,
 /// each of two ledgers ~1.45 KB with their index, snapshot, graph file and tree), with
@@ -49,54 +50,14 @@ struct Run {
     peak_kib: u64,
 }
 
-/// Writes a process's standard input.
-type Feed<'a> = &'a mut dyn FnMut(&mut dyn Write);
-
 /// Runs `akledger args…` under `/usr/bin/time`, feeding it `stdin` when given; it must
 /// exit with one of `ok` codes.
 fn timed(args: &[&str], stdin: Option<Feed>, ok: &[i32]) -> Run {
-    let stats = tempfile::NamedTempFile::new().expect("tmp");
-    let started = std::time::Instant::now();
-    let mut child = Command::new("/usr/bin/time")
-        .arg("-f")
-        .arg("%e %U %S %M")
-        .arg("-o")
-        .arg(stats.path())
-        .arg(env!("CARGO_BIN_EXE_akledger"))
-        .args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run akledger");
-    if let Some(feed) = stdin {
-        let mut pipe = child.stdin.take().expect("stdin");
-        feed(&mut pipe);
-    }
-    let out = child.wait_with_output().expect("wait");
-    let wall = started.elapsed().as_secs_f64();
-    let code = out.status.code().unwrap_or(-1);
-    assert!(
-        ok.contains(&code),
-        "akledger {args:?} exited {code}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = std::fs::read_to_string(stats.path()).expect("time's output");
-    let fields: Vec<f64> = text
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(|f| f.parse().expect("a number"))
-        .collect();
+    let run = timed_feeding(Path::new(env!("CARGO_BIN_EXE_akledger")), args, stdin, ok);
     Run {
-        wall,
-        cpu: fields[1] + fields[2],
-        peak_kib: fields[3] as u64,
+        wall: run.wall,
+        cpu: run.cpu,
+        peak_kib: run.peak,
     }
 }
 
@@ -104,7 +65,7 @@ fn timed(args: &[&str], stdin: Option<Feed>, ok: &[i32]) -> Run {
 /// the median of five runs without it (whose own start costs about a millisecond).
 fn query(args: &[&str], ok: &[i32]) -> Run {
     let mut run = timed(args, None, ok);
-    let mut walls: Vec<f64> = (0..5)
+    let walls: Vec<f64> = (0..5)
         .map(|_| {
             let started = std::time::Instant::now();
             let status = Command::new(env!("CARGO_BIN_EXE_akledger"))
@@ -117,8 +78,7 @@ fn query(args: &[&str], ok: &[i32]) -> Run {
             started.elapsed().as_secs_f64()
         })
         .collect();
-    walls.sort_by(f64::total_cmp);
-    run.wall = walls[2];
+    run.wall = median(walls);
     run
 }
 

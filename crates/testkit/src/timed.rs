@@ -2,6 +2,7 @@
 //! or against a floor: wall time, and the operating system's accounting of the CPU and peak
 //! memory (`/usr/bin/time`, which counts every process the timed one waited for).
 
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -28,26 +29,49 @@ pub struct Timed {
     pub stdout: Vec<u8>,
 }
 
-/// Runs `program args…` under [`TIME`], its standard error thrown away; it must exit with
-/// one of the codes in `ok`.
+/// Writes a process's standard input.
+pub type Feed<'a> = &'a mut dyn FnMut(&mut dyn Write);
+
+/// Runs `program args…` under [`TIME`] with nothing on its standard input; it must exit
+/// with one of the codes in `ok`.
 pub fn timed<S: AsRef<std::ffi::OsStr>>(program: &Path, args: &[S], ok: &[i32]) -> Timed {
+    timed_feeding(program, args, None, ok)
+}
+
+/// [`timed`], `stdin` writing the process's standard input when given (closed after it).
+pub fn timed_feeding<S: AsRef<std::ffi::OsStr>>(
+    program: &Path,
+    args: &[S],
+    stdin: Option<Feed>,
+    ok: &[i32],
+) -> Timed {
     let stats = tempfile::NamedTempFile::new().unwrap();
     let started = Instant::now();
-    let out = Command::new(TIME)
+    let mut child = Command::new(TIME)
         .args(["-f", "%M %U %S", "-o"])
         .arg(stats.path())
         .arg(program)
         .args(args)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
+    if let Some(feed) = stdin {
+        feed(&mut child.stdin.take().unwrap());
+    }
+    let out = child.wait_with_output().unwrap();
     let wall = started.elapsed().as_secs_f64();
     assert!(
         out.status.code().is_some_and(|code| ok.contains(&code)),
-        "{program:?} {:?}: {}",
+        "{program:?} {:?}: {}: {}",
         args.iter().map(AsRef::as_ref).collect::<Vec<_>>(),
-        out.status
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
     );
     let stats = std::fs::read_to_string(stats.path()).unwrap();
     let fields: Vec<&str> = stats.lines().last().unwrap().split_whitespace().collect();
