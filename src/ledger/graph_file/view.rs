@@ -247,26 +247,32 @@ impl<'a> Pages<'a> {
         if index >= self.view.header.pages {
             return None;
         }
-        let slot = match self.last.get() {
-            Some((last, slot)) if last == index => slot,
-            _ => {
-                let known = self.slots.borrow().get(&index).copied();
-                let slot = match known {
-                    Some(slot) => slot,
-                    None => {
-                        let page = self.load(index)?;
-                        let mut pages = self.pages.borrow_mut();
-                        pages.push(page);
-                        let slot = pages.len() - 1;
-                        self.slots.borrow_mut().insert(index, slot);
-                        slot
-                    }
-                };
-                self.last.set(Some((index, slot)));
+        let slot = self.slot(index)?;
+        f(self.pages.borrow().get(slot)?)
+    }
+
+    /// Where body page `index` is in `pages`: the last page used, one read before, or one
+    /// read now and checked.
+    fn slot(&self, index: u64) -> Option<usize> {
+        if let Some((last, slot)) = self.last.get() {
+            if last == index {
+                return Some(slot);
+            }
+        }
+        let known = self.slots.borrow().get(&index).copied();
+        let slot = match known {
+            Some(slot) => slot,
+            None => {
+                let page = self.load(index)?;
+                let mut pages = self.pages.borrow_mut();
+                let slot = pages.len();
+                pages.push(page);
+                self.slots.borrow_mut().insert(index, slot);
                 slot
             }
         };
-        f(self.pages.borrow().get(slot)?)
+        self.last.set(Some((index, slot)));
+        Some(slot)
     }
 
     /// The checksum of body page `index`, from its chunk of the page table (read and checked
