@@ -259,8 +259,8 @@ fn sync(
     let (ledger, creation) = match ledger.create() {
         Ok(opened) => opened,
         Err(e) => {
-            if let Link::Child(child) = link {
-                child.abandon();
+            if let Link::Child(spawned) = link {
+                stop(spawned.child);
             }
             return Err(e);
         }
@@ -282,12 +282,10 @@ struct Spawned {
     writer: ChildStdin,
 }
 
-impl Spawned {
-    /// Ends the command: it is killed and waited for.
-    fn abandon(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Ends a peer command: it is killed and waited for.
+fn stop(mut child: Child) {
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// Starts `sh -c cmd` with its stdin and stdout piped to this process.
@@ -299,8 +297,7 @@ fn spawn(cmd: &str) -> Result<Spawned, CliError> {
         .spawn()
         .map_err(|e| CliError::Usage(format!("run {cmd:?}: {e}")))?;
     let (Some(writer), Some(reader)) = (child.stdin.take(), child.stdout.take()) else {
-        let _ = child.kill();
-        let _ = child.wait();
+        stop(child);
         return Err(CliError::Usage(format!("run {cmd:?}: no pipes")));
     };
     Ok(Spawned {
