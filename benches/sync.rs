@@ -27,13 +27,9 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion};
 
 use akledger::sync::{Duplex, SyncOptions, SyncReport};
-use akledger::workload::{sign_all, RealmDag};
 use akledger::{Config, Durability, Event, Ledger, Unverified};
 
-const SHARED: usize = 90_000;
-const TAIL: usize = 10_000;
-const WRITERS: usize = 16;
-const PAYLOAD: usize = 256;
+use akledger_testkit::{divergent_histories, SYNC_SHARED as SHARED, SYNC_TAIL as TAIL};
 
 fn bytes(events: Vec<Event<Unverified>>) -> Vec<Arc<[u8]>> {
     events.iter().map(|e| Arc::from(e.bytes())).collect()
@@ -47,10 +43,6 @@ fn json_lines(events: &[Arc<[u8]>]) -> Vec<u8> {
         log.push(b'\n');
     }
     log
-}
-
-fn threads() -> usize {
-    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 fn open(dir: &Path) -> Ledger {
@@ -120,13 +112,8 @@ fn session(client: &Ledger, server: &Ledger, at_once: bool) -> SyncReport {
 }
 
 fn bench(c: &mut Criterion) {
-    let (mut dag, realm) = RealmDag::new(7, WRITERS, PAYLOAD).expect("workload");
-    let mut shared = vec![realm];
-    shared.extend(sign_all(&dag.plan(SHARED - 1).expect("plan"), threads()).expect("shared"));
-    let tail_a =
-        bytes(sign_all(&dag.fork(1).plan(TAIL).expect("plan"), threads()).expect("tail a"));
-    let tail_b =
-        bytes(sign_all(&dag.fork(2).plan(TAIL).expect("plan"), threads()).expect("tail b"));
+    let (shared, [tail_a, tail_b]) = divergent_histories();
+    let (tail_a, tail_b) = (bytes(tail_a), bytes(tail_b));
     let shared = bytes(shared);
     let tmp = tempfile::tempdir().expect("tmp");
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));

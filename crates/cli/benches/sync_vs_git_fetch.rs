@@ -24,16 +24,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use akledger::workload::{sign_all, RealmDag};
 use akledger::{Event, Unverified};
 use akledger_testkit::git::{self, git, git_repo};
 use akledger_testkit::timed::{self, median, timed, Timed};
 use akledger_testkit::{copy_dir, write_back};
 
-const SHARED: usize = 90_000;
-const TAIL: usize = 10_000;
-const WRITERS: usize = 16;
-const PAYLOAD: usize = 256;
+use akledger_testkit::{divergent_histories, SYNC_SHARED as SHARED, SYNC_TAIL as TAIL};
 /// What a fetch takes: every branch of the peer's, under `refs/remotes/peer/`.
 const REFSPEC: &str = "+refs/heads/*:refs/remotes/peer/*";
 
@@ -52,11 +48,7 @@ fn fixture(root: &Path) {
     }
     let _ = std::fs::remove_dir_all(root);
     std::fs::create_dir_all(root).unwrap();
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let (mut dag, realm) = RealmDag::new(7, WRITERS, PAYLOAD).unwrap();
-    let mut shared = vec![realm];
-    shared.extend(sign_all(&dag.plan(SHARED - 1).unwrap(), threads).unwrap());
-    let tails = [1, 2].map(|fork| sign_all(&dag.fork(fork).plan(TAIL).unwrap(), threads).unwrap());
+    let (shared, tails) = divergent_histories();
     for (side, tail) in SIDES.iter().zip(&tails) {
         let events: Vec<&Event<Unverified>> = shared.iter().chain(tail).collect();
         let dir = root.join(side);

@@ -149,3 +149,22 @@ pub fn notes(n: usize, size: usize) -> Vec<Event<Unverified>> {
     }
     out
 }
+
+/// Events both ledgers of the sync benches hold (`benches/sync.rs`, `sync_vs_git_fetch`).
+pub const SYNC_SHARED: usize = 90_000;
+/// Events of each of their two divergent tails.
+pub const SYNC_TAIL: usize = 10_000;
+
+/// The sync benches' two histories, signed on every core: a realm DAG of 16 writers with
+/// payloads of about 256 bytes (seed 7), its first [`SYNC_SHARED`] events (the realm
+/// first), and two tails of [`SYNC_TAIL`] events forked from there (forks 1 and 2).
+pub fn divergent_histories() -> (Vec<Event<Unverified>>, [Vec<Event<Unverified>>; 2]) {
+    use akledger::workload::{sign_all, RealmDag};
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let (mut dag, realm) = RealmDag::new(7, 16, 256).unwrap();
+    let mut shared = vec![realm];
+    shared.extend(sign_all(&dag.plan(SYNC_SHARED - 1).unwrap(), threads).unwrap());
+    let tails =
+        [1, 2].map(|fork| sign_all(&dag.fork(fork).plan(SYNC_TAIL).unwrap(), threads).unwrap());
+    (shared, tails)
+}
